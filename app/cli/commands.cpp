@@ -1,0 +1,433 @@
+#include "commands.hpp"
+
+#include "args.hpp"
+#include "json.hpp"
+
+#include <cubesolve/demo.hpp>
+#include <cubesolve/device.hpp>
+#include <cubesolve/engine.hpp>
+#include <cubesolve/error.hpp>
+#include <cubesolve/image.hpp>
+#include <cubesolve/io.hpp>
+#include <cubesolve/mask.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <unistd.h>
+
+namespace cubesolve::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted = true; }
+
+/// A progress bar on stderr, shown only on a terminal and only once the work
+/// has taken more than a second. Ctrl-C cancels through it.
+class ProgressBar {
+public:
+  explicit ProgressBar(std::string label)
+      : label_(std::move(label)), tty_(::isatty(2) != 0), start_(std::chrono::steady_clock::now()) {
+    std::signal(SIGINT, on_sigint);
+  }
+  ~ProgressBar() {
+    if (shown_) std::fprintf(stderr, "\r%*s\r", 72, "");
+    std::signal(SIGINT, SIG_DFL);
+  }
+  bool operator()(double f) {
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (tty_ && t > 1.0) {
+      const int width = 40, filled = static_cast<int>(f * width + 0.5);
+      std::fprintf(stderr, "\r%-10s [%s%s] %3d%% %6.1fs", label_.c_str(), std::string(filled, '#').c_str(),
+                   std::string(width - filled, ' ').c_str(), static_cast<int>(f * 100 + 0.5), t);
+      std::fflush(stderr);
+      shown_ = true;
+    }
+    return !g_interrupted;
+  }
+  Progress callback() {
+    return [this](double f) { return (*this)(f); };
+  }
+
+private:
+  std::string label_;
+  bool tty_, shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+struct Inputs {
+  Array cube;
+  Array design_array;
+  Design design;
+  std::optional<Array> weights;
+  const Array* w() const { return weights ? &*weights : nullptr; }
+};
+
+bool has_extension(const std::string& path, const std::string& ext) {
+  return path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+}
+
+Inputs load_inputs(const std::string& cube_path, const std::string& design_path,
+                   const std::optional<std::string>& weights_path) {
+  Inputs in;
+  in.cube = read_npy(cube_path);
+  if (in.cube.ndim() != 3)
+    throw InputError(cube_path + ": expected 3 dimensions (N, H, W), found shape " + shape_string(in.cube.shape()));
+  in.design_array = read_array(design_path);
+  in.design = Design(in.design_array, design_path);
+  if (weights_path) in.weights = read_npy(*weights_path);
+  check_inputs(in.cube, in.design, in.w(), cube_path, design_path, weights_path.value_or("weights"));
+  return in;
+}
+
+SolveOptions solve_options(const Args& args) {
+  SolveOptions o;
+  o.rcond = args.number("rcond", -1.0);
+  o.min_valid = static_cast<int>(args.integer("min-valid", 1, 1, 1 << 30));
+  o.ridge = args.number("ridge", 0.0);
+  if (o.ridge < 0) throw InputError("--ridge: expected a value >= 0, found " + args.get("ridge", ""));
+  o.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));
+  if (const auto d = args.get("dtype")) o.output = parse_dtype(*d, "--dtype");
+  const std::string method = args.get("method", "auto");
+  if (method == "exact") o.method = Method::Exact;
+  else if (method != "auto") throw InputError("--method: expected auto or exact, found '" + method + "'");
+  return o;
+}
+
+void json_paths(Json& j, const PathCounts& paths) {
+  j.key("paths").begin_object();
+  for (std::size_t i = 0; i < kPathCount; ++i) j.field(path_name(static_cast<SolvePath>(i)), paths[i]);
+  j.end_object();
+}
+
+void json_status(Json& j, const SolveResult& r) {
+  j.key("status").begin_object();
+  for (auto s : {PixelStatus::Ok, PixelStatus::MinNorm, PixelStatus::NoData, PixelStatus::TooFew, PixelStatus::Failed})
+    j.field(status_name(s), r.count(s));
+  j.end_object();
+}
+
+std::string summary(const SolveResult& r) {
+  const std::size_t pixels = r.status.size();
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%zu pixels in %.3f s on %d threads: %zu ok, %zu min-norm, %zu no-data, %zu too-few, %zu failed",
+                pixels, r.engine_seconds, r.threads, r.count(PixelStatus::Ok), r.count(PixelStatus::MinNorm),
+                r.count(PixelStatus::NoData), r.count(PixelStatus::TooFew), r.count(PixelStatus::Failed));
+  return buf;
+}
+
+void require_npy(const std::string& path, const std::string& what) {
+  if (!has_extension(path, ".npy"))
+    throw InputError(path + ": expected " + what + " ending in .npy, found another extension");
+}
+
+}  // namespace
+
+int cmd_solve(const std::vector<std::string>& argv) {
+  const Args args("solve", argv, {"json"},
+                  {"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype", "model",
+                   "residual", "method"});
+  args.expect_positional(2, 2, "CUBE DESIGN");
+  const auto output = args.get("output");
+  if (!output) throw InputError("solve: expected -o X.npy for the solution, found none");
+  require_npy(*output, "an output path");
+  for (const char* k : {"model", "residual"})
+    if (const auto p = args.get(k)) require_npy(*p, std::string("a --") + k + " path");
+  const SolveOptions options = solve_options(args);
+  const Device device = resolve_device(parse_device(args.get("device", "auto")));
+
+  const Inputs in = load_inputs(args.positional()[0], args.positional()[1], args.get("weights"));
+  ProgressBar bar("solving");
+  const SolveResult r = solve(in.cube, in.design, in.w(), options, bar.callback());
+
+  OutputSet out;
+  out.add_npy(*output, r.x);
+  if (const auto prefix = args.get("diag")) {
+    out.add_npy(*prefix + "_nvalid.npy", r.n_valid);
+    out.add_npy(*prefix + "_rank.npy", r.rank);
+    out.add_npy(*prefix + "_rss.npy", r.rss);
+    out.add_npy(*prefix + "_status.npy", r.status);
+    out.add_npy(*prefix + "_cond.npy", r.cond);
+  }
+  if (args.get("model") || args.get("residual")) {
+    const Array model = model_cube(in.design, r.x);
+    if (const auto p = args.get("model")) out.add_npy(*p, model);
+    if (const auto p = args.get("residual")) out.add_npy(*p, residual_cube(in.cube, model));
+  }
+  const auto written = out.paths();
+  out.commit();
+
+  if (args.flag("json")) {
+    Json j;
+    j.begin_object()
+        .field("command", "solve")
+        .field("engine_seconds", r.engine_seconds)
+        .field("pixels", r.status.size())
+        .field("device", device_name(device))
+        .field("threads", r.threads);
+    json_paths(j, r.paths);
+    json_status(j, r);
+    j.key("shape").begin_array();
+    for (std::size_t d : r.x.shape()) j.value(d);
+    j.end_array().field("dtype", dtype_name(r.x.dtype()));
+    j.key("outputs").begin_array();
+    for (const auto& p : written) j.value(p);
+    j.end_array().end_object();
+    std::cout << j.str() << "\n";
+  } else {
+    std::cout << "solved " << summary(r) << "\n";
+    for (const auto& p : written) std::cout << "wrote " << p << "\n";
+  }
+  return 0;
+}
+
+int cmd_info(const std::vector<std::string>& argv) {
+  const Args args("info", argv, {"json"}, {"weights", "min-valid"});
+  args.expect_positional(1, 2, "CUBE [DESIGN]");
+  const std::string cube_path = args.positional()[0];
+  const auto min_valid = static_cast<std::size_t>(args.integer("min-valid", 1, 1, 1 << 30));
+  Array cube = read_npy(cube_path);
+  if (cube.ndim() != 3)
+    throw InputError(cube_path + ": expected 3 dimensions (N, H, W), found shape " + shape_string(cube.shape()));
+  std::optional<Array> weights;
+  if (const auto w = args.get("weights")) {
+    weights = read_npy(*w);
+    if (weights->shape() != cube.shape())
+      throw InputError(*w + ": expected the cube's shape " + shape_string(cube.shape()) + ", found " +
+                       shape_string(weights->shape()));
+  }
+  std::optional<Design> design;
+  if (args.positional().size() == 2) {
+    const std::string design_path = args.positional()[1];
+    design = Design(read_array(design_path), design_path);
+    check_inputs(cube, *design, weights ? &*weights : nullptr, cube_path, design_path, args.get("weights", "weights"));
+  }
+  ProgressBar bar("analysing");
+  const MaskStats s = analyze_masks(cube, weights ? &*weights : nullptr, bar.callback());
+  const auto valid_hist = s.valid_histogram();
+  const auto groups = s.group_histogram();
+  const std::size_t P = s.pixels();
+  const std::size_t M = design ? design->cols() : 0;
+  std::size_t skipped = 0, under = 0, solvable = 0;
+  for (std::size_t k = 0; k < valid_hist.size(); ++k) {
+    if (k == 0 || k < min_valid) skipped += valid_hist[k];
+    else {
+      solvable += valid_hist[k];
+      if (k < M) under += valid_hist[k];
+    }
+  }
+
+  if (args.flag("json")) {
+    Json j;
+    j.begin_object().field("command", "info").field("cube", cube_path);
+    j.key("shape").begin_array().value(s.n).value(s.height).value(s.width).end_array();
+    j.field("dtype", dtype_name(cube.dtype()))
+        .field("pixels", P)
+        .field("missing_fraction", s.missing_fraction())
+        .field("nan", s.nan_count)
+        .field("inf", s.inf_count)
+        .field("zero_weight", s.zero_weight)
+        .field("no_data_pixels", valid_hist[0])
+        .field("distinct_masks", s.distinct_masks())
+        .field("pixels_in_groups_ge_2", s.pixels_in_groups_of_at_least(2))
+        .field("pixels_in_groups_ge_16", s.pixels_in_groups_of_at_least(16))
+        .field("pixels_in_groups_ge_256", s.pixels_in_groups_of_at_least(256));
+    j.key("valid_count_histogram").begin_array();
+    for (std::size_t v : valid_hist) j.value(v);
+    j.end_array();
+    j.key("group_size_histogram").begin_array();
+    for (const auto& b : groups)
+      j.begin_object().field("lo", b.lo).field("hi", b.hi).field("groups", b.groups).field("pixels", b.pixels).end_object();
+    j.end_array();
+    if (design) {
+      j.key("design").begin_object();
+      j.field("rows", design->rows()).field("cols", design->cols()).field("rank", design->rank()).field("condition", design->condition());
+      j.end_object();
+      j.key("plan").begin_object().field("exact", solvable).field("skipped", skipped).field("underdetermined", under).end_object();
+    }
+    j.end_object();
+    std::cout << j.str() << "\n";
+    return 0;
+  }
+
+  std::printf("cube        %s  %s %s\n", cube_path.c_str(), shape_string(cube.shape()).c_str(), dtype_name(cube.dtype()));
+  std::printf("missing     %.2f %% of values (%zu NaN, %zu Inf, %zu zero weight)\n", 100.0 * s.missing_fraction(),
+              s.nan_count, s.inf_count, s.zero_weight);
+  std::printf("no data     %zu of %zu pixels\n", valid_hist[0], P);
+  std::printf("masks       %zu distinct; pixels in groups of >= 2: %zu, >= 16: %zu, >= 256: %zu\n", s.distinct_masks(),
+              s.pixels_in_groups_of_at_least(2), s.pixels_in_groups_of_at_least(16),
+              s.pixels_in_groups_of_at_least(256));
+  std::printf("valid rows per pixel (count: pixels)\n");
+  const std::size_t step = std::max<std::size_t>(1, (valid_hist.size() + 15) / 16);
+  for (std::size_t k = 0; k < valid_hist.size(); k += step) {
+    std::size_t c = 0;
+    for (std::size_t q = k; q < std::min(valid_hist.size(), k + step); ++q) c += valid_hist[q];
+    if (step == 1) std::printf("  %5zu: %zu\n", k, c);
+    else std::printf("  %5zu-%-5zu: %zu\n", k, std::min(valid_hist.size(), k + step) - 1, c);
+  }
+  std::printf("mask group sizes (size range: groups, pixels)\n");
+  for (const auto& b : groups)
+    if (b.groups) std::printf("  %7zu-%-7zu: %zu groups, %zu pixels\n", b.lo, b.hi - 1, b.groups, b.pixels);
+  if (design) {
+    std::printf("design      %zu x %zu, rank %zu, condition %.3g\n", design->rows(), design->cols(), design->rank(),
+                design->condition());
+    std::printf("plan        exact: %zu pixels (%zu underdetermined: minimum norm), skipped: %zu\n", solvable, under,
+                skipped);
+  }
+  return 0;
+}
+
+int cmd_demo(const std::vector<std::string>& argv) {
+  const Args args("demo", argv, {"json"}, {"output", "size", "name", "threads"});
+  args.expect_positional(0, 0, "no positional arguments");
+  const std::string dir = args.get("output", "cubesolve-demo");
+  const auto size = static_cast<std::size_t>(args.integer("size", 0, 0, 8192));
+  std::vector<std::string> names = demo_names();
+  if (const auto n = args.get("name")) {
+    if (std::find(names.begin(), names.end(), *n) == names.end())
+      throw InputError("--name: expected insar or seed, found '" + *n + "'");
+    names = {*n};
+  }
+  SolveOptions options;
+  options.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw IoError(dir + ": cannot create the output folder: " + ec.message());
+
+  Json j;
+  j.begin_object().field("command", "demo").field("folder", dir).key("demos").begin_array();
+  for (const auto& name : names) {
+    const DemoCube d = make_demo(name, size);
+    const Design design(d.design, name);
+    ProgressBar bar(name);
+    const SolveResult r = solve(d.cube, design, nullptr, options, bar.callback());
+    const std::string base = dir + "/" + name;
+    OutputSet out;
+    out.add_npy(base + "_cube.npy", d.cube);
+    out.add_npy(base + "_design.npy", d.design);
+    out.add_npy(base + "_x.npy", r.x);
+    out.add_npy(base + "_status.npy", r.status);
+    const std::size_t H = d.cube.dim(1), W = d.cube.dim(2), P = H * W, M = design.cols();
+    std::vector<double> plane(P);
+    for (std::size_t p = 0; p < P; ++p) plane[p] = r.n_valid.value(p);
+    write_png(out.add(base + "_validcount.png"),
+              colorize(plane.data(), H, W, Colormap::Viridis, 0, static_cast<double>(design.rows())));
+    for (std::size_t ch : {std::size_t{0}, M / 2, M - 1}) {
+      for (std::size_t p = 0; p < P; ++p) plane[p] = r.x.value(ch * P + p);
+      const auto [lo, hi] = robust_range(plane.data(), P, true);
+      write_png(out.add(base + "_x" + std::to_string(ch) + ".png"), colorize(plane.data(), H, W, Colormap::RdBu, lo, hi));
+      if (M == 1) break;
+    }
+    const auto written = out.paths();
+    out.commit();
+    if (!args.flag("json")) {
+      std::cout << name << ": " << d.description << "\n  solved " << summary(r) << "\n";
+      for (const auto& p : written) std::cout << "  wrote " << p << "\n";
+    }
+    j.begin_object().field("name", name).field("engine_seconds", r.engine_seconds).field("pixels", P);
+    json_paths(j, r.paths);
+    json_status(j, r);
+    j.key("outputs").begin_array();
+    for (const auto& p : written) j.value(p);
+    j.end_array().end_object();
+  }
+  j.end_array().end_object();
+  if (args.flag("json")) std::cout << j.str() << "\n";
+  return 0;
+}
+
+int cmd_verify(const std::vector<std::string>& argv) {
+  const Args args("verify", argv, {"json"}, {"sample", "weights", "rcond", "min-valid", "ridge", "threads"});
+  args.expect_positional(3, 3, "CUBE DESIGN X.npy");
+  const std::string x_path = args.positional()[2];
+  const Inputs in = load_inputs(args.positional()[0], args.positional()[1], args.get("weights"));
+  const Array x = read_npy(x_path);
+  const std::size_t N = in.cube.dim(0), H = in.cube.dim(1), W = in.cube.dim(2), P = H * W, M = in.design.cols();
+  if (x.shape() != Shape{M, H, W})
+    throw InputError(x_path + ": expected the solution's shape " + shape_string({M, H, W}) + ", found " +
+                     shape_string(x.shape()));
+  const auto sample = static_cast<std::size_t>(args.integer("sample", 1000, 0, std::numeric_limits<int>::max()));
+  const std::size_t K = (sample == 0 || sample >= P) ? P : sample;
+
+  // The sampled pixels, evenly spread, as a (N, 1, K) cube solved on the exact path.
+  std::vector<std::size_t> pick(K);
+  for (std::size_t k = 0; k < K; ++k) pick[k] = K == P ? k : (k * P) / K + (P / K) / 2;
+  Array sub(DType::Float64, {N, 1, K});
+  std::optional<Array> sub_w;
+  if (in.weights) sub_w = Array(DType::Float64, {N, 1, K});
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t k = 0; k < K; ++k) {
+      sub.data<double>()[i * K + k] = in.cube.value(i * P + pick[k]);
+      if (sub_w) sub_w->data<double>()[i * K + k] = in.weights->value(i * P + pick[k]);
+    }
+  SolveOptions o = solve_options(args);
+  o.method = Method::Exact;
+  o.output = DType::Float64;
+  ProgressBar bar("verifying");
+  const SolveResult ref = solve(sub, in.design, sub_w ? &*sub_w : nullptr, o, bar.callback());
+
+  // Well-conditioned pixels must agree to 1e-9 (float64 X) or 1e-6 (float32 X).
+  const double tol = x.dtype() == DType::Float32 ? 1e-6 : 1e-9, kWellConditioned = 1e8;
+  double worst_all = 0, worst_well = 0;
+  std::size_t nan_mismatch = 0, judged = 0, failed = 0;
+  for (std::size_t k = 0; k < K; ++k) {
+    const bool ref_nan = std::isnan(ref.x.value(k));
+    double diff = 0, norm = 0;
+    bool any_nan = false, all_nan = true;
+    for (std::size_t j = 0; j < M; ++j) {
+      const double a = x.value(j * P + pick[k]), b = ref.x.value(j * K + k);
+      any_nan = any_nan || std::isnan(a);
+      all_nan = all_nan && std::isnan(a);
+      diff += (a - b) * (a - b);
+      norm += b * b;
+    }
+    if (ref_nan) {
+      if (!all_nan) ++nan_mismatch;
+      continue;
+    }
+    if (any_nan) {
+      ++nan_mismatch;
+      continue;
+    }
+    const double rel = std::sqrt(diff) / std::max(std::sqrt(norm), std::numeric_limits<double>::min());
+    worst_all = std::max(worst_all, rel);
+    if (ref.cond.value(k) <= kWellConditioned) {
+      ++judged;
+      worst_well = std::max(worst_well, rel);
+      if (rel > tol) ++failed;
+    }
+  }
+  const bool ok = nan_mismatch == 0 && failed == 0;
+  if (args.flag("json")) {
+    Json j;
+    j.begin_object()
+        .field("command", "verify")
+        .field("pixels", K)
+        .field("judged", judged)
+        .field("max_rel_error", worst_all)
+        .field("max_rel_error_well_conditioned", worst_well)
+        .field("tolerance", tol)
+        .field("nan_mismatches", nan_mismatch)
+        .field("failed", failed)
+        .field("ok", ok)
+        .end_object();
+    std::cout << j.str() << "\n";
+  } else {
+    std::printf("verify %s: %zu pixels compared with per-pixel gelsd (%zu well-conditioned)\n", x_path.c_str(), K, judged);
+    std::printf("  max relative error %.3g (well-conditioned: %.3g, tolerance %.0e)\n", worst_all, worst_well, tol);
+    std::printf("  NaN mismatches %zu, pixels over tolerance %zu: %s\n", nan_mismatch, failed, ok ? "OK" : "FAILED");
+  }
+  if (!ok)
+    throw NumericalError(x_path + ": expected agreement with gelsd, found " + std::to_string(failed) +
+                         " pixels over tolerance and " + std::to_string(nan_mismatch) + " NaN mismatches");
+  return 0;
+}
+
+}  // namespace cubesolve::cli

@@ -1,0 +1,76 @@
+// cubesolve-cli: the headless front end. Every error ends here and becomes
+// one line on stderr and an exit code: 2 bad arguments or input, 3 I/O,
+// 4 numerical or device failure, 130 interrupted.
+#include "commands.hpp"
+
+#include <cubesolve/device.hpp>
+#include <cubesolve/error.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <new>
+
+namespace {
+
+const char* kUsage = R"(cubesolve-cli: per-pixel minimum-norm least squares on data cubes with gaps
+
+usage:
+  cubesolve-cli solve CUBE DESIGN -o X.npy [--weights W.npy] [--device auto|cpu|cuda]
+                [--rcond R] [--min-valid K] [--ridge L] [--diag PREFIX] [--threads T]
+                [--dtype float32|float64] [--model F.npy] [--residual F.npy]
+                [--method auto|exact] [--json]
+  cubesolve-cli info CUBE [DESIGN] [--weights W.npy] [--min-valid K] [--json]
+  cubesolve-cli demo [-o DIR] [--size S] [--name insar|seed] [--threads T] [--json]
+  cubesolve-cli verify CUBE DESIGN X.npy [--sample K] [--weights W.npy] [--rcond R]
+                [--min-valid K] [--ridge L] [--threads T] [--json]
+
+CUBE: (N, H, W) .npy, float32 or float64; NaN and Inf are missing values.
+DESIGN: (N, M) .npy or .csv. X: (M, H, W). Exit codes: 0 ok, 2 bad input,
+3 I/O failure, 4 numerical or device failure.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace cubesolve;
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string command = argv[1];
+  const std::vector<std::string> rest(argv + 2, argv + argc);
+  try {
+    if (command == "--help" || command == "-h" || command == "help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (command == "--version") {
+      std::printf("cubesolve-cli %s\n", version());
+      for (const auto& d : describe_devices()) std::printf("  %s\n", d.c_str());
+      return 0;
+    }
+    if (command == "solve") return cli::cmd_solve(rest);
+    if (command == "info") return cli::cmd_info(rest);
+    if (command == "demo") return cli::cmd_demo(rest);
+    if (command == "verify") return cli::cmd_verify(rest);
+    throw InputError("expected a command (solve, info, demo, verify), found '" + command + "'; see --help");
+  } catch (const InputError& e) {
+    std::cerr << "cubesolve-cli: " << e.what() << "\n";
+    return 2;
+  } catch (const IoError& e) {
+    std::cerr << "cubesolve-cli: " << e.what() << "\n";
+    return 3;
+  } catch (const NumericalError& e) {
+    std::cerr << "cubesolve-cli: " << e.what() << "\n";
+    return 4;
+  } catch (const Cancelled&) {
+    std::cerr << "cubesolve-cli: interrupted; no output written\n";
+    return 130;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "cubesolve-cli: out of memory\n";
+    return 4;
+  } catch (const std::exception& e) {
+    std::cerr << "cubesolve-cli: internal error: " << e.what() << "\n";
+    return 4;
+  }
+}

@@ -1,0 +1,48 @@
+# Build switches. Each defaults to ON where what it needs is found, so a bare
+# machine with a C++ compiler, CMake and BLAS/LAPACK builds the core and the CLI.
+
+include(CheckLanguage)
+
+# Desktop application: Qt 6 Widgets + VTK 9.
+find_package(Qt6 QUIET COMPONENTS Widgets OpenGLWidgets)
+find_package(VTK QUIET)
+if(Qt6_FOUND AND VTK_FOUND AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/ui/CMakeLists.txt)
+  set(_gui_default ON)
+else()
+  set(_gui_default OFF)
+endif()
+option(CUBESOLVE_GUI "Build the Qt 6 + VTK desktop application" ${_gui_default})
+
+# CUDA backend.
+check_language(CUDA)
+if(CMAKE_CUDA_COMPILER)
+  set(_cuda_default ON)
+else()
+  set(_cuda_default OFF)
+endif()
+option(CUBESOLVE_CUDA "Build the CUDA backend (cuBLAS, cuSOLVER)" ${_cuda_default})
+
+# GDAL raster input/output.
+find_package(GDAL QUIET)
+option(CUBESOLVE_GDAL "Read and write rasters through GDAL" ${GDAL_FOUND})
+
+option(CUBESOLVE_MPI "Spread the CLI's solve over MPI ranks" OFF)
+option(CUBESOLVE_STRICT "Treat compiler warnings as errors" OFF)
+
+# Tests use Qt Test; without Qt 6 Core + Test they are skipped.
+find_package(Qt6 QUIET COMPONENTS Core Test)
+if(Qt6Test_FOUND)
+  set(_tests_default ON)
+else()
+  set(_tests_default OFF)
+endif()
+option(CUBESOLVE_TESTS "Build the Qt Test programs" ${_tests_default})
+
+function(cubesolve_warnings target)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow>)
+    if(CUBESOLVE_STRICT)
+      target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+    endif()
+  endif()
+endfunction()

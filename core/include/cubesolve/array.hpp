@@ -1,0 +1,74 @@
+#pragma once
+// A dense, C-ordered n-dimensional array of one element type. Cubes are
+// (N, H, W): observation index first. Float cubes keep the type they were
+// read with; the engine converts values to float64 as it reads them.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cubesolve {
+
+enum class DType : std::uint8_t { Float32, Float64, Int32, UInt8 };
+
+/// "float32", "float64", "int32", "uint8".
+const char* dtype_name(DType dtype);
+std::size_t dtype_size(DType dtype);
+/// Parses a name as printed by dtype_name(). Throws InputError naming `what`.
+DType parse_dtype(const std::string& name, const std::string& what);
+
+using Shape = std::vector<std::size_t>;
+
+/// "(50, 500, 500)", the way NumPy prints shapes.
+std::string shape_string(const Shape& shape);
+/// Product of the dimensions (1 for a 0-d shape).
+std::size_t shape_size(const Shape& shape);
+
+class Array {
+public:
+  Array() = default;
+  /// Zero-filled array. Throws InputError when the size overflows.
+  Array(DType dtype, Shape shape);
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  std::size_t ndim() const { return shape_.size(); }
+  std::size_t dim(std::size_t i) const { return shape_.at(i); }
+  std::size_t size() const { return size_; }
+  std::size_t nbytes() const { return size_ * dtype_size(dtype_); }
+  bool empty() const { return size_ == 0; }
+
+  void* raw() { return storage_.data(); }
+  const void* raw() const { return storage_.data(); }
+
+  /// Typed access; T must match dtype() (float, double, std::int32_t, std::uint8_t),
+  /// otherwise std::logic_error.
+  template <class T> T* data();
+  template <class T> const T* data() const;
+
+  /// Element i converted to double, whatever the dtype.
+  double value(std::size_t i) const;
+
+  /// Same data, new shape of the same size (std::logic_error otherwise).
+  void reshape(Shape shape);
+
+private:
+  void check(DType expected) const;
+
+  DType dtype_ = DType::Float64;
+  Shape shape_;
+  std::size_t size_ = 0;
+  std::vector<double> storage_;  // 8-byte aligned storage for any dtype
+};
+
+template <> float* Array::data<float>();
+template <> double* Array::data<double>();
+template <> std::int32_t* Array::data<std::int32_t>();
+template <> std::uint8_t* Array::data<std::uint8_t>();
+template <> const float* Array::data<float>() const;
+template <> const double* Array::data<double>() const;
+template <> const std::int32_t* Array::data<std::int32_t>() const;
+template <> const std::uint8_t* Array::data<std::uint8_t>() const;
+
+}  // namespace cubesolve

@@ -1,0 +1,122 @@
+#pragma once
+// The solver: for every pixel p of a cube Y (N, H, W) with valid rows V and
+// weights w, the minimum-norm least-squares solution
+//     x_p = argmin ||diag(sqrt(w_V)) (A_V x - y_V)||_2   (+ ridge * ||x||^2)
+// choosing, among all minimisers, the one of least ||x||_2, with the numerical
+// rank decided as LAPACK gelsd does. That is exactly what
+// numpy.linalg.lstsq(A_V, y_V, rcond=None) returns.
+//
+// - Overdetermined, full rank: the unique least-squares solution, status Ok.
+// - Underdetermined (|V| < M) or rank-deficient A_V: the minimum-norm
+//   solution, status MinNorm.
+// - No valid row: X is NaN, status NoData. Fewer than min_valid rows: X is
+//   NaN, status TooFew. A factorization that fails: X is NaN, status Failed.
+// - ridge > 0: argmin ||W^(1/2)(A_V x - y_V)||^2 + ridge ||x||^2, always unique.
+
+#include <cubesolve/array.hpp>
+#include <cubesolve/progress.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cubesolve {
+
+enum class PixelStatus : std::uint8_t {
+  Ok = 0,       // unique solution (rank(A_V) = M, or ridge > 0)
+  MinNorm = 1,  // rank-deficient or underdetermined: minimum-norm solution
+  NoData = 2,   // no valid row: NaN
+  TooFew = 3,   // fewer valid rows than min_valid: NaN
+  Failed = 4,   // the factorization failed: NaN
+};
+const char* status_name(PixelStatus status);
+
+/// How a pixel was solved. The exact path is a per-pixel SVD (LAPACK gelsd)
+/// on the pixel's weighted valid rows; Skipped counts NoData and TooFew pixels.
+enum class SolvePath : std::uint8_t { Full, Group, Deletion, Dual, Gram, Exact, Skipped };
+constexpr std::size_t kPathCount = 7;
+const char* path_name(SolvePath path);
+using PathCounts = std::array<std::size_t, kPathCount>;
+
+/// A design matrix A (N, M) in float64 with what the engine derives from it
+/// once: its singular values, numerical rank and condition number.
+class Design {
+public:
+  Design() = default;
+  /// Takes a 2-D array (N, M) or a 1-D array (N,) as (N, 1), of any dtype.
+  /// Throws InputError naming `name` when it is empty, has more than 2
+  /// dimensions or holds a value that is not finite.
+  explicit Design(const Array& a, const std::string& name = "design matrix");
+
+  std::size_t rows() const { return rows_; }
+  std::size_t cols() const { return cols_; }
+  /// Row-major (N, M).
+  const std::vector<double>& values() const { return a_; }
+  double operator()(std::size_t i, std::size_t j) const { return a_[i * cols_ + j]; }
+  const std::vector<double>& singular_values() const { return sigma_; }
+  /// Numerical rank with rcond = eps * max(N, M).
+  std::size_t rank() const { return rank_; }
+  /// sigma_max / sigma_min over all min(N, M) singular values (inf when singular).
+  double condition() const { return cond_; }
+
+private:
+  std::size_t rows_ = 0, cols_ = 0, rank_ = 0;
+  double cond_ = 0;
+  std::vector<double> a_, sigma_;
+};
+
+/// Auto lets the engine choose each pixel's path; Exact forces the per-pixel
+/// SVD everywhere (the reference, used by `verify`). This version of the
+/// engine solves every pixel on the exact path either way.
+enum class Method { Auto, Exact };
+
+struct SolveOptions {
+  Method method = Method::Auto;
+  /// Singular values <= rcond * sigma_max count as zero. Negative: the
+  /// default eps(float64) * max(|V|, M) of each pixel.
+  double rcond = -1.0;
+  /// Pixels with fewer valid rows are not solved (NaN, TooFew). At least 1.
+  int min_valid = 1;
+  /// Tikhonov regularisation lambda >= 0.
+  double ridge = 0.0;
+  /// Worker threads; 0 = all hardware threads.
+  int threads = 0;
+  /// Output element type of X; default: the cube's (float32 or float64).
+  std::optional<DType> output;
+};
+
+struct SolveResult {
+  Array x;        // (M, H, W), NaN where not solved
+  Array n_valid;  // (H, W) int32: valid rows
+  Array rank;     // (H, W) int32: numerical rank of the weighted A_V
+  Array rss;      // (H, W) float64: weighted residual sum of squares
+  Array status;   // (H, W) uint8: PixelStatus
+  Array cond;     // (H, W) float64: sigma_max / sigma_rank of the weighted A_V
+  PathCounts paths{};
+  double engine_seconds = 0;
+  int threads = 1;
+
+  std::size_t count(PixelStatus s) const;
+};
+
+/// Checks that cube (N, H, W), design (N, M) and weights (N, H, W) fit
+/// together. The names appear in the messages (usually the file paths).
+/// Throws InputError.
+void check_inputs(const Array& cube, const Design& design, const Array* weights,
+                  const std::string& cube_name = "cube", const std::string& design_name = "design matrix",
+                  const std::string& weights_name = "weights");
+
+/// Solves every pixel. Weights, when given, must be >= 0 (0 = missing).
+/// Throws InputError (shapes, negative weights, bad options), Cancelled.
+SolveResult solve(const Array& cube, const Design& design, const Array* weights = nullptr,
+                  const SolveOptions& options = {}, const Progress& progress = {});
+
+/// The model cube A·X (N, H, W) in X's dtype, NaN where X is NaN.
+Array model_cube(const Design& design, const Array& x);
+/// Y - A·X (N, H, W) in the cube's dtype, NaN where Y is missing or X is NaN.
+Array residual_cube(const Array& cube, const Array& model);
+
+}  // namespace cubesolve

@@ -1,0 +1,94 @@
+#include <cubesolve/array.hpp>
+#include <cubesolve/error.hpp>
+
+#include <limits>
+#include <stdexcept>
+
+namespace cubesolve {
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+    case DType::Int32: return "int32";
+    case DType::UInt8: return "uint8";
+  }
+  return "?";
+}
+
+std::size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return 4;
+    case DType::Float64: return 8;
+    case DType::Int32: return 4;
+    case DType::UInt8: return 1;
+  }
+  return 0;
+}
+
+DType parse_dtype(const std::string& name, const std::string& what) {
+  for (DType d : {DType::Float32, DType::Float64})
+    if (name == dtype_name(d)) return d;
+  throw InputError(what + ": expected float32 or float64, found '" + name + "'");
+}
+
+std::string shape_string(const Shape& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+std::size_t shape_size(const Shape& shape) {
+  std::size_t n = 1;
+  for (std::size_t d : shape) {
+    if (d != 0 && n > std::numeric_limits<std::size_t>::max() / d)
+      throw InputError("array shape " + shape_string(shape) + " is too large");
+    n *= d;
+  }
+  return n;
+}
+
+Array::Array(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)), size_(shape_size(shape_)) {
+  const std::size_t bytes = size_ * dtype_size(dtype_);
+  storage_.assign((bytes + 7) / 8, 0.0);
+}
+
+void Array::check(DType expected) const {
+  if (dtype_ != expected)
+    throw std::logic_error(std::string("array holds ") + dtype_name(dtype_) + ", accessed as " +
+                           dtype_name(expected));
+}
+
+#define CUBESOLVE_ARRAY_ACCESS(T, D)                                                  \
+  template <> T* Array::data<T>() { check(D); return reinterpret_cast<T*>(raw()); }  \
+  template <> const T* Array::data<T>() const {                                       \
+    check(D);                                                                         \
+    return reinterpret_cast<const T*>(raw());                                         \
+  }
+CUBESOLVE_ARRAY_ACCESS(float, DType::Float32)
+CUBESOLVE_ARRAY_ACCESS(double, DType::Float64)
+CUBESOLVE_ARRAY_ACCESS(std::int32_t, DType::Int32)
+CUBESOLVE_ARRAY_ACCESS(std::uint8_t, DType::UInt8)
+#undef CUBESOLVE_ARRAY_ACCESS
+
+double Array::value(std::size_t i) const {
+  switch (dtype_) {
+    case DType::Float32: return data<float>()[i];
+    case DType::Float64: return data<double>()[i];
+    case DType::Int32: return data<std::int32_t>()[i];
+    case DType::UInt8: return data<std::uint8_t>()[i];
+  }
+  return 0;
+}
+
+void Array::reshape(Shape shape) {
+  if (shape_size(shape) != size_)
+    throw std::logic_error("cannot reshape " + shape_string(shape_) + " to " + shape_string(shape));
+  shape_ = std::move(shape);
+}
+
+}  // namespace cubesolve

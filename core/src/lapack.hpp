@@ -1,0 +1,50 @@
+#pragma once
+// The few BLAS/LAPACK routines the core calls, through their Fortran symbols
+// so that any BLAS/LAPACK (OpenBLAS, reference, MKL) links without headers.
+// Hidden string-length arguments are passed explicitly.
+
+#include <cstddef>
+
+extern "C" {
+void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
+            const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c,
+            const int* ldc, std::size_t, std::size_t);
+void dgelsd_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b, const int* ldb,
+             double* s, const double* rcond, int* rank, double* work, const int* lwork, int* iwork, int* info);
+// OpenBLAS's thread control, when the BLAS is OpenBLAS (weak: null otherwise).
+void openblas_set_num_threads(int) __attribute__((weak));
+int openblas_get_num_threads() __attribute__((weak));
+void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
+             const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info,
+             std::size_t);
+}
+
+namespace cubesolve::lapack {
+
+/// C = alpha * op(A) * op(B) + beta * C, all column-major.
+inline void gemm(char ta, char tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b,
+                 int ldb, double beta, double* c, int ldc) {
+  dgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+}
+
+/// Keeps BLAS single-threaded while it lives: the engine runs many small
+/// calls on its own threads, and BLAS threads inside them only contend.
+class SingleThreadedBlas {
+public:
+  SingleThreadedBlas() {
+    if (openblas_set_num_threads && openblas_get_num_threads) {
+      saved_ = openblas_get_num_threads();
+      openblas_set_num_threads(1);
+    }
+  }
+  ~SingleThreadedBlas() {
+    if (saved_ > 0) openblas_set_num_threads(saved_);
+  }
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+private:
+  int saved_ = 0;
+};
+
+}  // namespace cubesolve::lapack

@@ -1,0 +1,260 @@
+// cubesolve-cli end to end: files written here, the binary run as a user
+// would, results read back and compared with per-pixel gelsd.
+#include "reference.hpp"
+
+#include <cubesolve/io.hpp>
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <fstream>
+
+using namespace cubesolve;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  QString out, err;
+};
+
+Run cli(const QStringList& args) {
+  QProcess p;
+  p.start(CUBESOLVE_CLI, args);
+  p.waitForFinished(240000);
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
+
+void save(const std::string& path, const Array& a) {
+  OutputSet out;
+  out.add_npy(path, a);
+  out.commit();
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  const std::size_t N = 20, M = 6, H = 9, W = 11;
+  std::vector<double> a_, y_;
+
+  QString file(const char* name) const { return dir_.filePath(name); }
+  std::string sfile(const char* name) const { return file(name).toStdString(); }
+
+  // Runs the CLI expecting failure: exit code, message fragments, no output file.
+  void expectFailure(const QStringList& args, int code, const QStringList& fragments, const QString& output) {
+    const Run r = cli(args);
+    QVERIFY2(r.code == code, qPrintable(QString("exit %1, stderr: %2").arg(r.code).arg(r.err)));
+    QCOMPARE(r.err.count('\n'), 1);
+    for (const QString& f : fragments) QVERIFY2(r.err.contains(f), qPrintable(r.err));
+    QVERIFY(!QFile::exists(output));
+    QCOMPARE(QDir(dir_.path()).entryList({"*partial*"}).size(), 0);
+  }
+
+private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    testing::Rng rng(99);
+    a_.resize(N * M);
+    for (auto& v : a_) v = rng.normal();
+    y_.resize(N * H * W);
+    for (auto& v : y_) v = rng.uniform() < 0.25 ? std::nan("") : static_cast<float>(rng.normal());
+    for (std::size_t i = 0; i < N; ++i) y_[i * H * W + 5] = std::nan("");  // one pixel with no data
+    save(sfile("cube.npy"), testing::make_cube(DType::Float32, N, H, W, y_));
+    Array a(DType::Float64, {N, M});
+    std::copy(a_.begin(), a_.end(), a.data<double>());
+    save(sfile("A.npy"), a);
+  }
+
+  void solveMatchesGelsd() {
+    const Run r = cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("x64.npy"), "--dtype", "float64",
+                       "--diag", file("d")});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const Array x = read_npy(sfile("x64.npy"));
+    QCOMPARE(x.shape(), (Shape{M, H, W}));
+    QCOMPARE(x.dtype(), DType::Float64);
+    const Array nvalid = read_npy(sfile("d_nvalid.npy")), status = read_npy(sfile("d_status.npy"));
+    QVERIFY(QFile::exists(file("d_rank.npy")) && QFile::exists(file("d_rss.npy")));
+    const std::size_t P = H * W;
+    std::vector<double> y(N), xp(M);
+    for (std::size_t p = 0; p < P; ++p) {
+      for (std::size_t i = 0; i < N; ++i) y[i] = y_[i * P + p];
+      const auto ref = testing::lstsq(a_, N, M, y.data(), nullptr);
+      for (std::size_t j = 0; j < M; ++j) xp[j] = x.value(j * P + p);
+      QCOMPARE(nvalid.value(p), static_cast<double>(ref.nvalid));
+      if (ref.nvalid == 0) {
+        for (double v : xp) QVERIFY(std::isnan(v));
+        QCOMPARE(status.value(p), 2.0);
+        continue;
+      }
+      QVERIFY(testing::rel_error(xp, ref.x) <= 1e-9);
+    }
+    // Default output keeps the cube's float32.
+    QCOMPARE(cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("x32.npy")}).code, 0);
+    const Array x32 = read_npy(sfile("x32.npy"));
+    QCOMPARE(x32.dtype(), DType::Float32);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (!std::isnan(x.value(i))) QCOMPARE(x32.value(i), static_cast<double>(static_cast<float>(x.value(i))));
+  }
+
+  void jsonReport() {
+    const Run r = cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("xj.npy"), "--json", "--threads", "2"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QVERIFY(j.contains("engine_seconds"));
+    QCOMPARE(j["pixels"].toInt(), int(H * W));
+    QCOMPARE(j["device"].toString(), QString("cpu"));
+    const QJsonObject paths = j["paths"].toObject();
+    QCOMPARE(paths["exact"].toInt() + paths["skipped"].toInt(), int(H * W));
+    QCOMPARE(paths["skipped"].toInt(), 1);
+  }
+
+  void modelAndResidualFiles() {
+    const Run r = cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("xm.npy"), "--model", file("model.npy"),
+                       "--residual", file("res.npy")});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QCOMPARE(read_npy(sfile("model.npy")).shape(), (Shape{N, H, W}));
+    QCOMPARE(read_npy(sfile("res.npy")).shape(), (Shape{N, H, W}));
+  }
+
+  void weightsCsvAndRidge() {
+    testing::Rng rng(5);
+    std::vector<double> w(N * H * W);
+    for (auto& v : w) v = rng.uniform() < 0.1 ? 0 : 0.5 + rng.uniform();
+    save(sfile("w.npy"), testing::make_cube(DType::Float64, N, H, W, w));
+    {
+      std::ofstream csv(sfile("A.csv"));
+      csv.precision(17);
+      for (std::size_t i = 0; i < N; ++i)
+        for (std::size_t j = 0; j < M; ++j) csv << a_[i * M + j] << (j + 1 < M ? ", " : "\n");
+    }
+    const Run r = cli({"solve", file("cube.npy"), file("A.csv"), "-o", file("xw.npy"), "--weights", file("w.npy"),
+                       "--dtype", "float64"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const Array x = read_npy(sfile("xw.npy"));
+    const std::size_t P = H * W;
+    std::vector<double> y(N), wp(N), xp(M);
+    for (std::size_t p = 0; p < P; ++p) {
+      for (std::size_t i = 0; i < N; ++i) {
+        y[i] = y_[i * P + p];
+        wp[i] = w[i * P + p];
+      }
+      const auto ref = testing::lstsq(a_, N, M, y.data(), wp.data());
+      if (ref.nvalid == 0) continue;
+      for (std::size_t j = 0; j < M; ++j) xp[j] = x.value(j * P + p);
+      QVERIFY(testing::rel_error(xp, ref.x) <= 1e-9);
+    }
+    QCOMPARE(cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("xr.npy"), "--ridge", "0.3"}).code, 0);
+    QCOMPARE(cli({"verify", file("cube.npy"), file("A.npy"), file("xr.npy"), "--ridge", "0.3"}).code, 0);
+  }
+
+  void verifyCommand() {
+    QCOMPARE(cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("xv.npy"), "--dtype", "float64"}).code, 0);
+    const Run ok = cli({"verify", file("cube.npy"), file("A.npy"), file("xv.npy"), "--sample", "0", "--json"});
+    QVERIFY2(ok.code == 0, qPrintable(ok.err));
+    const QJsonObject j = QJsonDocument::fromJson(ok.out.toUtf8()).object();
+    QVERIFY(j["ok"].toBool());
+    QCOMPARE(j["pixels"].toInt(), int(H * W));
+    QVERIFY(j["max_rel_error"].toDouble() <= 1e-9);
+    Array x = read_npy(sfile("xv.npy"));
+    x.data<double>()[3] += 0.01;  // a wrong number
+    save(sfile("xbad.npy"), x);
+    const Run bad = cli({"verify", file("cube.npy"), file("A.npy"), file("xbad.npy"), "--sample", "0"});
+    QCOMPARE(bad.code, 4);
+    QVERIFY(bad.out.contains("FAILED"));
+  }
+
+  void infoReportsMasks() {
+    const Run r = cli({"info", file("cube.npy"), file("A.npy"), "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(j["no_data_pixels"].toInt(), 1);
+    QCOMPARE(j["pixels"].toInt(), int(H * W));
+    QVERIFY(j["distinct_masks"].toInt() > 1);
+    QCOMPARE(j["design"].toObject()["rank"].toInt(), int(M));
+    const Run text = cli({"info", file("cube.npy")});
+    QCOMPARE(text.code, 0);
+    QVERIFY(text.out.contains("distinct"));
+  }
+
+  void demoWritesFiles() {
+    const QString out = file("demo");
+    const Run r = cli({"demo", "-o", out, "--size", "24", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    for (const char* name : {"insar", "seed"}) {
+      const QString base = out + "/" + name;
+      const Array cube = read_npy((base + "_cube.npy").toStdString());
+      const Array x = read_npy((base + "_x.npy").toStdString());
+      QCOMPARE(cube.dim(1), std::size_t{24});
+      QCOMPARE(x.dim(1), std::size_t{24});
+      QFile png(base + "_x0.png");
+      QVERIFY(png.open(QIODevice::ReadOnly));
+      QCOMPARE(png.read(8), QByteArray("\x89PNG\r\n\x1a\n", 8));
+      const Run v = cli({"verify", base + "_cube.npy", base + "_design.npy", base + "_x.npy"});
+      QVERIFY2(v.code == 0, qPrintable(v.out + v.err));
+    }
+    QCOMPARE(read_npy((out + "/seed_design.npy").toStdString()).shape(), (Shape{50, 100}));
+  }
+
+  void badInputs() {
+    const QString out = file("never.npy");
+    // A 2-D cube.
+    save(sfile("flat.npy"), Array(DType::Float32, {N, H * W}));
+    expectFailure({"solve", file("flat.npy"), file("A.npy"), "-o", out}, 2,
+                  {"flat.npy", "expected 3 dimensions (N, H, W)", "found shape (20, 99)"}, out);
+    // N of the cube differs from N of the design.
+    save(sfile("short.npy"), Array(DType::Float32, {N - 1, H, W}));
+    expectFailure({"solve", file("short.npy"), file("A.npy"), "-o", out}, 2, {"A.npy", "expected 19 rows", "found 20"}, out);
+    // Truncated data.
+    {
+      std::ifstream in(sfile("cube.npy"), std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), {});
+      std::ofstream(sfile("trunc.npy"), std::ios::binary) << bytes.substr(0, bytes.size() - 100);
+    }
+    expectFailure({"solve", file("trunc.npy"), file("A.npy"), "-o", out}, 2, {"trunc.npy", "truncated data"}, out);
+    // Unknown dtype.
+    {
+      std::ifstream in(sfile("cube.npy"), std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), {});
+      bytes.replace(bytes.find("<f4"), 3, "<c8");
+      std::ofstream(sfile("complex.npy"), std::ios::binary) << bytes;
+    }
+    expectFailure({"solve", file("complex.npy"), file("A.npy"), "-o", out}, 2, {"complex.npy", "'<c8'"}, out);
+    // Missing file.
+    expectFailure({"solve", file("nope.npy"), file("A.npy"), "-o", out}, 3, {"nope.npy", "cannot open"}, out);
+    // Weights of another shape.
+    save(sfile("w_bad.npy"), Array(DType::Float64, {N, H, W + 1}));
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", out, "--weights", file("w_bad.npy")}, 2,
+                  {"w_bad.npy", "expected the cube's shape (20, 9, 11)", "found (20, 9, 12)"}, out);
+    // NaN in the design matrix.
+    Array a(DType::Float64, {N, M});
+    std::copy(a_.begin(), a_.end(), a.data<double>());
+    a.data<double>()[7] = std::nan("");
+    save(sfile("A_nan.npy"), a);
+    expectFailure({"solve", file("cube.npy"), file("A_nan.npy"), "-o", out}, 2,
+                  {"A_nan.npy", "expected finite values", "row 1, column 1"}, out);
+    // Bad arguments.
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", out, "--rcond", "abc"}, 2, {"--rcond", "'abc'"}, out);
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", out, "--bogus"}, 2, {"unknown option --bogus"}, out);
+    expectFailure({"solve", file("cube.npy"), file("A.npy")}, 2, {"expected -o X.npy"}, out);
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", out, "--diag", file("nodir/d")}, 3,
+                  {"nodir/d_nvalid.npy", "cannot open for writing"}, out);
+    QCOMPARE(cli({"frobnicate"}).code, 2);
+  }
+
+  void cudaWithoutBackendIsExit4() {
+    const Run r = cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("xc.npy"), "--device", "cuda"});
+    QCOMPARE(r.code, 4);
+    QVERIFY(r.err.contains("--device cuda"));
+    QVERIFY(!QFile::exists(file("xc.npy")));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

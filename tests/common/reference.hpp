@@ -1,0 +1,46 @@
+#pragma once
+// Test references, written independently of the engine: per-pixel LAPACK
+// dgelsd on the weighted valid rows, and helpers to build test data.
+
+#include <cubesolve/array.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace testing {
+
+struct Reference {
+  std::vector<double> x;  // M values, NaN when no row is valid
+  int rank = 0;
+  int nvalid = 0;
+  double rss = 0;
+};
+
+/// numpy.linalg.lstsq(diag(sqrt(w_V)) A_V, diag(sqrt(w_V)) y_V, rcond) for one
+/// pixel; A row-major (N, M); w null for unit weights; rcond < 0: eps*max(|V|, M).
+Reference lstsq(const std::vector<double>& a, std::size_t n, std::size_t m, const double* y, const double* w,
+                double rcond = -1);
+
+/// Ridge solution from the normal equations (A_V^T W A_V + lambda I) x = A_V^T W y.
+std::vector<double> ridge(const std::vector<double>& a, std::size_t n, std::size_t m, const double* y,
+                          const double* w, double lambda);
+
+/// ||a - b|| / ||b||.
+double rel_error(const std::vector<double>& a, const std::vector<double>& b);
+
+/// Deterministic pseudo-random numbers for test data.
+class Rng {
+public:
+  explicit Rng(std::uint64_t seed) : s_(seed) {}
+  double uniform();
+  double normal();
+
+private:
+  std::uint64_t s_;
+};
+
+/// A cube (N, H, W) filled with `values` (observation-major), of dtype `dtype`.
+cubesolve::Array make_cube(cubesolve::DType dtype, std::size_t n, std::size_t h, std::size_t w,
+                           const std::vector<double>& values);
+
+}  // namespace testing
