@@ -3,6 +3,7 @@
 #include "args.hpp"
 #include "json.hpp"
 
+#include <cubesolve/bench.hpp>
 #include <cubesolve/demo.hpp>
 #include <cubesolve/device.hpp>
 #include <cubesolve/engine.hpp>
@@ -95,6 +96,7 @@ SolveOptions solve_options(const Args& args) {
   if (o.ridge < 0) throw InputError("--ridge: expected a value >= 0, found " + args.get("ridge", ""));
   o.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));
   if (const auto d = args.get("dtype")) o.output = parse_dtype(*d, "--dtype");
+  o.memory = static_cast<std::size_t>(args.integer("memory", 256, 16, 1 << 20)) << 20;
   const std::string method = args.get("method", "auto");
   if (method == "exact") o.method = Method::Exact;
   else if (method != "auto") throw InputError("--method: expected auto or exact, found '" + method + "'");
@@ -133,14 +135,15 @@ void require_npy(const std::string& path, const std::string& what) {
 int cmd_solve(const std::vector<std::string>& argv) {
   const Args args("solve", argv, {"json"},
                   {"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype", "model",
-                   "residual", "method"});
+                   "residual", "method", "memory"});
   args.expect_positional(2, 2, "CUBE DESIGN");
   const auto output = args.get("output");
   if (!output) throw InputError("solve: expected -o X.npy for the solution, found none");
   require_npy(*output, "an output path");
   for (const char* k : {"model", "residual"})
     if (const auto p = args.get(k)) require_npy(*p, std::string("a --") + k + " path");
-  const SolveOptions options = solve_options(args);
+  SolveOptions options = solve_options(args);
+  options.residuals = args.get("diag").has_value();
   const Device device = resolve_device(parse_device(args.get("device", "auto")));
 
   const Inputs in = load_inputs(args.positional()[0], args.positional()[1], args.get("weights"));
@@ -427,6 +430,90 @@ int cmd_verify(const std::vector<std::string>& argv) {
   if (!ok)
     throw NumericalError(x_path + ": expected agreement with gelsd, found " + std::to_string(failed) +
                          " pixels over tolerance and " + std::to_string(nan_mismatch) + " NaN mismatches");
+  return 0;
+}
+
+int cmd_bench(const std::vector<std::string>& argv) {
+  const Args args("bench", argv, {"json"}, {"size", "n", "m", "nan", "masks", "threads", "sample", "repeat", "memory"});
+  args.expect_positional(0, 0, "no positional arguments");
+  const auto size = static_cast<std::size_t>(args.integer("size", 500, 1, 8192));
+  const auto n = static_cast<std::size_t>(args.integer("n", 50, 1, 100000));
+  const auto m = static_cast<std::size_t>(args.integer("m", 100, 1, 100000));
+  const double nan = args.number("nan", 0.2);
+  const std::string masks = args.get("masks", "random");
+  if (masks != "random" && masks != "blobs") throw InputError("--masks: expected random or blobs, found '" + masks + "'");
+  const auto sample = static_cast<std::size_t>(args.integer("sample", 500, 1, 1 << 24));
+  const int repeat = static_cast<int>(args.integer("repeat", 3, 1, 100));
+  SolveOptions options;
+  options.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));
+  options.memory = static_cast<std::size_t>(args.integer("memory", 256, 16, 1 << 20)) << 20;
+  options.residuals = false;
+  options.output = DType::Float64;
+
+  const DemoCube d = make_synthetic(n, m, size, nan, masks == "blobs" ? MaskPattern::Blobs : MaskPattern::Random);
+  const Design design(d.design, "A");
+  const std::size_t P = size * size;
+  SolveResult r;
+  double engine = 1e300;
+  for (int k = 0; k < repeat; ++k) {
+    r = solve(d.cube, design, nullptr, options);
+    engine = std::min(engine, r.engine_seconds);
+  }
+  const int threads = r.threads;
+  const double floor_gemm = bench::gemm_floor_seconds(m, n, P, threads);
+  const double floor_read = bench::read_seconds(d.cube, threads);
+
+  // The exact engine and the question's method on an evenly spread sample, scaled to all pixels.
+  const auto pick = bench::spread(P, sample);
+  const Array sub = bench::sample_pixels(d.cube, pick);
+  SolveOptions exact = options;
+  exact.method = Method::Exact;
+  const SolveResult ref = solve(sub, design, nullptr, exact);
+  const double scale = static_cast<double>(P) / static_cast<double>(pick.size());
+  const double exact_seconds = ref.engine_seconds * scale;
+  const double normal_seconds = bench::normal_equations_seconds(d.cube, design, pick, threads) * scale;
+  double worst = 0;
+  std::size_t compared = 0;
+  for (std::size_t k = 0; k < pick.size(); ++k) {
+    double diff = 0, norm = 0;
+    for (std::size_t j = 0; j < m; ++j) {
+      const double a = r.x.value(j * P + pick[k]), b = ref.x.value(j * pick.size() + k);
+      diff += (a - b) * (a - b);
+      norm += b * b;
+    }
+    if (std::isnan(norm)) continue;
+    ++compared;
+    worst = std::max(worst, std::sqrt(diff / std::max(norm, 1e-300)));
+  }
+
+  if (args.flag("json")) {
+    Json j;
+    j.begin_object().field("command", "bench").field("n", n).field("m", m).field("size", size).field("pixels", P)
+        .field("missing", nan).field("masks", masks).field("threads", threads).field("engine_seconds", engine)
+        .field("gemm_floor_seconds", floor_gemm).field("read_seconds", floor_read)
+        .field("engine_over_floor", engine / floor_gemm).field("exact_seconds", exact_seconds)
+        .field("exact_speedup", exact_seconds / engine).field("normal_equations_seconds", normal_seconds)
+        .field("normal_equations_speedup", normal_seconds / engine).field("sample", pick.size())
+        .field("max_rel_error", worst).field("device", "cpu");
+    json_paths(j, r.paths);
+    j.end_object();
+    std::cout << j.str() << "\n";
+    return 0;
+  }
+  std::printf("bench: N=%zu M=%zu, %zux%zu = %zu pixels, %.0f%% missing (%s), cpu, %d threads\n", n, m, size, size, P,
+              100 * nan, masks.c_str(), threads);
+  std::printf("  engine                %9.4f s   (best of %d)\n", engine, repeat);
+  std::printf("  floor: GEMM P*Y       %9.4f s   engine/floor %.2f\n", floor_gemm, engine / floor_gemm);
+  std::printf("  floor: read Y once    %9.4f s\n", floor_read);
+  std::printf("  exact engine (gelsd)  %9.3f s   engine is %.0fx faster (%zu pixels timed, scaled)\n", exact_seconds,
+              exact_seconds / engine, pick.size());
+  std::printf("  normal equations      %9.3f s   engine is %.0fx faster (the question's per-pixel solve)\n",
+              normal_seconds, normal_seconds / engine);
+  std::printf("  max relative error vs gelsd: %.3g over %zu sampled pixels\n", worst, compared);
+  std::printf("  paths:");
+  for (std::size_t i = 0; i < kPathCount; ++i)
+    if (r.paths[i]) std::printf(" %s %zu", path_name(static_cast<SolvePath>(i)), r.paths[i]);
+  std::printf("\n");
   return 0;
 }
 

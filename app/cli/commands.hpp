@@ -10,5 +10,6 @@ int cmd_solve(const std::vector<std::string>& argv);
 int cmd_info(const std::vector<std::string>& argv);
 int cmd_demo(const std::vector<std::string>& argv);
 int cmd_verify(const std::vector<std::string>& argv);
+int cmd_bench(const std::vector<std::string>& argv);
 
 }  // namespace cubesolve::cli

@@ -18,11 +18,13 @@ usage:
   cubesolve-cli solve CUBE DESIGN -o X.npy [--weights W.npy] [--device auto|cpu|cuda]
                 [--rcond R] [--min-valid K] [--ridge L] [--diag PREFIX] [--threads T]
                 [--dtype float32|float64] [--model F.npy] [--residual F.npy]
-                [--method auto|exact] [--json]
+                [--method auto|exact] [--memory MB] [--json]
   cubesolve-cli info CUBE [DESIGN] [--weights W.npy] [--min-valid K] [--json]
   cubesolve-cli demo [-o DIR] [--size S] [--name insar|seed] [--threads T] [--json]
   cubesolve-cli verify CUBE DESIGN X.npy [--sample K] [--weights W.npy] [--rcond R]
                 [--min-valid K] [--ridge L] [--threads T] [--json]
+  cubesolve-cli bench [--size S] [--n N] [--m M] [--nan F] [--masks random|blobs]
+                [--threads T] [--sample K] [--repeat R] [--json]
 
 CUBE: (N, H, W) .npy, float32 or float64; NaN and Inf are missing values.
 DESIGN: (N, M) .npy or .csv. X: (M, H, W). Exit codes: 0 ok, 2 bad input,
@@ -53,7 +55,8 @@ int main(int argc, char** argv) {
     if (command == "info") return cli::cmd_info(rest);
     if (command == "demo") return cli::cmd_demo(rest);
     if (command == "verify") return cli::cmd_verify(rest);
-    throw InputError("expected a command (solve, info, demo, verify), found '" + command + "'; see --help");
+    if (command == "bench") return cli::cmd_bench(rest);
+    throw InputError("expected a command (solve, info, demo, verify, bench), found '" + command + "'; see --help");
   } catch (const InputError& e) {
     std::cerr << "cubesolve-cli: " << e.what() << "\n";
     return 2;

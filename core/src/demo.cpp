@@ -4,6 +4,7 @@
 
 #include "random.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -117,6 +118,46 @@ DemoCube make_insar(std::size_t S) {
 }
 
 }  // namespace
+
+DemoCube make_synthetic(std::size_t n, std::size_t m, std::size_t size, double missing, MaskPattern pattern,
+                        std::uint64_t seed) {
+  if (n == 0 || m == 0) throw InputError("synthetic cube: expected n >= 1 and m >= 1, found n=" + std::to_string(n) + ", m=" + std::to_string(m));
+  if (!(missing >= 0 && missing < 1)) throw InputError("--nan: expected a fraction in [0, 1), found " + std::to_string(missing));
+  if (size > 8192) throw InputError("--size: expected 1..8192, found " + std::to_string(size));
+  detail::Random rng(seed);
+  const std::size_t P = size * size;
+  DemoCube d{"synthetic", "Gaussian A and Y with missing values", Array(DType::Float32, {n, size, size}),
+             Array(DType::Float64, {n, m})};
+  for (std::size_t i = 0; i < n * m; ++i) d.design.data<double>()[i] = rng.normal();
+  float* y = d.cube.data<float>();
+  for (std::size_t i = 0; i < n * P; ++i) y[i] = static_cast<float>(rng.normal());
+  if (pattern == MaskPattern::Random) {
+    for (std::size_t i = 0; i < n * P; ++i)
+      if (rng.uniform() < missing) y[i] = kNaN;
+    return d;
+  }
+  // Discs of random radius, added to each observation until it has lost its share.
+  for (std::size_t i = 0; i < n && missing > 0; ++i) {
+    std::size_t lost = 0;
+    const auto target = static_cast<std::size_t>(missing * static_cast<double>(P) * rng.uniform(0.2, 1.8));
+    float* band = y + i * P;
+    for (int tries = 0; lost < target && tries < 1000; ++tries) {
+      const double cr = rng.uniform() * static_cast<double>(size), cc = rng.uniform() * static_cast<double>(size);
+      const double rad = rng.uniform(0.03, 0.15) * static_cast<double>(size);
+      const auto r0 = static_cast<std::size_t>(std::max(0.0, cr - rad)), r1 = std::min(size, static_cast<std::size_t>(cr + rad) + 1);
+      const auto c0 = static_cast<std::size_t>(std::max(0.0, cc - rad)), c1 = std::min(size, static_cast<std::size_t>(cc + rad) + 1);
+      for (std::size_t r = r0; r < r1 && lost < target; ++r)
+        for (std::size_t c = c0; c < c1; ++c) {
+          const double dr = static_cast<double>(r) - cr, dc = static_cast<double>(c) - cc;
+          if (dr * dr + dc * dc <= rad * rad && !std::isnan(band[r * size + c])) {
+            band[r * size + c] = kNaN;
+            ++lost;
+          }
+        }
+    }
+  }
+  return d;
+}
 
 std::vector<std::string> demo_names() { return {"insar", "seed"}; }
 

@@ -2,8 +2,8 @@
 #include <cubesolve/error.hpp>
 
 #include "exact.hpp"
+#include "factors.hpp"
 #include "lapack.hpp"
-#include "parallel.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -65,22 +65,14 @@ Design::Design(const Array& a, const std::string& name) {
       throw InputError(msg.str());
     }
   }
-  // Singular values: column-major copy of A is A^T (M x N) with the same spectrum.
-  std::vector<double> t = a_;
-  int m = static_cast<int>(cols_), n = static_cast<int>(rows_), lda = m, ld1 = 1, lwork = -1, info = 0;
-  sigma_.resize(std::min(rows_, cols_));
-  std::vector<int> iwork(8 * sigma_.size());
-  double wq = 0;
-  dgesdd_("N", &m, &n, t.data(), &lda, sigma_.data(), nullptr, &ld1, nullptr, &ld1, &wq, &lwork, iwork.data(),
-          &info, 1);
-  std::vector<double> work(static_cast<std::size_t>(wq) + 1);
-  lwork = static_cast<int>(work.size());
-  dgesdd_("N", &m, &n, t.data(), &lda, sigma_.data(), nullptr, &ld1, nullptr, &ld1, work.data(), &lwork,
-          iwork.data(), &info, 1);
-  if (info != 0) throw NumericalError(name + ": the SVD of the design matrix did not converge");
-  const double tol = detail::default_rcond(rows_, cols_) * sigma_.front();
-  rank_ = static_cast<std::size_t>(std::count_if(sigma_.begin(), sigma_.end(), [&](double s) { return s > tol; }));
-  cond_ = sigma_.back() > 0 ? sigma_.front() / sigma_.back() : std::numeric_limits<double>::infinity();
+  factors_ = std::make_shared<const detail::DesignFactors>(detail::factor_design(a_, rows_, cols_));
+}
+
+const std::vector<double>& Design::singular_values() const { return factors_->sigma; }
+std::size_t Design::rank() const { return factors_->rank; }
+double Design::condition() const {
+  const auto& s = factors_->sigma;
+  return s.back() > 0 ? s.front() / s.back() : std::numeric_limits<double>::infinity();
 }
 
 void check_inputs(const Array& cube, const Design& design, const Array* weights, const std::string& cube_name,
@@ -112,14 +104,6 @@ void check_inputs(const Array& cube, const Design& design, const Array* weights,
 
 namespace {
 
-void check_options(const SolveOptions& o) {
-  if (o.min_valid < 1) throw InputError("--min-valid: expected an integer >= 1, found " + std::to_string(o.min_valid));
-  if (!(o.ridge >= 0) || !std::isfinite(o.ridge))
-    throw InputError("--ridge: expected a finite value >= 0, found " + std::to_string(o.ridge));
-  if (!std::isfinite(o.rcond)) throw InputError("--rcond: expected a finite value, found " + std::to_string(o.rcond));
-  if (o.threads < 0) throw InputError("--threads: expected an integer >= 0, found " + std::to_string(o.threads));
-}
-
 template <class T> void store(Array& a, std::size_t i, double v) { a.data<T>()[i] = static_cast<T>(v); }
 
 void store_value(Array& a, std::size_t i, double v) {
@@ -128,100 +112,6 @@ void store_value(Array& a, std::size_t i, double v) {
 }
 
 }  // namespace
-
-SolveResult solve(const Array& cube, const Design& design, const Array* weights, const SolveOptions& options,
-                  const Progress& progress) {
-  check_inputs(cube, design, weights);
-  check_options(options);
-  const auto t0 = std::chrono::steady_clock::now();
-
-  const std::size_t N = cube.dim(0), H = cube.dim(1), W = cube.dim(2), P = H * W, M = design.cols();
-  SolveResult r;
-  const DType out_type = options.output.value_or(cube.dtype());
-  r.x = Array(out_type, {M, H, W});
-  r.n_valid = Array(DType::Int32, {H, W});
-  r.rank = Array(DType::Int32, {H, W});
-  r.rss = Array(DType::Float64, {H, W});
-  r.status = Array(DType::UInt8, {H, W});
-  r.cond = Array(DType::Float64, {H, W});
-  r.threads = detail::thread_count(options.threads);
-
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  const auto min_valid = static_cast<std::size_t>(options.min_valid);
-  constexpr std::size_t kChunk = 256;
-  std::vector<detail::ExactSolver> solvers;
-  for (int t = 0; t < r.threads; ++t) solvers.emplace_back(design, N, options.ridge > 0);
-  std::vector<PathCounts> paths(static_cast<std::size_t>(r.threads), PathCounts{});
-
-  auto body = [&](int t, std::size_t begin, std::size_t end) {
-    const std::size_t B = end - begin;
-    // This chunk's values and weights, observation-major, converted to double.
-    std::vector<double> y(N * B), w(weights ? N * B : 0);
-    for (std::size_t i = 0; i < N; ++i)
-      for (std::size_t k = 0; k < B; ++k) {
-        y[i * B + k] = cube.value(i * P + begin + k);
-        if (weights) w[i * B + k] = weights->value(i * P + begin + k);
-      }
-    std::vector<int> rows(N);
-    std::vector<double> yv(N), sw(N), x(M);
-    auto& solver = solvers[static_cast<std::size_t>(t)];
-    auto& count = paths[static_cast<std::size_t>(t)];
-    for (std::size_t k = 0; k < B; ++k) {
-      const std::size_t p = begin + k;
-      std::size_t nv = 0;
-      for (std::size_t i = 0; i < N; ++i) {
-        const double v = y[i * B + k];
-        const double wi = weights ? w[i * B + k] : 1.0;
-        if (!std::isfinite(v) || !(wi > 0) || !std::isfinite(wi)) continue;
-        rows[nv] = static_cast<int>(i);
-        yv[nv] = v;
-        sw[nv] = std::sqrt(wi);
-        ++nv;
-      }
-      r.n_valid.data<std::int32_t>()[p] = static_cast<std::int32_t>(nv);
-      PixelStatus status;
-      int rank = 0;
-      double cond = nan, rss = nan;
-      if (nv == 0 || nv < min_valid) {
-        status = nv == 0 ? PixelStatus::NoData : PixelStatus::TooFew;
-        std::fill(x.begin(), x.end(), nan);
-        ++count[static_cast<std::size_t>(SolvePath::Skipped)];
-      } else {
-        const auto out = solver.solve(rows.data(), weights ? sw.data() : nullptr, yv.data(), nv, options.rcond,
-                                      options.ridge, x.data());
-        ++count[static_cast<std::size_t>(SolvePath::Exact)];
-        rank = out.rank;
-        if (out.failed) {
-          status = PixelStatus::Failed;
-        } else {
-          status = (options.ridge > 0 || static_cast<std::size_t>(rank) == M) ? PixelStatus::Ok : PixelStatus::MinNorm;
-          cond = out.cond;
-          rss = 0;
-          for (std::size_t i = 0; i < nv; ++i) {
-            const double* a = design.values().data() + static_cast<std::size_t>(rows[i]) * M;
-            double f = 0;
-            for (std::size_t j = 0; j < M; ++j) f += a[j] * x[j];
-            const double e = (f - yv[i]) * sw[i];
-            rss += e * e;
-          }
-        }
-      }
-      r.status.data<std::uint8_t>()[p] = static_cast<std::uint8_t>(status);
-      r.rank.data<std::int32_t>()[p] = rank;
-      r.cond.data<double>()[p] = cond;
-      r.rss.data<double>()[p] = rss;
-      for (std::size_t j = 0; j < M; ++j) store_value(r.x, j * P + p, x[j]);
-    }
-  };
-  {
-    lapack::SingleThreadedBlas single;
-    detail::parallel_for(P, kChunk, r.threads, body, progress);
-  }
-  for (const auto& c : paths)
-    for (std::size_t i = 0; i < kPathCount; ++i) r.paths[i] += c[i];
-  r.engine_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return r;
-}
 
 Array model_cube(const Design& design, const Array& x) {
   if (x.ndim() != 3 || x.dim(0) != design.cols())

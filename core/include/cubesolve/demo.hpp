@@ -4,6 +4,7 @@
 #include <cubesolve/array.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,19 @@ std::vector<std::string> demo_names();
 /// `size` sets H = W (0 = the default). Throws InputError for an unknown name
 /// or a size outside 1..8192.
 DemoCube make_demo(const std::string& name, std::size_t size = 0);
+
+}  // namespace cubesolve
+
+namespace cubesolve {
+
+/// How missing values are laid out in a synthetic cube.
+enum class MaskPattern { Random, Blobs };
+
+/// A synthetic cube for benchmarks and tests: A (n, m) Gaussian, Y (n, size,
+/// size) float32 Gaussian, with about `missing` of the values NaN, either
+/// independently at random or as discs (clouds, decorrelated patches) that
+/// each observation loses. Deterministic for a given seed.
+DemoCube make_synthetic(std::size_t n, std::size_t m, std::size_t size, double missing, MaskPattern pattern,
+                        std::uint64_t seed = 1);
 
 }  // namespace cubesolve

@@ -19,11 +19,16 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace cubesolve {
+
+namespace detail {
+struct DesignFactors;
+}
 
 enum class PixelStatus : std::uint8_t {
   Ok = 0,       // unique solution (rank(A_V) = M, or ridge > 0)
@@ -42,7 +47,8 @@ const char* path_name(SolvePath path);
 using PathCounts = std::array<std::size_t, kPathCount>;
 
 /// A design matrix A (N, M) in float64 with what the engine derives from it
-/// once: its singular values, numerical rank and condition number.
+/// once (its SVD, pseudo-inverse, hat matrix and, for full row rank, A·A^T
+/// and its inverse). Solving again with other options reuses all of it.
 class Design {
 public:
   Design() = default;
@@ -56,21 +62,23 @@ public:
   /// Row-major (N, M).
   const std::vector<double>& values() const { return a_; }
   double operator()(std::size_t i, std::size_t j) const { return a_[i * cols_ + j]; }
-  const std::vector<double>& singular_values() const { return sigma_; }
+  const std::vector<double>& singular_values() const;
   /// Numerical rank with rcond = eps * max(N, M).
-  std::size_t rank() const { return rank_; }
+  std::size_t rank() const;
   /// sigma_max / sigma_min over all min(N, M) singular values (inf when singular).
-  double condition() const { return cond_; }
+  double condition() const;
+  const detail::DesignFactors& factors() const { return *factors_; }
 
 private:
-  std::size_t rows_ = 0, cols_ = 0, rank_ = 0;
-  double cond_ = 0;
-  std::vector<double> a_, sigma_;
+  std::size_t rows_ = 0, cols_ = 0;
+  std::vector<double> a_;
+  std::shared_ptr<const detail::DesignFactors> factors_;
 };
 
-/// Auto lets the engine choose each pixel's path; Exact forces the per-pixel
-/// SVD everywhere (the reference, used by `verify`). This version of the
-/// engine solves every pixel on the exact path either way.
+/// Auto lets the planner choose each pixel's cheapest safe path (full data,
+/// mask group, deletion, dual, Gram; every pixel a fast path cannot vouch for
+/// is re-solved exactly); Exact forces the per-pixel SVD everywhere (the
+/// reference, used by `verify`).
 enum class Method { Auto, Exact };
 
 struct SolveOptions {
@@ -86,6 +94,10 @@ struct SolveOptions {
   int threads = 0;
   /// Output element type of X; default: the cube's (float32 or float64).
   std::optional<DType> output;
+  /// Compute rss for every pixel (one more pass of A·X); NaN when off.
+  bool residuals = true;
+  /// Working memory budget in bytes for the streamed chunks.
+  std::size_t memory = std::size_t{256} << 20;
 };
 
 struct SolveResult {
@@ -94,7 +106,8 @@ struct SolveResult {
   Array rank;     // (H, W) int32: numerical rank of the weighted A_V
   Array rss;      // (H, W) float64: weighted residual sum of squares
   Array status;   // (H, W) uint8: PixelStatus
-  Array cond;     // (H, W) float64: sigma_max / sigma_rank of the weighted A_V
+  Array cond;     // (H, W) float64: sigma_max / sigma_rank of the weighted A_V where an
+                  // SVD was taken (exact and group paths), NaN elsewhere
   PathCounts paths{};
   double engine_seconds = 0;
   int threads = 1;

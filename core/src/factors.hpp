@@ -1,0 +1,33 @@
+#pragma once
+// What the engine derives from A alone, once per design matrix.
+
+#include <cstddef>
+#include <vector>
+
+namespace cubesolve::detail {
+
+struct DesignFactors {
+  std::size_t n = 0, m = 0;  // A is (n, m)
+  std::size_t rank = 0;      // numerical rank, rcond = eps * max(n, m)
+  std::vector<double> sigma; // singular values, descending
+  /// P = A^+ (m, n), column-major: column i (length m) starts at i*m.
+  std::vector<double> pinv;
+  /// H = A A^+ (n, n), symmetric. Empty when n is too large to keep.
+  std::vector<double> hat;
+  /// For full row rank (rank == n): C = A A^T and Q = C^-1 (n, n). Else empty.
+  std::vector<double> gram_rows, gram_rows_inv;
+  /// For small m: the packed upper-triangle outer products of A's rows,
+  /// (m(m+1)/2, n) column-major, so that one GEMM with a weight matrix gives
+  /// every pixel's Gram matrix. Empty when too large.
+  std::vector<double> outer;
+
+  bool full_column_rank() const { return rank == m && n >= m; }
+  bool full_row_rank() const { return rank == n && n <= m && !gram_rows_inv.empty(); }
+  std::size_t packed() const { return m * (m + 1) / 2; }
+};
+
+/// Computes the factors of a row-major (n, m) matrix. Throws NumericalError
+/// when the SVD does not converge.
+DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::size_t m);
+
+}  // namespace cubesolve::detail

@@ -1,0 +1,538 @@
+// The engine: a planner that sends every pixel to the cheapest path that is
+// safe for it, the paths themselves, and the exact fallback. See engine.hpp
+// for the contract and the design notes for the mathematics.
+#include <cubesolve/engine.hpp>
+#include <cubesolve/error.hpp>
+#include <cubesolve/mask.hpp>
+
+#include "exact.hpp"
+#include "factors.hpp"
+#include "kernels.hpp"
+#include "lapack.hpp"
+#include "parallel.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace cubesolve {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::size_t kMaxSmall = 128;   // largest system the deletion and dual paths factor
+constexpr std::size_t kMinGroup = 32;    // smallest mask group worth its own factorization
+constexpr double kSmallTau = 1e-4;       // smallest relative pivot of I - H_II, Q_II or C_VV
+constexpr double kGramTau = 1e-6;        // smallest relative pivot of a Gram matrix
+constexpr double kMaxGrowth = 1e6;       // largest |x - x0| / |x0| a correction may have
+constexpr double kMaxFastCondition = 1e4;  // cond(A) above which only SVD-based paths run
+constexpr double kGemmSpeed = 4;         // a BLAS-3 flop costs this many times less than a scalar one
+
+enum class Kind : std::uint8_t { Skip, Full, Deletion, DualSchur, DualGather, Gram, Exact, Group };
+
+SolvePath path_of(Kind k) {
+  switch (k) {
+    case Kind::Full: return SolvePath::Full;
+    case Kind::Deletion: return SolvePath::Deletion;
+    case Kind::DualSchur:
+    case Kind::DualGather: return SolvePath::Dual;
+    case Kind::Gram: return SolvePath::Gram;
+    case Kind::Group: return SolvePath::Group;
+    case Kind::Exact: return SolvePath::Exact;
+    case Kind::Skip: break;
+  }
+  return SolvePath::Skipped;
+}
+
+void check_options(const SolveOptions& o) {
+  if (o.min_valid < 1) throw InputError("--min-valid: expected an integer >= 1, found " + std::to_string(o.min_valid));
+  if (!(o.ridge >= 0) || !std::isfinite(o.ridge))
+    throw InputError("--ridge: expected a finite value >= 0, found " + std::to_string(o.ridge));
+  if (!std::isfinite(o.rcond)) throw InputError("--rcond: expected a finite value, found " + std::to_string(o.rcond));
+  if (o.threads < 0) throw InputError("--threads: expected an integer >= 0, found " + std::to_string(o.threads));
+}
+
+/// Chooses each pixel's path from its valid-row count and a flop-count cost model.
+struct Planner {
+  const detail::DesignFactors& f;
+  bool weighted = false, ridge = false, exact_only = false, fast_ok = false;
+  std::size_t min_valid = 1;
+
+  double exact_cost(std::size_t nv) const {
+    const double n = static_cast<double>(nv), m = static_cast<double>(f.m);
+    return 4 * n * m * m + 8 * m * m * m + 200 * m;
+  }
+  double x0_cost() const { return 2.0 * static_cast<double>(f.m * f.n) / kGemmSpeed; }
+  double small_cost(std::size_t k) const {
+    const double s = static_cast<double>(k);
+    return s * s * s / 3 + s * s;
+  }
+  double gram_cost() const {
+    const double m = static_cast<double>(f.m), n = static_cast<double>(f.n);
+    return 2 * (static_cast<double>(f.packed()) + m) * n / kGemmSpeed + m * m * m / 3 + 2 * m * m;
+  }
+
+  std::pair<Kind, double> choose(std::size_t nv) const {
+    if (nv == 0 || nv < min_valid) return {Kind::Skip, 0.0};
+    std::pair<Kind, double> best{Kind::Exact, exact_cost(nv)};
+    if (exact_only) return best;
+    auto consider = [&](Kind k, double c) {
+      if (c < best.second) best = {k, c};
+    };
+    const bool can_gram = !f.outer.empty() && (ridge || nv >= f.m);
+    if (weighted || ridge) {
+      if (can_gram) consider(Kind::Gram, gram_cost());
+      return best;
+    }
+    const std::size_t m = f.n - nv, M = f.m, N = f.n;
+    if (m == 0) return {Kind::Full, x0_cost()};
+    if (fast_ok && f.full_column_rank() && !f.hat.empty() && nv >= M && m <= kMaxSmall)
+      consider(Kind::Deletion, x0_cost() + small_cost(m) + 2.0 * static_cast<double>(m * M));
+    if (fast_ok && f.full_row_rank()) {
+      if (m <= kMaxSmall && m <= nv)
+        consider(Kind::DualSchur, x0_cost() + small_cost(m) + 2.0 * static_cast<double>(m * (N + M)));
+      if (nv <= kMaxSmall) consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * M));
+    }
+    if (can_gram) consider(Kind::Gram, gram_cost());
+    return best;
+  }
+};
+
+PixelStatus rank_status(std::size_t rank, std::size_t m) { return rank == m ? PixelStatus::Ok : PixelStatus::MinNorm; }
+
+Progress part(const Progress& p, double lo, double hi) {
+  if (!p) return {};
+  return [p, lo, hi](double f) { return p(lo + (hi - lo) * f); };
+}
+
+/// The state every chunk and group task writes into.
+struct Job {
+  const Array& cube;
+  const Design& design;
+  const detail::DesignFactors& f;
+  const Array* weights;
+  const SolveOptions& options;
+  const Planner& planner;
+  SolveResult& r;
+  std::vector<char> taken;  // pixels already solved by the group pass
+  std::size_t N, M, P;
+
+  void write_pixel(std::size_t p, const double* x, PixelStatus status, int rank, double cond, double rss, int nv) {
+    if (r.x.dtype() == DType::Float32) {
+      float* out = r.x.data<float>();
+      for (std::size_t j = 0; j < M; ++j) out[j * P + p] = static_cast<float>(x[j]);
+    } else {
+      double* out = r.x.data<double>();
+      for (std::size_t j = 0; j < M; ++j) out[j * P + p] = x[j];
+    }
+    r.status.data<std::uint8_t>()[p] = static_cast<std::uint8_t>(status);
+    r.rank.data<std::int32_t>()[p] = rank;
+    r.cond.data<double>()[p] = cond;
+    r.rss.data<double>()[p] = rss;
+    r.n_valid.data<std::int32_t>()[p] = nv;
+  }
+};
+
+/// Per-thread buffers for the chunk pass.
+struct Workspace {
+  explicit Workspace(const Design& d, std::size_t max_rows, bool ridge) : exact(d, max_rows, ridge) {}
+  detail::ExactSolver exact;
+  std::vector<double> y, w, x0, x, s, rhs, model, wm, wy, g;
+  std::vector<std::uint8_t> valid;
+  std::vector<Kind> kind;
+  std::vector<int> rows, nv;
+  std::vector<std::size_t> gram, exact_list;
+  std::vector<double> rss;
+  PathCounts paths{};
+};
+
+template <class T>
+void gather(const T* cube, const Array* weights, std::size_t N, std::size_t P, std::size_t begin, std::size_t B,
+            Workspace& ws) {
+  // Pixel-major copies: ws.y[k*N + i], zero where missing.
+  for (std::size_t i = 0; i < N; ++i) {
+    const T* row = cube + i * P + begin;
+    for (std::size_t k = 0; k < B; ++k) {
+      const double v = static_cast<double>(row[k]);
+      double wt = 1.0;
+      if (weights) wt = weights->value(i * P + begin + k);
+      const bool ok = std::isfinite(v) && wt > 0 && std::isfinite(wt);
+      ws.valid[k * N + i] = ok;
+      ws.y[k * N + i] = ok ? v : 0.0;
+      if (weights) ws.w[k * N + i] = ok ? wt : 0.0;
+    }
+  }
+}
+
+void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
+  const std::size_t N = job.N, M = job.M, B = end - begin;
+  const auto& f = job.f;
+  const double* A = job.design.values().data();
+  ws.y.resize(N * B);
+  ws.valid.resize(N * B);
+  if (job.weights) ws.w.resize(N * B);
+  ws.x0.resize(M * B);
+  ws.x.assign(M * B, kNaN);
+  ws.kind.assign(B, Kind::Skip);
+  ws.nv.assign(B, 0);
+  ws.rss.assign(B, kNaN);
+  ws.gram.clear();
+  ws.exact_list.clear();
+  if (job.cube.dtype() == DType::Float32) gather(job.cube.data<float>(), job.weights, N, job.P, begin, B, ws);
+  else gather(job.cube.data<double>(), job.weights, N, job.P, begin, B, ws);
+
+  bool need_x0 = false;
+  for (std::size_t k = 0; k < B; ++k) {
+    if (!job.taken.empty() && job.taken[begin + k]) {
+      ws.kind[k] = Kind::Group;
+      continue;
+    }
+    int nv = 0;
+    for (std::size_t i = 0; i < N; ++i) nv += ws.valid[k * N + i];
+    ws.nv[k] = nv;
+    ws.kind[k] = job.planner.choose(static_cast<std::size_t>(nv)).first;
+    need_x0 = need_x0 || ws.kind[k] == Kind::Full || ws.kind[k] == Kind::Deletion || ws.kind[k] == Kind::DualSchur;
+  }
+  // x0 = P·y~ for the whole chunk: the one product every pixel of these paths shares.
+  if (need_x0)
+    lapack::gemm('N', 'N', static_cast<int>(M), static_cast<int>(B), static_cast<int>(N), 1.0, f.pinv.data(),
+                 static_cast<int>(M), ws.y.data(), static_cast<int>(N), 0.0, ws.x0.data(), static_cast<int>(M));
+
+  ws.rows.resize(N);
+  ws.s.resize(std::max(kMaxSmall * kMaxSmall, M * M));
+  ws.rhs.resize(std::max(kMaxSmall, M));
+  for (std::size_t k = 0; k < B; ++k) {
+    const Kind kind = ws.kind[k];
+    if (kind == Kind::Skip || kind == Kind::Group) continue;
+    if (kind == Kind::Gram) {
+      ws.gram.push_back(k);
+      continue;
+    }
+    if (kind == Kind::Exact) {
+      ws.exact_list.push_back(k);
+      continue;
+    }
+    const double* yk = ws.y.data() + k * N;
+    const double* x0 = ws.x0.data() + k * M;
+    double* x = ws.x.data() + k * M;
+    const std::uint8_t* vk = ws.valid.data() + k * N;
+    if (kind == Kind::Full) {
+      std::copy(x0, x0 + M, x);
+      continue;
+    }
+    // Rows taking part in the small system: missing rows, or valid rows for the gathered dual.
+    const bool use_valid = kind == Kind::DualGather;
+    std::size_t q = 0;
+    for (std::size_t i = 0; i < N; ++i)
+      if (static_cast<bool>(vk[i]) == use_valid) ws.rows[q++] = static_cast<int>(i);
+    const int* I = ws.rows.data();
+    double* S = ws.s.data();
+    double* z = ws.rhs.data();
+    const std::vector<double>& K = kind == Kind::Deletion ? f.hat : kind == Kind::DualSchur ? f.gram_rows_inv : f.gram_rows;
+    for (std::size_t a = 0; a < q; ++a)
+      for (std::size_t b = 0; b <= a; ++b) {
+        const double v = K[static_cast<std::size_t>(I[a]) * N + static_cast<std::size_t>(I[b])];
+        S[a * q + b] = kind == Kind::Deletion ? (a == b ? 1.0 : 0.0) - v : v;
+      }
+    for (std::size_t a = 0; a < q; ++a) {
+      const auto i = static_cast<std::size_t>(I[a]);
+      if (kind == Kind::Deletion) z[a] = detail::dot(A + i * M, x0, M);
+      else if (kind == Kind::DualSchur) z[a] = detail::dot(f.gram_rows_inv.data() + i * N, yk, N);
+      else z[a] = yk[i];
+    }
+    if (!detail::cholesky(S, q, kSmallTau)) {
+      ws.exact_list.push_back(k);
+      continue;
+    }
+    detail::cholesky_solve(S, q, z);
+    if (kind == Kind::DualGather) {
+      std::fill(x, x + M, 0.0);
+      for (std::size_t a = 0; a < q; ++a) detail::axpy(z[a], A + static_cast<std::size_t>(I[a]) * M, x, M);
+    } else {
+      std::copy(x0, x0 + M, x);
+      const double sign = kind == Kind::Deletion ? 1.0 : -1.0;
+      for (std::size_t a = 0; a < q; ++a)
+        detail::axpy(sign * z[a], f.pinv.data() + static_cast<std::size_t>(I[a]) * M, x, M);
+      double dx = 0, nx = 0;
+      for (std::size_t j = 0; j < M; ++j) {
+        dx += (x[j] - x0[j]) * (x[j] - x0[j]);
+        nx += x0[j] * x0[j];
+      }
+      if (!(dx <= kMaxGrowth * kMaxGrowth * std::max(nx, 1e-300))) {
+        ws.exact_list.push_back(k);
+        ws.kind[k] = Kind::Exact;
+        continue;
+      }
+    }
+  }
+
+  // Gram path: every pixel's A_V^T W A_V and A_V^T W y from two GEMMs, then Cholesky.
+  if (!ws.gram.empty()) {
+    const std::size_t G = ws.gram.size(), T = f.packed();
+    ws.wm.assign(N * G, 0.0);
+    ws.wy.assign(N * G, 0.0);
+    for (std::size_t c = 0; c < G; ++c) {
+      const std::size_t k = ws.gram[c];
+      for (std::size_t i = 0; i < N; ++i) {
+        const double wt = job.weights ? ws.w[k * N + i] : static_cast<double>(ws.valid[k * N + i]);
+        ws.wm[c * N + i] = wt;
+        ws.wy[c * N + i] = wt * ws.y[k * N + i];
+      }
+    }
+    ws.g.resize(T * G);
+    ws.model.resize(M * G);
+    lapack::gemm('N', 'N', static_cast<int>(T), static_cast<int>(G), static_cast<int>(N), 1.0, f.outer.data(),
+                 static_cast<int>(T), ws.wm.data(), static_cast<int>(N), 0.0, ws.g.data(), static_cast<int>(T));
+    lapack::gemm('N', 'N', static_cast<int>(M), static_cast<int>(G), static_cast<int>(N), 1.0, A,
+                 static_cast<int>(M), ws.wy.data(), static_cast<int>(N), 0.0, ws.model.data(), static_cast<int>(M));
+    for (std::size_t c = 0; c < G; ++c) {
+      const std::size_t k = ws.gram[c];
+      const double* gp = ws.g.data() + c * T;
+      double* S = ws.s.data();
+      for (std::size_t a = 0; a < M; ++a)
+        for (std::size_t b = a; b < M; ++b) S[b * M + a] = *gp++;
+      for (std::size_t a = 0; a < M; ++a) S[a * M + a] += job.options.ridge;
+      double* x = ws.x.data() + k * M;
+      std::copy(ws.model.data() + c * M, ws.model.data() + (c + 1) * M, x);
+      if (!detail::cholesky(S, M, kGramTau)) {
+        std::fill(x, x + M, kNaN);
+        ws.exact_list.push_back(k);
+        ws.kind[k] = Kind::Exact;
+        continue;
+      }
+      detail::cholesky_solve(S, M, x);
+    }
+  }
+
+  // Exact path: per-pixel SVD on the weighted valid rows.
+  std::vector<double> yv(N), sw(N);
+  for (std::size_t k : ws.exact_list) {
+    ws.kind[k] = Kind::Exact;
+    std::size_t q = 0;
+    for (std::size_t i = 0; i < N; ++i)
+      if (ws.valid[k * N + i]) {
+        ws.rows[q] = static_cast<int>(i);
+        yv[q] = ws.y[k * N + i];
+        sw[q] = job.weights ? std::sqrt(ws.w[k * N + i]) : 1.0;
+        ++q;
+      }
+    const auto out = ws.exact.solve(ws.rows.data(), job.weights ? sw.data() : nullptr, yv.data(), q,
+                                    job.options.rcond, job.options.ridge, ws.x.data() + k * M);
+    double* x = ws.x.data() + k * M;
+    const std::size_t p = begin + k;
+    if (out.failed) {
+      job.write_pixel(p, x, PixelStatus::Failed, out.rank, kNaN, kNaN, ws.nv[k]);
+    } else {
+      double rss = 0;
+      for (std::size_t a = 0; a < q; ++a) {
+        const double e = (detail::dot(A + static_cast<std::size_t>(ws.rows[a]) * M, x, M) - yv[a]) * sw[a];
+        rss += e * e;
+      }
+      const PixelStatus st = job.options.ridge > 0 ? PixelStatus::Ok : rank_status(static_cast<std::size_t>(out.rank), M);
+      job.write_pixel(p, x, st, out.rank, out.cond, rss, ws.nv[k]);
+    }
+  }
+
+  // Residuals of the fast paths: one product A·X for the chunk.
+  if (job.options.residuals) {
+    ws.model.resize(N * B);
+    lapack::gemm('T', 'N', static_cast<int>(N), static_cast<int>(B), static_cast<int>(M), 1.0, A, static_cast<int>(M),
+                 ws.x.data(), static_cast<int>(M), 0.0, ws.model.data(), static_cast<int>(N));
+    for (std::size_t k = 0; k < B; ++k) {
+      if (ws.kind[k] == Kind::Skip || ws.kind[k] == Kind::Group || ws.kind[k] == Kind::Exact) continue;
+      double rss = 0;
+      for (std::size_t i = 0; i < N; ++i)
+        if (ws.valid[k * N + i]) {
+          const double e = ws.model[k * N + i] - ws.y[k * N + i];
+          rss += (job.weights ? ws.w[k * N + i] : 1.0) * e * e;
+        }
+      ws.rss[k] = rss;
+    }
+  }
+
+  for (std::size_t k = 0; k < B; ++k) {
+    const Kind kind = ws.kind[k];
+    if (kind == Kind::Group) continue;
+    ++ws.paths[static_cast<std::size_t>(path_of(kind))];
+    if (kind == Kind::Exact) continue;  // written above
+    const std::size_t p = begin + k;
+    const auto nv = static_cast<std::size_t>(ws.nv[k]);
+    std::size_t rank = 0;
+    PixelStatus st = PixelStatus::Ok;
+    switch (kind) {
+      case Kind::Skip: st = nv == 0 ? PixelStatus::NoData : PixelStatus::TooFew; break;
+      case Kind::Full: rank = f.rank; st = rank_status(rank, M); break;
+      case Kind::Deletion: rank = M; break;
+      case Kind::DualSchur:
+      case Kind::DualGather: rank = nv; st = rank_status(rank, M); break;
+      case Kind::Gram: rank = M; break;
+      default: break;
+    }
+    job.write_pixel(p, ws.x.data() + k * M, st, static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);
+  }
+}
+
+/// Solves one block of a mask group: one SVD of A_V, one GEMM for its pixels.
+void solve_group_block(Job& job, const MaskStats& masks, const std::vector<std::size_t>& pixels,
+                       std::size_t begin, std::size_t end, PathCounts& paths) {
+  const std::size_t N = job.N, M = job.M, G = end - begin;
+  const std::uint64_t* mask = masks.masks.data() + pixels[begin] * masks.words;
+  std::vector<std::size_t> rows;
+  for (std::size_t i = 0; i < N; ++i)
+    if ((mask[i / 64] >> (i % 64)) & 1) rows.push_back(i);
+  const std::size_t nv = rows.size(), k = std::min(nv, M);
+  const double* A = job.design.values().data();
+  // A_V column-major (nv, M), kept for the residuals.
+  std::vector<double> av(nv * M), work_a, s(k), u(nv * k), vt(k * M);
+  for (std::size_t j = 0; j < M; ++j)
+    for (std::size_t a = 0; a < nv; ++a) av[j * nv + a] = A[rows[a] * M + j];
+  work_a = av;
+  int m_ = static_cast<int>(nv), n_ = static_cast<int>(M), lda = m_, ldu = m_, ldvt = static_cast<int>(k), lwork = -1,
+      info = 0;
+  std::vector<int> iwork(8 * k);
+  double wq = 0;
+  dgesdd_("S", &m_, &n_, work_a.data(), &lda, s.data(), u.data(), &ldu, vt.data(), &ldvt, &wq, &lwork, iwork.data(),
+          &info, 1);
+  std::vector<double> work(static_cast<std::size_t>(wq) + 1);
+  lwork = static_cast<int>(work.size());
+  dgesdd_("S", &m_, &n_, work_a.data(), &lda, s.data(), u.data(), &ldu, vt.data(), &ldvt, work.data(), &lwork,
+          iwork.data(), &info, 1);
+
+  std::vector<double> y(nv * G), x(M * G, kNaN);
+  for (std::size_t c = 0; c < G; ++c)
+    for (std::size_t a = 0; a < nv; ++a) y[c * nv + a] = job.cube.value(rows[a] * job.P + pixels[begin + c]);
+  std::size_t rank = 0;
+  double cond = kNaN;
+  if (info == 0) {
+    const double rcond = job.options.rcond < 0 ? detail::default_rcond(nv, M) : job.options.rcond;
+    while (rank < k && s[rank] > rcond * s[0]) ++rank;
+    // pinv = VT_r^T S_r^-1 U_r^T  (M, nv); X = pinv · Y.
+    std::vector<double> vs(k * M, 0.0), pinv(M * nv, 0.0);
+    for (std::size_t j = 0; j < M; ++j)
+      for (std::size_t q = 0; q < rank; ++q) vs[j * k + q] = vt[j * k + q] / s[q];
+    if (rank > 0) {
+      lapack::gemm('T', 'T', n_, m_, static_cast<int>(rank), 1.0, vs.data(), static_cast<int>(k), u.data(), ldu, 0.0,
+                   pinv.data(), n_);
+    }
+    lapack::gemm('N', 'N', n_, static_cast<int>(G), m_, 1.0, pinv.data(), n_, y.data(), m_, 0.0, x.data(), n_);
+    cond = rank > 0 ? s[0] / s[rank - 1] : std::numeric_limits<double>::infinity();
+  }
+  std::vector<double> model;
+  if (job.options.residuals && info == 0) {
+    model.resize(nv * G);
+    lapack::gemm('N', 'N', m_, static_cast<int>(G), n_, 1.0, av.data(), m_, x.data(), n_, 0.0, model.data(), m_);
+  }
+  for (std::size_t c = 0; c < G; ++c) {
+    double rss = kNaN;
+    if (!model.empty()) {
+      rss = 0;
+      for (std::size_t a = 0; a < nv; ++a) rss += (model[c * nv + a] - y[c * nv + a]) * (model[c * nv + a] - y[c * nv + a]);
+    }
+    const PixelStatus st = info != 0 ? PixelStatus::Failed : rank_status(rank, M);
+    job.write_pixel(pixels[begin + c], x.data() + c * M, st, static_cast<int>(rank), cond, rss, static_cast<int>(nv));
+  }
+  paths[static_cast<std::size_t>(SolvePath::Group)] += G;
+}
+
+}  // namespace
+
+SolveResult solve(const Array& cube, const Design& design, const Array* weights, const SolveOptions& options,
+                  const Progress& progress) {
+  check_inputs(cube, design, weights);
+  check_options(options);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t N = cube.dim(0), H = cube.dim(1), W = cube.dim(2), P = H * W, M = design.cols();
+  const auto& f = design.factors();
+
+  SolveResult r;
+  r.x = Array(options.output.value_or(cube.dtype()), {M, H, W});
+  r.n_valid = Array(DType::Int32, {H, W});
+  r.rank = Array(DType::Int32, {H, W});
+  r.rss = Array(DType::Float64, {H, W});
+  r.status = Array(DType::UInt8, {H, W});
+  r.cond = Array(DType::Float64, {H, W});
+  r.threads = detail::thread_count(options.threads);
+
+  Planner planner{f};
+  planner.weighted = weights != nullptr;
+  planner.ridge = options.ridge > 0;
+  planner.min_valid = static_cast<std::size_t>(options.min_valid);
+  // Custom rcond changes rank decisions that only an SVD of A_V can make.
+  planner.exact_only = options.method == Method::Exact || options.rcond >= 0;
+  planner.fast_ok = f.rank > 0 && f.sigma.front() / f.sigma[f.rank - 1] <= kMaxFastCondition;
+
+  Job job{cube, design, f, weights, options, planner, r, {}, N, M, P};
+  std::vector<PathCounts> counts(static_cast<std::size_t>(r.threads), PathCounts{});
+  lapack::SingleThreadedBlas single;
+
+  // Mask groups: pixels sharing a mask share one factorization, where that is cheaper.
+  double done = 0;
+  const bool grouping = options.method == Method::Auto && !weights && options.ridge == 0 && P >= kMinGroup;
+  if (grouping) {
+    const MaskStats masks = analyze_masks(cube, nullptr, part(progress, 0, 0.1));
+    done = 0.1;
+    std::vector<char> chosen(masks.distinct_masks(), 0);
+    std::vector<std::size_t> first(masks.distinct_masks(), P);
+    for (std::size_t p = P; p-- > 0;) first[static_cast<std::size_t>(masks.group_of[p])] = p;
+    std::size_t grouped = 0;
+    for (std::size_t g = 0; g < chosen.size(); ++g) {
+      const std::size_t size = masks.group_size[g];
+      if (size < kMinGroup) continue;
+      const auto nv = static_cast<std::size_t>(masks.n_valid[first[g]]);
+      const auto [kind, cost] = planner.choose(nv);
+      if (kind == Kind::Skip || kind == Kind::Full) continue;
+      const double group_cost = planner.exact_cost(nv) / static_cast<double>(size) +
+                                2.0 * static_cast<double>(M * nv) / kGemmSpeed;
+      if (options.rcond >= 0 || group_cost < cost) {
+        chosen[g] = 1;
+        grouped += size;
+      }
+    }
+    if (grouped > 0) {
+      // Pixels of the chosen groups, group after group, cut into blocks.
+      std::vector<std::size_t> offset(chosen.size() + 1, 0), pixels(grouped);
+      for (std::size_t g = 0; g < chosen.size(); ++g) offset[g + 1] = offset[g] + (chosen[g] ? masks.group_size[g] : 0);
+      std::vector<std::size_t> fill(offset.begin(), offset.end() - 1);
+      job.taken.assign(P, 0);
+      for (std::size_t p = 0; p < P; ++p) {
+        const auto g = static_cast<std::size_t>(masks.group_of[p]);
+        if (chosen[g]) {
+          pixels[fill[g]++] = p;
+          job.taken[p] = 1;
+        }
+      }
+      std::vector<std::pair<std::size_t, std::size_t>> blocks;
+      constexpr std::size_t kBlock = 4096;
+      for (std::size_t g = 0; g < chosen.size(); ++g)
+        for (std::size_t b = offset[g]; b < offset[g + 1]; b += kBlock) blocks.emplace_back(b, std::min(offset[g + 1], b + kBlock));
+      const double share = 0.1 + 0.9 * static_cast<double>(grouped) / static_cast<double>(P);
+      detail::parallel_for(
+          blocks.size(), 1, r.threads,
+          [&](int t, std::size_t b0, std::size_t b1) {
+            for (std::size_t b = b0; b < b1; ++b)
+              solve_group_block(job, masks, pixels, blocks[b].first, blocks[b].second, counts[static_cast<std::size_t>(t)]);
+          },
+          part(progress, done, share));
+      done = share;
+    }
+  }
+
+  // Everything else, streamed in chunks sized to the memory budget.
+  const std::size_t per_pixel = 8 * (3 * N + 3 * M) + N + 64;
+  const std::size_t budget = std::max<std::size_t>(options.memory / static_cast<std::size_t>(r.threads), 1 << 20);
+  const std::size_t fair = (P + static_cast<std::size_t>(r.threads) * 4 - 1) / (static_cast<std::size_t>(r.threads) * 4);
+  const std::size_t chunk = std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, 4096);
+  std::vector<Workspace> ws;
+  for (int t = 0; t < r.threads; ++t) ws.emplace_back(design, N, options.ridge > 0);
+  detail::parallel_for(
+      P, chunk, r.threads, [&](int t, std::size_t b, std::size_t e) { solve_chunk(job, ws[static_cast<std::size_t>(t)], b, e); },
+      part(progress, done, 1.0));
+  for (const auto& w : ws)
+    for (std::size_t i = 0; i < kPathCount; ++i) r.paths[i] += w.paths[i];
+  for (const auto& c : counts)
+    for (std::size_t i = 0; i < kPathCount; ++i) r.paths[i] += c[i];
+  r.engine_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace cubesolve
