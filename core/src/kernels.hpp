@@ -4,7 +4,30 @@
 #include <cmath>
 #include <cstddef>
 
+// Hot loops get an AVX2/FMA clone chosen at load time where the processor
+// has it, and stay portable where it does not.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define CUBESOLVE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define CUBESOLVE_SIMD_CLONES
+#endif
+
 namespace cubesolve::detail {
+
+/// Four independent partial sums: the loop is bound by throughput, not by
+/// the latency of one long chain of additions.
+inline double dot(const double* a, const double* b, std::size_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += a[i] * b[i];
+    s1 += a[i + 1] * b[i + 1];
+    s2 += a[i + 2] * b[i + 2];
+    s3 += a[i + 3] * b[i + 3];
+  }
+  for (; i < n; ++i) s0 += a[i] * b[i];
+  return (s0 + s1) + (s2 + s3);
+}
 
 /// In-place Cholesky S = L L^T of a symmetric positive definite n x n
 /// row-major matrix (the lower triangle is read and overwritten). Returns
@@ -16,17 +39,14 @@ inline bool cholesky(double* s, std::size_t n, double tau) {
   const double floor = tau * dmax;
   for (std::size_t j = 0; j < n; ++j) {
     double* rj = s + j * n;
-    double d = rj[j];
-    for (std::size_t k = 0; k < j; ++k) d -= rj[k] * rj[k];
+    double d = rj[j] - dot(rj, rj, j);
     if (!(d > floor)) return false;
     d = std::sqrt(d);
     rj[j] = d;
     const double inv = 1.0 / d;
     for (std::size_t i = j + 1; i < n; ++i) {
       double* ri = s + i * n;
-      double v = ri[j];
-      for (std::size_t k = 0; k < j; ++k) v -= ri[k] * rj[k];
-      ri[j] = v * inv;
+      ri[j] = (ri[j] - dot(ri, rj, j)) * inv;
     }
   }
   return true;
@@ -34,12 +54,7 @@ inline bool cholesky(double* s, std::size_t n, double tau) {
 
 /// Solves L L^T x = b in place, L from cholesky().
 inline void cholesky_solve(const double* l, std::size_t n, double* b) {
-  for (std::size_t i = 0; i < n; ++i) {
-    double v = b[i];
-    const double* ri = l + i * n;
-    for (std::size_t k = 0; k < i; ++k) v -= ri[k] * b[k];
-    b[i] = v / ri[i];
-  }
+  for (std::size_t i = 0; i < n; ++i) b[i] = (b[i] - dot(l + i * n, b, i)) / l[i * n + i];
   for (std::size_t i = n; i-- > 0;) {
     double v = b[i];
     for (std::size_t k = i + 1; k < n; ++k) v -= l[k * n + i] * b[k];
@@ -47,15 +62,71 @@ inline void cholesky_solve(const double* l, std::size_t n, double* b) {
   }
 }
 
-inline double dot(const double* a, const double* b, std::size_t n) {
-  double s = 0;
-  for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
 /// y += alpha * x
 inline void axpy(double alpha, const double* x, double* y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+
+}  // namespace cubesolve::detail
+
+namespace cubesolve::detail {
+
+/// Lanes of the batched kernels: L systems of the same size side by side,
+/// element (a, c) of system l at s[(a*n + c)*L + l], so every scalar step of
+/// the algorithm is one vector operation across the L systems.
+constexpr std::size_t kLanes = 8;
+
+/// Batched in-place Cholesky of kLanes n x n SPD systems (lower triangles).
+/// ok[l] becomes false for a system whose pivot falls below tau times its
+/// largest diagonal entry; that system's factor is then not to be used.
+inline void batched_cholesky(double* s, std::size_t n, double tau, bool* ok) {
+  constexpr std::size_t L = kLanes;
+  double floor[L], d[L], inv[L], acc[L];
+  for (std::size_t l = 0; l < L; ++l) {
+    double m = 0;
+    for (std::size_t i = 0; i < n; ++i) m = std::fmax(m, s[(i * n + i) * L + l]);
+    floor[l] = tau * m;
+    ok[l] = true;
+  }
+  for (std::size_t j = 0; j < n; ++j) {
+    double* rj = s + j * n * L;
+    for (std::size_t l = 0; l < L; ++l) d[l] = rj[j * L + l];
+    for (std::size_t c = 0; c < j; ++c)
+      for (std::size_t l = 0; l < L; ++l) d[l] -= rj[c * L + l] * rj[c * L + l];
+    for (std::size_t l = 0; l < L; ++l) {
+      const bool good = d[l] > floor[l];
+      ok[l] = ok[l] && good;
+      d[l] = std::sqrt(good ? d[l] : 1.0);
+      rj[j * L + l] = d[l];
+      inv[l] = 1.0 / d[l];
+    }
+    for (std::size_t i = j + 1; i < n; ++i) {
+      double* ri = s + i * n * L;
+      for (std::size_t l = 0; l < L; ++l) acc[l] = ri[j * L + l];
+      for (std::size_t c = 0; c < j; ++c)
+        for (std::size_t l = 0; l < L; ++l) acc[l] -= ri[c * L + l] * rj[c * L + l];
+      for (std::size_t l = 0; l < L; ++l) ri[j * L + l] = acc[l] * inv[l];
+    }
+  }
+}
+
+/// Solves the kLanes systems L L^T x = b in place; b[a*L + l] is entry a of system l.
+inline void batched_cholesky_solve(const double* s, std::size_t n, double* b) {
+  constexpr std::size_t L = kLanes;
+  double acc[L];
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* ri = s + i * n * L;
+    for (std::size_t l = 0; l < L; ++l) acc[l] = b[i * L + l];
+    for (std::size_t c = 0; c < i; ++c)
+      for (std::size_t l = 0; l < L; ++l) acc[l] -= ri[c * L + l] * b[c * L + l];
+    for (std::size_t l = 0; l < L; ++l) b[i * L + l] = acc[l] / ri[i * L + l];
+  }
+  for (std::size_t i = n; i-- > 0;) {
+    for (std::size_t l = 0; l < L; ++l) acc[l] = b[i * L + l];
+    for (std::size_t c = i + 1; c < n; ++c)
+      for (std::size_t l = 0; l < L; ++l) acc[l] -= s[(c * n + i) * L + l] * b[c * L + l];
+    for (std::size_t l = 0; l < L; ++l) b[i * L + l] = acc[l] / s[(i * n + i) * L + l];
+  }
 }
 
 }  // namespace cubesolve::detail

@@ -73,32 +73,46 @@ MaskStats analyze_masks(const Array& cube, const Array* weights, const Progress&
   // Pack the masks, in pixel blocks on all threads; count what is missing.
   const int threads = detail::thread_count(0);
   std::vector<std::array<std::size_t, 3>> counts(static_cast<std::size_t>(threads), {0, 0, 0});
-  detail::parallel_for(
-      P, 4096, threads,
-      [&](int t, std::size_t begin, std::size_t end) {
-        auto& c = counts[static_cast<std::size_t>(t)];
-        for (std::size_t i = 0; i < N; ++i) {
-          const std::uint64_t bit = std::uint64_t{1} << (i % 64);
-          const std::size_t word = i / 64;
-          for (std::size_t p = begin; p < end; ++p) {
-            const double v = cube.value(i * P + p);
-            bool valid = std::isfinite(v);
-            if (!valid) ++c[std::isnan(v) ? 0 : 1];
-            else if (weights) {
+  auto pack = [&](auto values) {
+    detail::parallel_for(
+        P, 4096, threads,
+        [&](int t, std::size_t begin, std::size_t end) {
+          std::size_t nan = 0, inf = 0, zero = 0;  // locals: no aliasing with the outputs
+          std::uint64_t* masks = s.masks.data();
+          std::int32_t* n_valid = s.n_valid.data();
+          const std::size_t words = s.words;
+          for (std::size_t i = 0; i < N; ++i) {
+            const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+            const std::size_t word = i / 64;
+            const auto* row = values + i * P;
+            for (std::size_t p = begin; p < end; ++p) {  // branch-free: masks are often random
+              const double v = static_cast<double>(row[p]);
+              const bool is_nan = std::isnan(v), is_inf = std::isinf(v), valid = !(is_nan || is_inf);
+              nan += is_nan;
+              inf += is_inf;
+              masks[p * words + word] |= bit & (std::uint64_t{0} - valid);
+              n_valid[p] += valid;
+            }
+            if (!weights) continue;
+            for (std::size_t p = begin; p < end; ++p) {
               const double w = weights->value(i * P + p);
-              if (!(w > 0) || !std::isfinite(w)) {
-                valid = false;
-                ++c[2];
+              if ((masks[p * words + word] & bit) && (!(w > 0) || !std::isfinite(w))) {
+                masks[p * words + word] &= ~bit;
+                --n_valid[p];
+                ++zero;
               }
             }
-            if (valid) {
-              s.masks[p * s.words + word] |= bit;
-              ++s.n_valid[p];
-            }
           }
-        }
-      },
-      progress ? Progress([&](double f) { return progress(0.8 * f); }) : Progress());
+          auto& c = counts[static_cast<std::size_t>(t)];
+          c[0] += nan;
+          c[1] += inf;
+          c[2] += zero;
+        },
+        progress ? Progress([&](double f) { return progress(0.8 * f); }) : Progress());
+  };
+  if (cube.dtype() == DType::Float32) pack(cube.data<float>());
+  else if (cube.dtype() == DType::Float64) pack(cube.data<double>());
+  else throw InputError(std::string("cube: expected float32 or float64 values, found ") + dtype_name(cube.dtype()));
   for (const auto& c : counts) {
     s.nan_count += c[0];
     s.inf_count += c[1];

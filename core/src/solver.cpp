@@ -98,6 +98,29 @@ struct Planner {
   }
 };
 
+/// Whether pixels share masks often enough for grouping to be worth a full
+/// pass: the share of a sample (runs of neighbouring pixels, where clouds and
+/// patches make masks repeat) whose mask occurs more than once in it.
+bool masks_repeat(const Array& cube) {
+  const std::size_t N = cube.dim(0), P = cube.dim(1) * cube.dim(2), words = (N + 63) / 64;
+  constexpr std::size_t kRuns = 64, kRun = 64;
+  std::vector<std::vector<std::uint64_t>> keys;
+  for (std::size_t r = 0; r < kRuns; ++r) {
+    const std::size_t start = P > kRun ? (r * (P - kRun)) / kRuns : 0;
+    const std::size_t len = std::min(kRun, P - start);
+    const std::size_t base = keys.size();
+    keys.resize(base + len, std::vector<std::uint64_t>(words, 0));
+    for (std::size_t i = 0; i < N; ++i)
+      for (std::size_t k = 0; k < len; ++k)
+        if (std::isfinite(cube.value(i * P + start + k))) keys[base + k][i / 64] |= std::uint64_t{1} << (i % 64);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::size_t repeated = 0;
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    repeated += (k > 0 && keys[k] == keys[k - 1]) || (k + 1 < keys.size() && keys[k] == keys[k + 1]);
+  return repeated * 20 >= keys.size();
+}
+
 PixelStatus rank_status(std::size_t rank, std::size_t m) { return rank == m ? PixelStatus::Ok : PixelStatus::MinNorm; }
 
 Progress part(const Progress& p, double lo, double hi) {
@@ -139,6 +162,7 @@ struct Workspace {
   detail::ExactSolver exact;
   std::vector<double> y, w, x0, x, s, rhs, model, wm, wy, g;
   std::vector<std::uint8_t> valid;
+  std::vector<std::vector<std::size_t>> buckets;  // small-system pixels by system size
   std::vector<Kind> kind;
   std::vector<int> rows, nv;
   std::vector<std::size_t> gram, exact_list;
@@ -154,17 +178,23 @@ void gather(const T* cube, const Array* weights, std::size_t N, std::size_t P, s
     const T* row = cube + i * P + begin;
     for (std::size_t k = 0; k < B; ++k) {
       const double v = static_cast<double>(row[k]);
-      double wt = 1.0;
-      if (weights) wt = weights->value(i * P + begin + k);
-      const bool ok = std::isfinite(v) && wt > 0 && std::isfinite(wt);
+      const bool ok = std::isfinite(v);
       ws.valid[k * N + i] = ok;
       ws.y[k * N + i] = ok ? v : 0.0;
-      if (weights) ws.w[k * N + i] = ok ? wt : 0.0;
     }
   }
+  if (!weights) return;
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t k = 0; k < B; ++k) {
+      const double wt = weights->value(i * P + begin + k);
+      const bool ok = ws.valid[k * N + i] && wt > 0 && std::isfinite(wt);
+      ws.valid[k * N + i] = ok;
+      ws.w[k * N + i] = ok ? wt : 0.0;
+      if (!ok) ws.y[k * N + i] = 0.0;
+    }
 }
 
-void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
+CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
   const std::size_t N = job.N, M = job.M, B = end - begin;
   const auto& f = job.f;
   const double* A = job.design.values().data();
@@ -181,7 +211,6 @@ void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
   if (job.cube.dtype() == DType::Float32) gather(job.cube.data<float>(), job.weights, N, job.P, begin, B, ws);
   else gather(job.cube.data<double>(), job.weights, N, job.P, begin, B, ws);
 
-  bool need_x0 = false;
   for (std::size_t k = 0; k < B; ++k) {
     if (!job.taken.empty() && job.taken[begin + k]) {
       ws.kind[k] = Kind::Group;
@@ -191,79 +220,101 @@ void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
     for (std::size_t i = 0; i < N; ++i) nv += ws.valid[k * N + i];
     ws.nv[k] = nv;
     ws.kind[k] = job.planner.choose(static_cast<std::size_t>(nv)).first;
-    need_x0 = need_x0 || ws.kind[k] == Kind::Full || ws.kind[k] == Kind::Deletion || ws.kind[k] == Kind::DualSchur;
   }
-  // x0 = P·y~ for the whole chunk: the one product every pixel of these paths shares.
-  if (need_x0)
-    lapack::gemm('N', 'N', static_cast<int>(M), static_cast<int>(B), static_cast<int>(N), 1.0, f.pinv.data(),
-                 static_cast<int>(M), ws.y.data(), static_cast<int>(N), 0.0, ws.x0.data(), static_cast<int>(M));
-
-  ws.rows.resize(N);
-  ws.s.resize(std::max(kMaxSmall * kMaxSmall, M * M));
-  ws.rhs.resize(std::max(kMaxSmall, M));
+  // The small-system paths are bucketed by system size.
+  bool need_product = false;
+  for (auto& bucket : ws.buckets) bucket.clear();
+  ws.buckets.resize(kMaxSmall + 1);
   for (std::size_t k = 0; k < B; ++k) {
     const Kind kind = ws.kind[k];
-    if (kind == Kind::Skip || kind == Kind::Group) continue;
-    if (kind == Kind::Gram) {
-      ws.gram.push_back(k);
-      continue;
-    }
-    if (kind == Kind::Exact) {
-      ws.exact_list.push_back(k);
-      continue;
-    }
-    const double* yk = ws.y.data() + k * N;
-    const double* x0 = ws.x0.data() + k * M;
-    double* x = ws.x.data() + k * M;
-    const std::uint8_t* vk = ws.valid.data() + k * N;
-    if (kind == Kind::Full) {
-      std::copy(x0, x0 + M, x);
-      continue;
-    }
-    // Rows taking part in the small system: missing rows, or valid rows for the gathered dual.
-    const bool use_valid = kind == Kind::DualGather;
-    std::size_t q = 0;
-    for (std::size_t i = 0; i < N; ++i)
-      if (static_cast<bool>(vk[i]) == use_valid) ws.rows[q++] = static_cast<int>(i);
-    const int* I = ws.rows.data();
-    double* S = ws.s.data();
-    double* z = ws.rhs.data();
-    const std::vector<double>& K = kind == Kind::Deletion ? f.hat : kind == Kind::DualSchur ? f.gram_rows_inv : f.gram_rows;
-    for (std::size_t a = 0; a < q; ++a)
-      for (std::size_t b = 0; b <= a; ++b) {
-        const double v = K[static_cast<std::size_t>(I[a]) * N + static_cast<std::size_t>(I[b])];
-        S[a * q + b] = kind == Kind::Deletion ? (a == b ? 1.0 : 0.0) - v : v;
+    need_product = need_product || kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur;
+    if (kind == Kind::Gram) ws.gram.push_back(k);
+    else if (kind == Kind::Exact) ws.exact_list.push_back(k);
+    else if (kind == Kind::Deletion || kind == Kind::DualSchur || kind == Kind::DualGather)
+      ws.buckets[kind == Kind::DualGather ? static_cast<std::size_t>(ws.nv[k]) : N - static_cast<std::size_t>(ws.nv[k])]
+          .push_back(k);
+  }
+  // kLanes systems of one size at a time through the batched Cholesky:
+  //   deletion   (I - H_II) z = H_I y~      x = x0 + P[:, I] z = P (y~ + z at I)
+  //   dual       Q_II t = Q_I y~            x = x0 - P[:, I] t = P (y~ - t at I)
+  //   dual       C_VV z = y_V               x = A_V^T z
+  // where x0 = P y~. The first two only fill the missing rows of y~ (with
+  // the model's values there): one GEMM then gives every pixel's x.
+  constexpr std::size_t L = detail::kLanes;
+  ws.rows.resize(N * L);
+  for (std::size_t q = 1; q <= kMaxSmall; ++q) {
+    const auto& list = ws.buckets[q];
+    ws.s.resize(q * q * L);
+    ws.rhs.resize(q * L);
+    for (std::size_t b0 = 0; b0 < list.size(); b0 += L) {
+      const std::size_t lanes = std::min(L, list.size() - b0);
+      double* S = ws.s.data();
+      double* z = ws.rhs.data();
+      std::fill(S, S + q * q * L, 0.0);
+      std::fill(z, z + q * L, 0.0);
+      for (std::size_t l = 0; l < L; ++l) {
+        if (l >= lanes) {  // padding: the identity
+          for (std::size_t a = 0; a < q; ++a) S[(a * q + a) * L + l] = 1.0;
+          continue;
+        }
+        const std::size_t k = list[b0 + l];
+        const Kind kind = ws.kind[k];
+        const bool use_valid = kind == Kind::DualGather;
+        int* I = ws.rows.data() + l * N;
+        std::size_t n_rows = 0;
+        for (std::size_t i = 0; i < N; ++i)
+          if (static_cast<bool>(ws.valid[k * N + i]) == use_valid) I[n_rows++] = static_cast<int>(i);
+        const std::vector<double>& K =
+            kind == Kind::Deletion ? f.hat : kind == Kind::DualSchur ? f.gram_rows_inv : f.gram_rows;
+        for (std::size_t a = 0; a < q; ++a) {
+          const double* Krow = K.data() + static_cast<std::size_t>(I[a]) * N;
+          for (std::size_t c = 0; c <= a; ++c) {
+            const double v = Krow[I[c]];
+            S[(a * q + c) * L + l] = kind == Kind::Deletion ? (a == c ? 1.0 : 0.0) - v : v;
+          }
+          z[a * L + l] = use_valid ? ws.y[k * N + static_cast<std::size_t>(I[a])] : detail::dot(Krow, ws.y.data() + k * N, N);
+        }
       }
-    for (std::size_t a = 0; a < q; ++a) {
-      const auto i = static_cast<std::size_t>(I[a]);
-      if (kind == Kind::Deletion) z[a] = detail::dot(A + i * M, x0, M);
-      else if (kind == Kind::DualSchur) z[a] = detail::dot(f.gram_rows_inv.data() + i * N, yk, N);
-      else z[a] = yk[i];
-    }
-    if (!detail::cholesky(S, q, kSmallTau)) {
-      ws.exact_list.push_back(k);
-      continue;
-    }
-    detail::cholesky_solve(S, q, z);
-    if (kind == Kind::DualGather) {
-      std::fill(x, x + M, 0.0);
-      for (std::size_t a = 0; a < q; ++a) detail::axpy(z[a], A + static_cast<std::size_t>(I[a]) * M, x, M);
-    } else {
-      std::copy(x0, x0 + M, x);
-      const double sign = kind == Kind::Deletion ? 1.0 : -1.0;
-      for (std::size_t a = 0; a < q; ++a)
-        detail::axpy(sign * z[a], f.pinv.data() + static_cast<std::size_t>(I[a]) * M, x, M);
-      double dx = 0, nx = 0;
-      for (std::size_t j = 0; j < M; ++j) {
-        dx += (x[j] - x0[j]) * (x[j] - x0[j]);
-        nx += x0[j] * x0[j];
+      bool ok[L];
+      detail::batched_cholesky(S, q, kSmallTau, ok);
+      detail::batched_cholesky_solve(S, q, z);
+      for (std::size_t l = 0; l < lanes; ++l) {
+        const std::size_t k = list[b0 + l];
+        if (!ok[l]) {
+          ws.exact_list.push_back(k);
+          continue;
+        }
+        const Kind kind = ws.kind[k];
+        const int* I = ws.rows.data() + l * N;
+        if (kind == Kind::DualGather) {
+          double* x = ws.x.data() + k * M;
+          std::fill(x, x + M, 0.0);
+          for (std::size_t a = 0; a < q; ++a) detail::axpy(z[a * L + l], A + static_cast<std::size_t>(I[a]) * M, x, M);
+          continue;
+        }
+        // Fill the missing rows; a fill out of all proportion to the data is not trusted.
+        double* yk = ws.y.data() + k * N;
+        double ymax = 0, zmax = 0;
+        for (std::size_t i = 0; i < N; ++i) ymax = std::fmax(ymax, std::fabs(yk[i]));
+        const double sign = kind == Kind::Deletion ? 1.0 : -1.0;
+        for (std::size_t a = 0; a < q; ++a) {
+          yk[I[a]] = sign * z[a * L + l];
+          zmax = std::fmax(zmax, std::fabs(z[a * L + l]));
+        }
+        if (!(zmax <= kMaxGrowth * std::max(ymax, 1e-300))) {
+          for (std::size_t a = 0; a < q; ++a) yk[I[a]] = 0.0;
+          ws.exact_list.push_back(k);
+        }
       }
-      if (!(dx <= kMaxGrowth * kMaxGrowth * std::max(nx, 1e-300))) {
-        ws.exact_list.push_back(k);
-        ws.kind[k] = Kind::Exact;
-        continue;
-      }
     }
+  }
+  // x = P·y^ for every pixel of the full, deletion and dual paths: one GEMM.
+  if (need_product) {
+    lapack::gemm('N', 'N', static_cast<int>(M), static_cast<int>(B), static_cast<int>(N), 1.0, f.pinv.data(),
+                 static_cast<int>(M), ws.y.data(), static_cast<int>(N), 0.0, ws.x0.data(), static_cast<int>(M));
+    for (std::size_t k = 0; k < B; ++k)
+      if (ws.kind[k] == Kind::Full || ws.kind[k] == Kind::Deletion || ws.kind[k] == Kind::DualSchur)
+        std::copy(ws.x0.data() + k * M, ws.x0.data() + (k + 1) * M, ws.x.data() + k * M);
   }
 
   // Gram path: every pixel's A_V^T W A_V and A_V^T W y from two GEMMs, then Cholesky.
@@ -280,6 +331,7 @@ void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
       }
     }
     ws.g.resize(T * G);
+    ws.s.resize(M * M);
     ws.model.resize(M * G);
     lapack::gemm('N', 'N', static_cast<int>(T), static_cast<int>(G), static_cast<int>(N), 1.0, f.outer.data(),
                  static_cast<int>(T), ws.wm.data(), static_cast<int>(N), 0.0, ws.g.data(), static_cast<int>(T));
@@ -306,6 +358,7 @@ void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
 
   // Exact path: per-pixel SVD on the weighted valid rows.
   std::vector<double> yv(N), sw(N);
+  ws.rows.resize(std::max(ws.rows.size(), N));
   for (std::size_t k : ws.exact_list) {
     ws.kind[k] = Kind::Exact;
     std::size_t q = 0;
@@ -467,7 +520,8 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
 
   // Mask groups: pixels sharing a mask share one factorization, where that is cheaper.
   double done = 0;
-  const bool grouping = options.method == Method::Auto && !weights && options.ridge == 0 && P >= kMinGroup;
+  const bool grouping = options.method == Method::Auto && !weights && options.ridge == 0 && P >= kMinGroup &&
+                        (options.rcond >= 0 || masks_repeat(cube));
   if (grouping) {
     const MaskStats masks = analyze_masks(cube, nullptr, part(progress, 0, 0.1));
     done = 0.1;
