@@ -14,19 +14,20 @@
 
 namespace cubesolve::detail {
 
-/// Four independent partial sums: the loop is bound by throughput, not by
-/// the latency of one long chain of additions.
+/// A reduction the compiler may vectorise (reassociated, OpenMP SIMD).
 inline double dot(const double* a, const double* b, std::size_t n) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += a[i] * b[i];
-    s1 += a[i + 1] * b[i + 1];
-    s2 += a[i + 2] * b[i + 2];
-    s3 += a[i + 3] * b[i + 3];
-  }
-  for (; i < n; ++i) s0 += a[i] * b[i];
-  return (s0 + s1) + (s2 + s3);
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (std::size_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+/// max |a[i]|
+inline double max_abs(const double* a, std::size_t n) {
+  double m = 0;
+#pragma omp simd reduction(max : m)
+  for (std::size_t i = 0; i < n; ++i) m = std::fabs(a[i]) > m ? std::fabs(a[i]) : m;
+  return m;
 }
 
 /// In-place Cholesky S = L L^T of a symmetric positive definite n x n
@@ -35,7 +36,7 @@ inline double dot(const double* a, const double* b, std::size_t n) {
 /// the system is too close to singular for this path to be trusted.
 inline bool cholesky(double* s, std::size_t n, double tau) {
   double dmax = 0;
-  for (std::size_t i = 0; i < n; ++i) dmax = std::fmax(dmax, s[i * n + i]);
+  for (std::size_t i = 0; i < n; ++i) dmax = s[i * n + i] > dmax ? s[i * n + i] : dmax;
   const double floor = tau * dmax;
   for (std::size_t j = 0; j < n; ++j) {
     double* rj = s + j * n;
@@ -84,7 +85,7 @@ inline void batched_cholesky(double* s, std::size_t n, double tau, bool* ok) {
   double floor[L], d[L], inv[L], acc[L];
   for (std::size_t l = 0; l < L; ++l) {
     double m = 0;
-    for (std::size_t i = 0; i < n; ++i) m = std::fmax(m, s[(i * n + i) * L + l]);
+    for (std::size_t i = 0; i < n; ++i) m = s[(i * n + i) * L + l] > m ? s[(i * n + i) * L + l] : m;
     floor[l] = tau * m;
     ok[l] = true;
   }

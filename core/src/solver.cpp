@@ -173,14 +173,19 @@ struct Workspace {
 template <class T>
 void gather(const T* cube, const Array* weights, std::size_t N, std::size_t P, std::size_t begin, std::size_t B,
             Workspace& ws) {
-  // Pixel-major copies: ws.y[k*N + i], zero where missing.
-  for (std::size_t i = 0; i < N; ++i) {
-    const T* row = cube + i * P + begin;
-    for (std::size_t k = 0; k < B; ++k) {
-      const double v = static_cast<double>(row[k]);
-      const bool ok = std::isfinite(v);
-      ws.valid[k * N + i] = ok;
-      ws.y[k * N + i] = ok ? v : 0.0;
+  // Pixel-major copies: ws.y[k*N + i], zero where missing. Blocks of pixels
+  // keep the transposed writes in cache.
+  constexpr std::size_t kBlock = 128;
+  for (std::size_t k0 = 0; k0 < B; k0 += kBlock) {
+    const std::size_t k1 = std::min(B, k0 + kBlock);
+    for (std::size_t i = 0; i < N; ++i) {
+      const T* row = cube + i * P + begin;
+      for (std::size_t k = k0; k < k1; ++k) {
+        const double v = static_cast<double>(row[k]);
+        const bool ok = std::isfinite(v);
+        ws.valid[k * N + i] = ok;
+        ws.y[k * N + i] = ok ? v : 0.0;
+      }
     }
   }
   if (!weights) return;
@@ -262,8 +267,10 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
         const bool use_valid = kind == Kind::DualGather;
         int* I = ws.rows.data() + l * N;
         std::size_t n_rows = 0;
-        for (std::size_t i = 0; i < N; ++i)
-          if (static_cast<bool>(ws.valid[k * N + i]) == use_valid) I[n_rows++] = static_cast<int>(i);
+        for (std::size_t i = 0; i < N; ++i) {  // branch-free: masks are often random
+          I[n_rows] = static_cast<int>(i);
+          n_rows += static_cast<bool>(ws.valid[k * N + i]) == use_valid;
+        }
         const std::vector<double>& K =
             kind == Kind::Deletion ? f.hat : kind == Kind::DualSchur ? f.gram_rows_inv : f.gram_rows;
         for (std::size_t a = 0; a < q; ++a) {
@@ -294,12 +301,12 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
         }
         // Fill the missing rows; a fill out of all proportion to the data is not trusted.
         double* yk = ws.y.data() + k * N;
-        double ymax = 0, zmax = 0;
-        for (std::size_t i = 0; i < N; ++i) ymax = std::fmax(ymax, std::fabs(yk[i]));
+        const double ymax = detail::max_abs(yk, N);
+        double zmax = 0;
         const double sign = kind == Kind::Deletion ? 1.0 : -1.0;
         for (std::size_t a = 0; a < q; ++a) {
           yk[I[a]] = sign * z[a * L + l];
-          zmax = std::fmax(zmax, std::fabs(z[a * L + l]));
+          zmax = std::fabs(z[a * L + l]) > zmax ? std::fabs(z[a * L + l]) : zmax;
         }
         if (!(zmax <= kMaxGrowth * std::max(ymax, 1e-300))) {
           for (std::size_t a = 0; a < q; ++a) yk[I[a]] = 0.0;
