@@ -1,6 +1,6 @@
 // The engine against per-pixel LAPACK gelsd computed here, on every kind of
 // pixel the contract names.
-#include "reference.hpp"
+#include "cases.hpp"
 
 #include <cubesolve/engine.hpp>
 #include <cubesolve/error.hpp>
@@ -11,79 +11,8 @@
 #include <limits>
 
 using namespace cubesolve;
+using namespace testing;
 
-namespace {
-
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-struct Case {
-  std::size_t n = 0, m = 0, h = 0, w = 0;
-  std::vector<double> a, y, wt;  // wt empty: no weights
-};
-
-// Random A (N, M) and cube values; `missing` of the values NaN, `inf` of them ±Inf.
-Case random_case(std::size_t n, std::size_t m, std::size_t h, std::size_t w, double missing, double inf,
-                 std::uint64_t seed) {
-  testing::Rng rng(seed);
-  Case c{n, m, h, w, std::vector<double>(n * m), std::vector<double>(n * h * w), {}};
-  for (auto& v : c.a) v = rng.normal();
-  for (auto& v : c.y) {
-    const double u = rng.uniform();
-    v = u < missing ? kNaN : (u < missing + inf ? (rng.uniform() < 0.5 ? 1 : -1) * HUGE_VAL : rng.normal());
-  }
-  return c;
-}
-
-// Compares every pixel of `r` with the reference; `worst` gets the largest relative error.
-void compare(const Case& c, const SolveResult& r, const SolveOptions& o, double& worst) {
-  const std::size_t P = c.h * c.w;
-  worst = 0;
-  std::vector<double> y(c.n), w(c.n), x(c.m);
-  for (std::size_t p = 0; p < P; ++p) {
-    for (std::size_t i = 0; i < c.n; ++i) {
-      y[i] = c.y[i * P + p];
-      if (!c.wt.empty()) w[i] = c.wt[i * P + p];
-    }
-    for (std::size_t j = 0; j < c.m; ++j) x[j] = r.x.value(j * P + p);
-    const auto ref = testing::lstsq(c.a, c.n, c.m, y.data(), c.wt.empty() ? nullptr : w.data(), o.rcond);
-    const auto status = static_cast<PixelStatus>(r.status.data<std::uint8_t>()[p]);
-    QCOMPARE(r.n_valid.data<std::int32_t>()[p], ref.nvalid);
-    if (ref.nvalid == 0 || ref.nvalid < o.min_valid) {
-      QCOMPARE(status, ref.nvalid == 0 ? PixelStatus::NoData : PixelStatus::TooFew);
-      for (double v : x) QVERIFY(std::isnan(v));
-      continue;
-    }
-    if (o.ridge > 0) {
-      const auto xr = testing::ridge(c.a, c.n, c.m, y.data(), c.wt.empty() ? nullptr : w.data(), o.ridge);
-      worst = std::max(worst, testing::rel_error(x, xr));
-      QCOMPARE(status, PixelStatus::Ok);
-      continue;
-    }
-    QCOMPARE(r.rank.data<std::int32_t>()[p], ref.rank);
-    QCOMPARE(status, static_cast<std::size_t>(ref.rank) == c.m ? PixelStatus::Ok : PixelStatus::MinNorm);
-    worst = std::max(worst, testing::rel_error(x, ref.x));
-    const double rss = r.rss.data<double>()[p];
-    QVERIFY2(std::fabs(rss - ref.rss) <= 1e-8 * std::max(1.0, ref.rss), qPrintable(QString::number(rss)));
-  }
-}
-
-// The largest relative error against the reference, or +inf after a failed check.
-double max_error(const Case& c, const SolveResult& r, const SolveOptions& o) {
-  double worst = 0;
-  compare(c, r, o, worst);
-  return QTest::currentTestFailed() ? HUGE_VAL : worst;
-}
-
-SolveResult run(const Case& c, const SolveOptions& o, DType dtype = DType::Float64) {
-  const Array cube = testing::make_cube(dtype, c.n, c.h, c.w, c.y);
-  Array a(DType::Float64, {c.n, c.m});
-  std::copy(c.a.begin(), c.a.end(), a.data<double>());
-  if (c.wt.empty()) return solve(cube, Design(a), nullptr, o);
-  const Array wt = testing::make_cube(DType::Float64, c.n, c.h, c.w, c.wt);
-  return solve(cube, Design(a), &wt, o);
-}
-
-}  // namespace
 
 class TestEngine : public QObject {
   Q_OBJECT
