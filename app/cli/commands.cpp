@@ -218,14 +218,11 @@ int cmd_info(const std::vector<std::string>& argv) {
   const auto groups = s.group_histogram();
   const std::size_t P = s.pixels();
   const std::size_t M = design ? design->cols() : 0;
-  std::size_t skipped = 0, under = 0, solvable = 0;
-  for (std::size_t k = 0; k < valid_hist.size(); ++k) {
-    if (k == 0 || k < min_valid) skipped += valid_hist[k];
-    else {
-      solvable += valid_hist[k];
-      if (k < M) under += valid_hist[k];
-    }
-  }
+  std::size_t under = 0;  // solvable pixels with fewer valid rows than unknowns
+  for (std::size_t k = std::max<std::size_t>(1, min_valid); k < std::min(M, valid_hist.size()); ++k) under += valid_hist[k];
+  SolveOptions plan_options;
+  plan_options.min_valid = static_cast<int>(min_valid);
+  const PathCounts planned = design ? plan(s, *design, weights.has_value(), plan_options) : PathCounts{};
 
   if (args.flag("json")) {
     Json j;
@@ -253,7 +250,8 @@ int cmd_info(const std::vector<std::string>& argv) {
       j.key("design").begin_object();
       j.field("rows", design->rows()).field("cols", design->cols()).field("rank", design->rank()).field("condition", design->condition());
       j.end_object();
-      j.key("plan").begin_object().field("exact", solvable).field("skipped", skipped).field("underdetermined", under).end_object();
+      json_paths(j, planned);
+      j.field("underdetermined", under);
     }
     j.end_object();
     std::cout << j.str() << "\n";
@@ -281,8 +279,10 @@ int cmd_info(const std::vector<std::string>& argv) {
   if (design) {
     std::printf("design      %zu x %zu, rank %zu, condition %.3g\n", design->rows(), design->cols(), design->rank(),
                 design->condition());
-    std::printf("plan        exact: %zu pixels (%zu underdetermined: minimum norm), skipped: %zu\n", solvable, under,
-                skipped);
+    std::printf("plan       ");
+    for (std::size_t i = 0; i < kPathCount; ++i)
+      if (planned[i]) std::printf(" %s %zu", path_name(static_cast<SolvePath>(i)), planned[i]);
+    std::printf("\n            %zu pixels underdetermined (minimum norm)\n", under);
   }
   return 0;
 }

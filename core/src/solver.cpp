@@ -128,6 +128,41 @@ Progress part(const Progress& p, double lo, double hi) {
   return [p, lo, hi](double f) { return p(lo + (hi - lo) * f); };
 }
 
+/// The mask groups worth one factorization each: big enough, and cheaper
+/// that way than the path each of their pixels would take alone.
+std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, const SolveOptions& options) {
+  std::vector<char> chosen(masks.distinct_masks(), 0);
+  std::vector<std::size_t> first(masks.distinct_masks(), 0);
+  for (std::size_t p = masks.pixels(); p-- > 0;) first[static_cast<std::size_t>(masks.group_of[p])] = p;
+  for (std::size_t g = 0; g < chosen.size(); ++g) {
+    const std::size_t size = masks.group_size[g];
+    if (size < kMinGroup) continue;
+    const auto nv = static_cast<std::size_t>(masks.n_valid[first[g]]);
+    const auto [kind, cost] = planner.choose(nv);
+    if (kind == Kind::Skip || kind == Kind::Full) continue;
+    const double group_cost = planner.exact_cost(nv) / static_cast<double>(size) +
+                              2.0 * static_cast<double>(planner.f.m * nv) / kGemmSpeed;
+    chosen[g] = options.rcond >= 0 || group_cost < cost;
+  }
+  return chosen;
+}
+
+Planner make_planner(const Design& design, bool weighted, const SolveOptions& options) {
+  const auto& f = design.factors();
+  Planner planner{f};
+  planner.weighted = weighted;
+  planner.ridge = options.ridge > 0;
+  planner.min_valid = static_cast<std::size_t>(options.min_valid);
+  // Custom rcond changes rank decisions that only an SVD of A_V can make.
+  planner.exact_only = options.method == Method::Exact || options.rcond >= 0;
+  planner.fast_ok = f.rank > 0 && f.sigma.front() / f.sigma[f.rank - 1] <= kMaxFastCondition;
+  return planner;
+}
+
+bool use_groups(const SolveOptions& options, bool weighted) {
+  return options.method == Method::Auto && !weighted && options.ridge == 0;
+}
+
 /// The state every chunk and group task writes into.
 struct Job {
   const Array& cube;
@@ -496,6 +531,20 @@ void solve_group_block(Job& job, const MaskStats& masks, const std::vector<std::
 
 }  // namespace
 
+PathCounts plan(const MaskStats& masks, const Design& design, bool weighted, const SolveOptions& options) {
+  check_options(options);
+  const Planner planner = make_planner(design, weighted, options);
+  std::vector<char> chosen;
+  if (use_groups(options, weighted)) chosen = choose_groups(masks, planner, options);
+  PathCounts counts{};
+  for (std::size_t p = 0; p < masks.pixels(); ++p) {
+    const auto g = static_cast<std::size_t>(masks.group_of[p]);
+    const Kind kind = !chosen.empty() && chosen[g] ? Kind::Group : planner.choose(static_cast<std::size_t>(masks.n_valid[p])).first;
+    ++counts[static_cast<std::size_t>(path_of(kind))];
+  }
+  return counts;
+}
+
 SolveResult solve(const Array& cube, const Design& design, const Array* weights, const SolveOptions& options,
                   const Progress& progress) {
   check_inputs(cube, design, weights);
@@ -513,13 +562,7 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
   r.cond = Array(DType::Float64, {H, W});
   r.threads = detail::thread_count(options.threads);
 
-  Planner planner{f};
-  planner.weighted = weights != nullptr;
-  planner.ridge = options.ridge > 0;
-  planner.min_valid = static_cast<std::size_t>(options.min_valid);
-  // Custom rcond changes rank decisions that only an SVD of A_V can make.
-  planner.exact_only = options.method == Method::Exact || options.rcond >= 0;
-  planner.fast_ok = f.rank > 0 && f.sigma.front() / f.sigma[f.rank - 1] <= kMaxFastCondition;
+  const Planner planner = make_planner(design, weights != nullptr, options);
 
   Job job{cube, design, f, weights, options, planner, r, {}, N, M, P};
   std::vector<PathCounts> counts(static_cast<std::size_t>(r.threads), PathCounts{});
@@ -527,28 +570,14 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
 
   // Mask groups: pixels sharing a mask share one factorization, where that is cheaper.
   double done = 0;
-  const bool grouping = options.method == Method::Auto && !weights && options.ridge == 0 && P >= kMinGroup &&
+  const bool grouping = use_groups(options, weights != nullptr) && P >= kMinGroup &&
                         (options.rcond >= 0 || masks_repeat(cube));
   if (grouping) {
     const MaskStats masks = analyze_masks(cube, nullptr, part(progress, 0, 0.1));
     done = 0.1;
-    std::vector<char> chosen(masks.distinct_masks(), 0);
-    std::vector<std::size_t> first(masks.distinct_masks(), P);
-    for (std::size_t p = P; p-- > 0;) first[static_cast<std::size_t>(masks.group_of[p])] = p;
+    const std::vector<char> chosen = choose_groups(masks, planner, options);
     std::size_t grouped = 0;
-    for (std::size_t g = 0; g < chosen.size(); ++g) {
-      const std::size_t size = masks.group_size[g];
-      if (size < kMinGroup) continue;
-      const auto nv = static_cast<std::size_t>(masks.n_valid[first[g]]);
-      const auto [kind, cost] = planner.choose(nv);
-      if (kind == Kind::Skip || kind == Kind::Full) continue;
-      const double group_cost = planner.exact_cost(nv) / static_cast<double>(size) +
-                                2.0 * static_cast<double>(M * nv) / kGemmSpeed;
-      if (options.rcond >= 0 || group_cost < cost) {
-        chosen[g] = 1;
-        grouped += size;
-      }
-    }
+    for (std::size_t g = 0; g < chosen.size(); ++g) grouped += chosen[g] ? masks.group_size[g] : 0;
     if (grouped > 0) {
       // Pixels of the chosen groups, group after group, cut into blocks.
       std::vector<std::size_t> offset(chosen.size() + 1, 0), pixels(grouped);

@@ -180,6 +180,10 @@ private slots:
     QCOMPARE(j["pixels"].toInt(), int(H * W));
     QVERIFY(j["distinct_masks"].toInt() > 1);
     QCOMPARE(j["design"].toObject()["rank"].toInt(), int(M));
+    int planned = 0;
+    for (const auto& v : j["paths"].toObject()) planned += v.toInt();
+    QCOMPARE(planned, int(H * W));
+    QCOMPARE(j["paths"].toObject()["skipped"].toInt(), 1);
     const Run text = cli({"info", file("cube.npy")});
     QCOMPARE(text.code, 0);
     QVERIFY(text.out.contains("distinct"));
@@ -202,6 +206,22 @@ private slots:
       QVERIFY2(v.code == 0, qPrintable(v.out + v.err));
     }
     QCOMPARE(read_npy((out + "/seed_design.npy").toStdString()).shape(), (Shape{50, 100}));
+  }
+
+  void benchCommand() {
+    const Run r = cli({"bench", "--size", "40", "--n", "30", "--m", "10", "--sample", "50", "--repeat", "1", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    for (const char* k : {"engine_seconds", "gemm_floor_seconds", "read_seconds", "engine_over_floor", "exact_seconds",
+                          "exact_speedup", "normal_equations_seconds", "max_rel_error"})
+      QVERIFY2(j.contains(k) && j[k].toDouble() >= 0, k);
+    QVERIFY(j["max_rel_error"].toDouble() <= 1e-9);
+    QCOMPARE(j["pixels"].toInt(), 1600);
+    QVERIFY(j["paths"].toObject()["deletion"].toInt() > 1000);
+    const Run blobs = cli({"bench", "--size", "128", "--n", "40", "--m", "8", "--nan", "0.3", "--masks", "blobs",
+                           "--sample", "20", "--repeat", "1", "--json"});
+    QVERIFY2(blobs.code == 0, qPrintable(blobs.err));
+    QVERIFY(QJsonDocument::fromJson(blobs.out.toUtf8()).object()["paths"].toObject()["group"].toInt() > 0);
   }
 
   void badInputs() {

@@ -14,6 +14,7 @@
 // - ridge > 0: argmin ||W^(1/2)(A_V x - y_V)||^2 + ridge ||x||^2, always unique.
 
 #include <cubesolve/array.hpp>
+#include <cubesolve/mask.hpp>
 #include <cubesolve/progress.hpp>
 
 #include <array>
@@ -126,6 +127,11 @@ void check_inputs(const Array& cube, const Design& design, const Array* weights,
 /// Throws InputError (shapes, negative weights, bad options), Cancelled.
 SolveResult solve(const Array& cube, const Design& design, const Array* weights = nullptr,
                   const SolveOptions& options = {}, const Progress& progress = {});
+
+/// The paths the planner chooses for the pixels described by `masks` (with
+/// or without weights), before any pixel a fast path cannot vouch for is
+/// moved to the exact path. What `info` prints as the plan.
+PathCounts plan(const MaskStats& masks, const Design& design, bool weighted, const SolveOptions& options = {});
 
 /// The model cube A·X (N, H, W) in X's dtype, NaN where X is NaN.
 Array model_cube(const Design& design, const Array& x);
