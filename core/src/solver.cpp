@@ -206,20 +206,30 @@ struct Workspace {
 };
 
 template <class T>
-void gather(const T* cube, const Array* weights, std::size_t N, std::size_t P, std::size_t begin, std::size_t B,
+CUBESOLVE_SIMD_CLONES void gather(const T* cube, const Array* weights, std::size_t N, std::size_t P, std::size_t begin, std::size_t B,
             Workspace& ws) {
-  // Pixel-major copies: ws.y[k*N + i], zero where missing. Blocks of pixels
-  // keep the transposed writes in cache.
-  constexpr std::size_t kBlock = 128;
-  for (std::size_t k0 = 0; k0 < B; k0 += kBlock) {
-    const std::size_t k1 = std::min(B, k0 + kBlock);
-    for (std::size_t i = 0; i < N; ++i) {
-      const T* row = cube + i * P + begin;
-      for (std::size_t k = k0; k < k1; ++k) {
-        const double v = static_cast<double>(row[k]);
-        const bool ok = std::isfinite(v);
-        ws.valid[k * N + i] = ok;
-        ws.y[k * N + i] = ok ? v : 0.0;
+  // Pixel-major copies: ws.y[k*N + i], zero where missing.
+  // Tiles of 8 rows x 256 pixels: long reads along each row (which the
+  // prefetcher follows), then each pixel gets 8 consecutive values.
+  constexpr std::size_t kRows = 8, kPixels = 256;
+  double tile[kRows][kPixels];
+  for (std::size_t k0 = 0; k0 < B; k0 += kPixels) {
+    const std::size_t kn = std::min(kPixels, B - k0);
+    for (std::size_t i0 = 0; i0 < N; i0 += kRows) {
+      const std::size_t in = std::min(kRows, N - i0);
+      for (std::size_t i = 0; i < in; ++i) {
+        const T* row = cube + (i0 + i) * P + begin + k0;
+        for (std::size_t k = 0; k < kn; ++k) tile[i][k] = static_cast<double>(row[k]);
+      }
+      for (std::size_t k = 0; k < kn; ++k) {
+        double* y = ws.y.data() + (k0 + k) * N + i0;
+        std::uint8_t* valid = ws.valid.data() + (k0 + k) * N + i0;
+        for (std::size_t i = 0; i < in; ++i) {
+          const double v = tile[i][k];
+          const bool ok = std::isfinite(v);
+          valid[i] = ok;
+          y[i] = ok ? v : 0.0;
+        }
       }
     }
   }
@@ -314,7 +324,20 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
             const double v = Krow[I[c]];
             S[(a * q + c) * L + l] = kind == Kind::Deletion ? (a == c ? 1.0 : 0.0) - v : v;
           }
-          z[a * L + l] = use_valid ? ws.y[k * N + static_cast<std::size_t>(I[a])] : detail::dot(Krow, ws.y.data() + k * N, N);
+        }
+        const double* yk = ws.y.data() + k * N;
+        if (use_valid) {
+          for (std::size_t a = 0; a < q; ++a) z[a * L + l] = yk[I[a]];
+        } else {  // K[I, :] y~, four rows at a time
+          std::size_t a = 0;
+          for (; a + 4 <= q; a += 4) {
+            const double* rows4[4] = {K.data() + static_cast<std::size_t>(I[a]) * N, K.data() + static_cast<std::size_t>(I[a + 1]) * N,
+                                      K.data() + static_cast<std::size_t>(I[a + 2]) * N, K.data() + static_cast<std::size_t>(I[a + 3]) * N};
+            double out[4];
+            detail::dot4(rows4, yk, N, out);
+            for (std::size_t t = 0; t < 4; ++t) z[(a + t) * L + l] = out[t];
+          }
+          for (; a < q; ++a) z[a * L + l] = detail::dot(K.data() + static_cast<std::size_t>(I[a]) * N, yk, N);
         }
       }
       bool ok[L];
