@@ -443,7 +443,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const std::string masks = args.get("masks", "random");
   if (masks != "random" && masks != "blobs") throw InputError("--masks: expected random or blobs, found '" + masks + "'");
   const auto sample = static_cast<std::size_t>(args.integer("sample", 500, 1, 1 << 24));
-  const int repeat = static_cast<int>(args.integer("repeat", 3, 1, 100));
+  const int repeat = static_cast<int>(args.integer("repeat", 5, 1, 100));
   SolveOptions options;
   options.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));
   options.memory = static_cast<std::size_t>(args.integer("memory", 256, 16, 1 << 20)) << 20;

@@ -1,6 +1,7 @@
 #include <cubesolve/array.hpp>
 #include <cubesolve/error.hpp>
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -52,9 +53,27 @@ std::size_t shape_size(const Shape& shape) {
   return n;
 }
 
-Array::Array(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)), size_(shape_size(shape_)) {
-  const std::size_t bytes = size_ * dtype_size(dtype_);
-  storage_.assign((bytes + 7) / 8, 0.0);
+Array Array::uninitialized(DType dtype, Shape shape) {
+  Array a;
+  a.dtype_ = dtype;
+  a.shape_ = std::move(shape);
+  a.size_ = shape_size(a.shape_);
+  a.words_ = (a.size_ * dtype_size(dtype) + 7) / 8;
+  a.storage_.reset(new double[std::max<std::size_t>(1, a.words_)]);  // default-initialised: untouched
+  return a;
+}
+
+Array::Array(DType dtype, Shape shape) : Array(uninitialized(dtype, std::move(shape))) {
+  std::fill(storage_.get(), storage_.get() + words_, 0.0);
+}
+
+Array::Array(const Array& other) : Array(uninitialized(other.dtype_, other.shape_)) {
+  std::copy(other.storage_.get(), other.storage_.get() + words_, storage_.get());
+}
+
+Array& Array::operator=(const Array& other) {
+  if (this != &other) *this = Array(other);
+  return *this;
 }
 
 void Array::check(DType expected) const {

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace cubesolve {
@@ -183,6 +184,26 @@ struct Job {
       double* out = r.x.data<double>();
       for (std::size_t j = 0; j < M; ++j) out[j * P + p] = x[j];
     }
+    write_diagnostics(p, status, rank, cond, rss, nv);
+  }
+
+  /// Writes x for pixels [begin, begin + B) from pixel-major `x` (M values a
+  /// pixel), skipping those marked in `skip`, in tiles so that both sides
+  /// stay in cache.
+  template <class T>
+  void write_block(T* out, std::size_t begin, std::size_t B, const double* x, const std::vector<char>& skip) {
+    constexpr std::size_t kTile = 64;
+    for (std::size_t k0 = 0; k0 < B; k0 += kTile) {
+      const std::size_t k1 = std::min(B, k0 + kTile);
+      for (std::size_t j = 0; j < M; ++j) {
+        T* row = out + j * P + begin;
+        for (std::size_t k = k0; k < k1; ++k)
+          if (!skip[k]) row[k] = static_cast<T>(x[k * M + j]);
+      }
+    }
+  }
+
+  void write_diagnostics(std::size_t p, PixelStatus status, int rank, double cond, double rss, int nv) {
     r.status.data<std::uint8_t>()[p] = static_cast<std::uint8_t>(status);
     r.rank.data<std::int32_t>()[p] = rank;
     r.cond.data<double>()[p] = cond;
@@ -190,6 +211,27 @@ struct Job {
     r.n_valid.data<std::int32_t>()[p] = nv;
   }
 };
+
+/// Writes the indices i < n with flags[i] == want (flags are 0 or 1) to out,
+/// eight flags at a time through a bit mask.
+int row_list(const std::uint8_t* flags, std::size_t n, bool want, int* out) {
+  int count = 0;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, flags + i, 8);
+    // Gather the low bit of each byte into one byte (byte b -> bit b).
+    unsigned bits = static_cast<unsigned>(((w & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
+    if (!want) bits = ~bits & 0xffu;
+    while (bits) {
+      out[count++] = static_cast<int>(i) + __builtin_ctz(bits);
+      bits &= bits - 1;
+    }
+  }
+  for (; i < n; ++i)
+    if (static_cast<bool>(flags[i]) == want) out[count++] = static_cast<int>(i);
+  return count;
+}
 
 /// Per-thread buffers for the chunk pass.
 struct Workspace {
@@ -199,6 +241,7 @@ struct Workspace {
   std::vector<std::uint8_t> valid;
   std::vector<std::vector<std::size_t>> buckets;  // small-system pixels by system size
   std::vector<Kind> kind;
+  std::vector<char> skip;
   std::vector<int> rows, nv;
   std::vector<std::size_t> gram, exact_list;
   std::vector<double> rss;
@@ -311,11 +354,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
         const Kind kind = ws.kind[k];
         const bool use_valid = kind == Kind::DualGather;
         int* I = ws.rows.data() + l * N;
-        std::size_t n_rows = 0;
-        for (std::size_t i = 0; i < N; ++i) {  // branch-free: masks are often random
-          I[n_rows] = static_cast<int>(i);
-          n_rows += static_cast<bool>(ws.valid[k * N + i]) == use_valid;
-        }
+        row_list(ws.valid.data() + k * N, N, use_valid, I);
         const std::vector<double>& K =
             kind == Kind::Deletion ? f.hat : kind == Kind::DualSchur ? f.gram_rows_inv : f.gram_rows;
         for (std::size_t a = 0; a < q; ++a) {
@@ -439,7 +478,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
     double* x = ws.x.data() + k * M;
     const std::size_t p = begin + k;
     if (out.failed) {
-      job.write_pixel(p, x, PixelStatus::Failed, out.rank, kNaN, kNaN, ws.nv[k]);
+      job.write_diagnostics(p, PixelStatus::Failed, out.rank, kNaN, kNaN, ws.nv[k]);
     } else {
       double rss = 0;
       for (std::size_t a = 0; a < q; ++a) {
@@ -447,7 +486,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
         rss += e * e;
       }
       const PixelStatus st = job.options.ridge > 0 ? PixelStatus::Ok : rank_status(static_cast<std::size_t>(out.rank), M);
-      job.write_pixel(p, x, st, out.rank, out.cond, rss, ws.nv[k]);
+      job.write_diagnostics(p, st, out.rank, out.cond, rss, ws.nv[k]);
     }
   }
 
@@ -468,8 +507,10 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
     }
   }
 
+  ws.skip.assign(B, 0);
   for (std::size_t k = 0; k < B; ++k) {
     const Kind kind = ws.kind[k];
+    ws.skip[k] = kind == Kind::Group;
     if (kind == Kind::Group) continue;
     ++ws.paths[static_cast<std::size_t>(path_of(kind))];
     if (kind == Kind::Exact) continue;  // written above
@@ -486,8 +527,10 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
       case Kind::Gram: rank = M; break;
       default: break;
     }
-    job.write_pixel(p, ws.x.data() + k * M, st, static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);
+    job.write_diagnostics(p, st, static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);
   }
+  if (job.r.x.dtype() == DType::Float32) job.write_block(job.r.x.data<float>(), begin, B, ws.x.data(), ws.skip);
+  else job.write_block(job.r.x.data<double>(), begin, B, ws.x.data(), ws.skip);
 }
 
 /// Solves one block of a mask group: one SVD of A_V, one GEMM for its pixels.
@@ -577,12 +620,13 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
   const auto& f = design.factors();
 
   SolveResult r;
-  r.x = Array(options.output.value_or(cube.dtype()), {M, H, W});
-  r.n_valid = Array(DType::Int32, {H, W});
-  r.rank = Array(DType::Int32, {H, W});
-  r.rss = Array(DType::Float64, {H, W});
-  r.status = Array(DType::UInt8, {H, W});
-  r.cond = Array(DType::Float64, {H, W});
+  // Every pixel of every output is written by exactly one path.
+  r.x = Array::uninitialized(options.output.value_or(cube.dtype()), {M, H, W});
+  r.n_valid = Array::uninitialized(DType::Int32, {H, W});
+  r.rank = Array::uninitialized(DType::Int32, {H, W});
+  r.rss = Array::uninitialized(DType::Float64, {H, W});
+  r.status = Array::uninitialized(DType::UInt8, {H, W});
+  r.cond = Array::uninitialized(DType::Float64, {H, W});
   r.threads = detail::thread_count(options.threads);
 
   const Planner planner = make_planner(design, weights != nullptr, options);

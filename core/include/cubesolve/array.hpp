@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,14 @@ public:
   Array() = default;
   /// Zero-filled array. Throws InputError when the size overflows.
   Array(DType dtype, Shape shape);
+  /// An array whose values are left unset, for outputs that are written in
+  /// full (the memory is first touched by the threads that write it).
+  static Array uninitialized(DType dtype, Shape shape);
+
+  Array(const Array& other);
+  Array& operator=(const Array& other);
+  Array(Array&&) noexcept = default;
+  Array& operator=(Array&&) noexcept = default;
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -39,8 +48,8 @@ public:
   std::size_t nbytes() const { return size_ * dtype_size(dtype_); }
   bool empty() const { return size_ == 0; }
 
-  void* raw() { return storage_.data(); }
-  const void* raw() const { return storage_.data(); }
+  void* raw() { return storage_.get(); }
+  const void* raw() const { return storage_.get(); }
 
   /// Typed access; T must match dtype() (float, double, std::int32_t, std::uint8_t),
   /// otherwise std::logic_error.
@@ -59,7 +68,8 @@ private:
   DType dtype_ = DType::Float64;
   Shape shape_;
   std::size_t size_ = 0;
-  std::vector<double> storage_;  // 8-byte aligned storage for any dtype
+  std::size_t words_ = 0;                 // 8-byte words of storage
+  std::unique_ptr<double[]> storage_;     // 8-byte aligned storage for any dtype
 };
 
 template <> float* Array::data<float>();
