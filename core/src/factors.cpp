@@ -55,10 +55,11 @@ DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::si
   f.hat.assign(n * n, 0.0);
   if (r > 0) lapack::gemm('T', 'N', N, N, R, 1.0, vt.data(), K, vt.data(), K, 0.0, f.hat.data(), N);
 
+  // C = A A^T from A directly (any rank: C_VV = A_V A_V^T serves every
+  // underdetermined pixel); for full row rank also Q = VT^T S^-2 VT.
+  f.gram_rows.assign(n * n, 0.0);
+  lapack::gemm('T', 'N', N, N, M, 1.0, a.data(), M, a.data(), M, 0.0, f.gram_rows.data(), N);
   if (r == n && n <= m) {
-    // C = A A^T from A directly; Q = VT^T S^-2 VT from the SVD.
-    f.gram_rows.assign(n * n, 0.0);
-    lapack::gemm('T', 'N', N, N, M, 1.0, a.data(), M, a.data(), M, 0.0, f.gram_rows.data(), N);
     std::vector<double> vs(k * n);
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t s = 0; s < k; ++s) vs[i * k + s] = vt[i * k + s] / (f.sigma[s] * f.sigma[s]);

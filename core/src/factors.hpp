@@ -14,7 +14,8 @@ struct DesignFactors {
   std::vector<double> pinv;
   /// H = A A^+ (n, n), symmetric. Empty when n is too large to keep.
   std::vector<double> hat;
-  /// For full row rank (rank == n): C = A A^T and Q = C^-1 (n, n). Else empty.
+  /// C = A A^T (n, n), empty when n is too large to keep; for full row rank
+  /// (rank == n) also Q = C^-1, else empty.
   std::vector<double> gram_rows, gram_rows_inv;
   /// For small m: the packed upper-triangle outer products of A's rows,
   /// (m(m+1)/2, n) column-major, so that one GEMM with a weight matrix gives

@@ -89,11 +89,11 @@ struct Planner {
     if (m == 0) return {Kind::Full, x0_cost()};
     if (fast_ok && f.full_column_rank() && !f.hat.empty() && nv >= M && m <= kMaxSmall)
       consider(Kind::Deletion, x0_cost() + small_cost(m) + 2.0 * static_cast<double>(m * M));
-    if (fast_ok && f.full_row_rank()) {
-      if (m <= kMaxSmall && m <= nv)
-        consider(Kind::DualSchur, x0_cost() + small_cost(m) + 2.0 * static_cast<double>(m * (N + M)));
-      if (nv <= kMaxSmall) consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * M));
-    }
+    if (fast_ok && f.full_row_rank() && m <= kMaxSmall && m <= nv)
+      consider(Kind::DualSchur, x0_cost() + small_cost(m) + 2.0 * static_cast<double>(m * (N + M)));
+    // A_V of full row rank (checked by the Cholesky of C_VV) needs no more of A.
+    if (fast_ok && !f.gram_rows.empty() && nv <= M && nv <= kMaxSmall)
+      consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * M));
     if (can_gram) consider(Kind::Gram, gram_cost());
     return best;
   }

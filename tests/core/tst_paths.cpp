@@ -88,6 +88,15 @@ private slots:
     QVERIFY(max_error(c, r, {}) <= 1e-9);
   }
 
+  void dualForUnderdeterminedPixelsOfATallDesign() {
+    // N > M, but most rows missing: A_V has fewer rows than unknowns, so the
+    // minimum-norm solution comes from C_VV although A has no full row rank.
+    const Case c = random_case(30, 20, 24, 24, 0.5, 0.0, 13);
+    const SolveResult r = run(c, {});
+    QVERIFY2(count(r, SolvePath::Dual) >= 450, qPrintable(describe(r)));
+    QVERIFY(max_error(c, r, {}) <= 1e-9);
+  }
+
   void maskGroups() {
     // Clouds: half the observations lose a large disc, so big groups share
     // masks with many rows missing.
