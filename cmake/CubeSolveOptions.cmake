@@ -3,9 +3,13 @@
 
 include(CheckLanguage)
 
-# Desktop application: Qt 6 Widgets + VTK 9.
+# Desktop application: Qt 6 Widgets + VTK 9. Debian's VTK needs MPI::MPI_C
+# defined before it is found.
 find_package(Qt6 QUIET COMPONENTS Widgets OpenGLWidgets)
-find_package(VTK QUIET)
+find_package(MPI QUIET COMPONENTS C)
+set(CUBESOLVE_VTK_MODULES CommonCore CommonDataModel RenderingCore RenderingOpenGL2 RenderingAnnotation
+    RenderingFreeType InteractionStyle ImagingCore ChartsCore RenderingContext2D RenderingContextOpenGL2)
+find_package(VTK QUIET COMPONENTS ${CUBESOLVE_VTK_MODULES})
 if(Qt6_FOUND AND VTK_FOUND AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/ui/CMakeLists.txt)
   set(_gui_default ON)
 else()

@@ -139,6 +139,36 @@ Array model_cube(const Design& design, const Array& x) {
   return model;
 }
 
+Array residual_rms(const SolveResult& result) {
+  Array out(DType::Float64, result.rss.shape());
+  for (std::size_t p = 0; p < out.size(); ++p) {
+    const double n = result.n_valid.value(p);
+    out.data<double>()[p] = n > 0 ? std::sqrt(result.rss.value(p) / n) : std::numeric_limits<double>::quiet_NaN();
+  }
+  return out;
+}
+
+std::vector<double> pixel_model(const Design& design, const Array& x, std::size_t pixel) {
+  const std::size_t N = design.rows(), M = design.cols(), P = x.size() / std::max<std::size_t>(1, M);
+  std::vector<double> out(N, 0.0);
+  for (std::size_t j = 0; j < M; ++j) {
+    const double xj = x.value(j * P + pixel);
+    for (std::size_t i = 0; i < N; ++i) out[i] += design(i, j) * xj;
+  }
+  return out;
+}
+
+Array model_band(const Design& design, const Array& x, std::size_t observation) {
+  const std::size_t M = design.cols(), H = x.dim(1), W = x.dim(2), P = H * W;
+  Array out(DType::Float64, {1, H, W});
+  double* o = out.data<double>();
+  for (std::size_t j = 0; j < M; ++j) {
+    const double a = design(observation, j);
+    for (std::size_t p = 0; p < P; ++p) o[p] += a * x.value(j * P + p);
+  }
+  return out;
+}
+
 Array residual_cube(const Array& cube, const Array& model) {
   if (cube.shape() != model.shape())
     throw InputError("model: expected the cube's shape " + shape_string(cube.shape()) + ", found " +

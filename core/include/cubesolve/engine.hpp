@@ -133,6 +133,15 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights 
 /// moved to the exact path. What `info` prints as the plan.
 PathCounts plan(const MaskStats& masks, const Design& design, bool weighted, const SolveOptions& options = {});
 
+/// sqrt(rss / n_valid) per pixel, (H, W) float64; NaN where rss is NaN.
+Array residual_rms(const SolveResult& result);
+
+/// A·x of one pixel of X (M, H, W): its N fitted values (NaN when x is NaN).
+std::vector<double> pixel_model(const Design& design, const Array& x, std::size_t pixel);
+
+/// One band of the model cube: (A·X)[observation], (1, H, W) float64.
+Array model_band(const Design& design, const Array& x, std::size_t observation);
+
 /// The model cube A·X (N, H, W) in X's dtype, NaN where X is NaN.
 Array model_cube(const Design& design, const Array& x);
 /// Y - A·X (N, H, W) in the cube's dtype, NaN where Y is missing or X is NaN.

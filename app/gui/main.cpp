@@ -1,0 +1,84 @@
+// cubesolve: the desktop application. Opens the given files (or the InSAR
+// demo), solves, and shows the views. With --screenshot FILE it renders the
+// window to FILE once the solve is done and exits (for headless machines).
+#include "imageview.hpp"
+#include "mainwindow.hpp"
+
+#include <cubesolve/device.hpp>
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QSurfaceFormat>
+#include <QTimer>
+
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+  // VTK renders with OpenGL 3.2 core; every QOpenGLWidget gets that context.
+  QSurfaceFormat format = QSurfaceFormat::defaultFormat();
+  format.setRenderableType(QSurfaceFormat::OpenGL);
+  format.setVersion(3, 2);
+  format.setProfile(QSurfaceFormat::CoreProfile);
+  format.setDepthBufferSize(24);
+  format.setStencilBufferSize(8);
+  QSurfaceFormat::setDefaultFormat(format);
+
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("CubeSolve");
+  QApplication::setApplicationName("CubeSolve");
+  QApplication::setApplicationVersion(cubesolve::version());
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription("Per-pixel minimum-norm least squares on data cubes with gaps.");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy; DESIGN may be .csv)", "[files...]");
+  QCommandLineOption demo("demo", "Open a demo cube: insar (default when no file is given) or seed.", "name");
+  QCommandLineOption size("size", "Demo size (pixels per side).", "S", "0");
+  QCommandLineOption screenshot("screenshot", "Render the window to FILE after solving, then exit.", "FILE");
+  QCommandLineOption view("view", "View to show: gaps, groups, result or inspector.", "name", "result");
+  parser.addOptions({demo, size, screenshot, view});
+  parser.process(app);
+
+  cubesolve::ui::MainWindow window;
+  const QStringList files = parser.positionalArguments();
+  bool ok = true;
+  if (!files.isEmpty()) {
+    ok = window.openCube(files[0]);
+    if (ok && files.size() > 1) ok = window.openDesign(files[1]);
+    if (ok && files.size() > 2) ok = window.openWeights(files[2]);
+  } else {
+    ok = window.openDemo(parser.isSet(demo) ? parser.value(demo) : "insar", parser.value(size).toInt());
+  }
+  const QString v = parser.value(view);
+  using View = cubesolve::ui::MainWindow::View;
+  window.showView(v == "gaps" ? View::Gaps : v == "groups" ? View::Groups : v == "inspector" ? View::Inspector : View::Result);
+  window.show();
+
+  if (parser.isSet(screenshot)) {
+    if (!ok) {
+      std::fprintf(stderr, "cubesolve: %s\n", window.lastError().toUtf8().constData());
+      return 2;
+    }
+    const QString path = parser.value(screenshot);
+    auto shoot = [&window, path] {
+      QTimer::singleShot(300, &window, [&window, path] {
+        const bool saved = window.grab().save(path);
+        if (!saved) std::fprintf(stderr, "cubesolve: %s: cannot write the screenshot\n", path.toUtf8().constData());
+        QApplication::exit(saved ? 0 : 3);
+      });
+    };
+    if (window.solving()) {
+      QObject::connect(&window, &cubesolve::ui::MainWindow::solveFinished, &window, [&window, shoot] {
+        // The inspector shows the centre pixel.
+        window.selectPixel(window.resultView()->imageHeight() / 2, window.resultView()->imageWidth() / 2);
+        shoot();
+      });
+      QObject::connect(&window, &cubesolve::ui::MainWindow::solveFailed, &window, [] { QApplication::exit(4); });
+    } else {
+      shoot();
+    }
+  }
+  return app.exec();
+}

@@ -1,0 +1,61 @@
+#include "solvecontroller.hpp"
+
+#include <cubesolve/error.hpp>
+
+#include <QMetaObject>
+
+namespace cubesolve::ui {
+
+SolveController::SolveController(QObject* parent) : QObject(parent) {
+  worker_ = new QObject;
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  thread_.setObjectName("cubesolve-solver");
+  thread_.start();
+}
+
+SolveController::~SolveController() {
+  if (token_) *token_ = true;
+  thread_.requestInterruption();
+  thread_.quit();
+  thread_.wait();
+}
+
+int SolveController::start(std::shared_ptr<const Array> cube, std::shared_ptr<const Design> design,
+                           std::shared_ptr<const Array> weights, const SolveOptions& options) {
+  if (token_) *token_ = true;  // a newer request replaces the running one
+  auto token = std::make_shared<std::atomic<bool>>(false);
+  token_ = token;
+  const int id = ++next_id_;
+  ++running_;
+  QMetaObject::invokeMethod(
+      worker_,
+      [this, id, token, cube, design, weights, options] {
+        auto report = [this, id](auto emitter) { QMetaObject::invokeMethod(this, emitter, Qt::QueuedConnection); };
+        try {
+          if (*token) throw Cancelled();
+          auto result = std::make_shared<const SolveResult>(
+              solve(*cube, *design, weights.get(), options, [&](double f) {
+                report([this, id, f] { emit progress(id, f); });
+                return !token->load() && !QThread::currentThread()->isInterruptionRequested();
+              }));
+          --running_;
+          report([this, id, result] { emit finished(id, result); });
+        } catch (const Cancelled&) {
+          --running_;
+          report([this, id] { emit cancelled(id); });
+        } catch (const std::exception& e) {
+          --running_;
+          const QString message = QString::fromUtf8(e.what());
+          report([this, id, message] { emit failed(id, message); });
+        }
+      },
+      Qt::QueuedConnection);
+  return id;
+}
+
+void SolveController::cancel() {
+  if (token_) *token_ = true;
+}
+
+}  // namespace cubesolve::ui
