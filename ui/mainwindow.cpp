@@ -310,7 +310,10 @@ void MainWindow::buildMenus() {
 
 void MainWindow::fail(const QString& message) {
   last_error_ = message;
-  if (QApplication::platformName() != "offscreen") QMessageBox::warning(this, tr("CubeSolve"), message);
+  // Window-modal but not blocking: no nested event loop, the solve goes on.
+  auto* box = new QMessageBox(QMessageBox::Warning, tr("CubeSolve"), message, QMessageBox::Ok, this);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
   statusBar()->showMessage(message, 10000);
 }
 

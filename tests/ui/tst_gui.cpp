@@ -1,0 +1,236 @@
+// The desktop application under Xvfb: what it renders, what its views
+// count, that solving never blocks the GUI, cancelling, exporting.
+#include "chartview.hpp"
+#include "imageview.hpp"
+#include "mainwindow.hpp"
+
+#include <cubesolve/demo.hpp>
+#include <cubesolve/io.hpp>
+
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <set>
+
+using namespace cubesolve;
+using cubesolve::ui::MainWindow;
+
+namespace {
+
+bool waitSolved(MainWindow& w, int ms = 60000) {
+  if (!w.solving()) return true;
+  QSignalSpy done(&w, &MainWindow::solveFinished);
+  return done.wait(ms);
+}
+
+std::vector<double> channel(const Array& x, std::size_t j) {
+  const std::size_t P = x.dim(1) * x.dim(2);
+  std::vector<double> v(P);
+  for (std::size_t p = 0; p < P; ++p) v[p] = x.value(j * P + p);
+  return v;
+}
+
+}  // namespace
+
+class TestGui : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName("CubeSolveTest");
+    QVERIFY(dir_.isValid());
+  }
+
+  void resultViewDrawsTheChannel() {
+    MainWindow w;
+    w.resize(1100, 800);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openDemo("insar", 96));
+    QVERIFY(waitSolved(w));
+    w.showView(MainWindow::View::Result);
+    for (int ch : {0, 28}) {
+      w.showLayer(MainWindow::Layer::Solution, ch);
+      QTest::qWait(50);
+      auto* view = w.resultView();
+      const QImage img = view->grab().convertToFormat(QImage::Format_RGB32);
+      QVERIFY(!img.isNull());
+      // Every sampled screen pixel inside the map has the colour the colour
+      // map gives the engine's value there (robust range, diverging map).
+      const auto values = channel(w.result()->x, static_cast<std::size_t>(ch));
+      const auto [lo, hi] = robust_range(values.data(), values.size(), true);
+      const std::uint8_t* lut = colormap_table(Colormap::RdBu);
+      int checked = 0, matched = 0;
+      std::set<QRgb> colours;
+      const qreal ratio = view->devicePixelRatioF();
+      for (int sy = 20; sy < view->height() - 20; sy += 23)
+        for (int sx = 20; sx < view->width() - 20; sx += 29) {
+          int row, col;
+          if (sx > view->width() * 0.85 || !view->pixelAt(QPoint(sx, sy), row, col)) continue;  // not the colour bar
+          bool interior = true;  // away from the edges between map pixels
+          for (const QPoint d : {QPoint(2, 0), QPoint(-2, 0), QPoint(0, 2), QPoint(0, -2)}) {
+            int r2, c2;
+            interior = interior && view->pixelAt(QPoint(sx, sy) + d, r2, c2) && r2 == row && c2 == col;
+          }
+          if (!interior) continue;
+          const double v = values[static_cast<std::size_t>(row) * 96 + static_cast<std::size_t>(col)];
+          const QRgb got = img.pixel(static_cast<int>(sx * ratio), static_cast<int>(sy * ratio));
+          colours.insert(got);
+          int r = 128, g = 128, b = 128;
+          if (std::isfinite(v)) {
+            const int k = static_cast<int>(std::clamp((v - lo) / (hi - lo), 0.0, 1.0) * 255 + 0.5);
+            r = lut[3 * k];
+            g = lut[3 * k + 1];
+            b = lut[3 * k + 2];
+          }
+          ++checked;
+          if (std::abs(qRed(got) - r) <= 12 && std::abs(qGreen(got) - g) <= 12 && std::abs(qBlue(got) - b) <= 12) ++matched;
+        }
+      QVERIFY2(checked > 50, qPrintable(QString::number(checked)));
+      QVERIFY2(matched >= checked * 9 / 10, qPrintable(QString("%1 of %2 pixels match").arg(matched).arg(checked)));
+      QVERIFY(colours.size() > 20);
+      if (matched < checked * 9 / 10) img.save(dir_.filePath(QString("actual_channel%1.png").arg(ch)));
+    }
+  }
+
+  void groupsChartCountsAreTheCores() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openDemo("insar", 96));
+    QVERIFY(waitSolved(w));
+    const auto bins = w.masks()->group_histogram();
+    const auto& bars = w.groupsChart()->barValues();
+    QCOMPARE(bars.size(), bins.size());
+    for (std::size_t i = 0; i < bins.size(); ++i) QCOMPARE(bars[i], static_cast<double>(bins[i].groups));
+    // Selecting the largest bin highlights exactly its pixels.
+    w.selectGroupBin(static_cast<int>(bins.size()) - 1);
+    QVERIFY(bins.back().pixels > 0);
+  }
+
+  void inspectorShowsTheEnginesX() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openDemo("seed", 40));
+    QVERIFY(waitSolved(w));
+    const DemoCube d = make_demo("seed", 40);
+    const SolveResult r = solve(d.cube, Design(d.design));
+    for (auto [row, col] : {std::pair{3, 5}, std::pair{20, 31}}) {
+      w.selectPixel(row, col);
+      const auto& x = w.inspectedX();
+      QCOMPARE(x.size(), std::size_t{100});
+      for (std::size_t j = 0; j < x.size(); ++j)
+        QCOMPARE(x[j], r.x.value(j * 1600 + static_cast<std::size_t>(row) * 40 + static_cast<std::size_t>(col)));
+    }
+    // The inspector follows the selected pixel when the result changes.
+    w.selectPixel(7, 9);
+    const double before = w.inspectedX()[0];
+    QSignalSpy done(&w, &MainWindow::solveFinished);
+    w.setMethod(Method::Exact);
+    w.solve();
+    QVERIFY(done.wait(60000));
+    QVERIFY(std::fabs(w.inspectedX()[0] - before) <= 1e-5 * std::max(1.0, std::fabs(before)));
+  }
+
+  void cancelKeepsThePreviousResultAndGuiStaysResponsive() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openDemo("seed", 200));
+    QVERIFY(waitSolved(w));
+    const auto previous = w.result();
+    QVERIFY(previous);
+    // The exact path on 40,000 underdetermined pixels takes seconds here.
+    w.setMethod(Method::Exact);
+    QElapsedTimer clock;
+    qint64 last = 0, worst_gap = 0;
+    QTimer tick;
+    tick.setInterval(10);
+    connect(&tick, &QTimer::timeout, this, [&] {
+      worst_gap = std::max(worst_gap, clock.elapsed() - last);
+      last = clock.elapsed();
+    });
+    clock.start();
+    tick.start();
+    w.solve();
+    QTest::qWait(2000);
+    QVERIFY2(w.solving(), "the exact solve should still run after 2 s");
+    QSignalSpy cancelled(&w, &MainWindow::solveCancelled);
+    QElapsedTimer stop;
+    stop.start();
+    w.cancelSolve();
+    QVERIFY(cancelled.wait(5000));
+    const qint64 stop_ms = stop.elapsed();
+    tick.stop();
+    QVERIFY2(stop_ms <= 200, qPrintable(QString("worker stopped after %1 ms").arg(stop_ms)));
+    QVERIFY2(worst_gap <= 100, qPrintable(QString("event loop blocked for %1 ms").arg(worst_gap)));
+    QCOMPARE(w.result(), previous);
+  }
+
+  void exportMatchesTheCli() {
+    const DemoCube d = make_demo("insar", 48);
+    const std::string cube = dir_.filePath("cube.npy").toStdString(), design = dir_.filePath("A.npy").toStdString();
+    OutputSet in;
+    in.add_npy(cube, d.cube);
+    in.add_npy(design, d.design);
+    in.commit();
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openCube(QString::fromStdString(cube)));
+    QVERIFY(w.openDesign(QString::fromStdString(design)));
+    QVERIFY(waitSolved(w));
+    const QString x_gui = dir_.filePath("x_gui.npy"), x_cli = dir_.filePath("x_cli.npy");
+    QVERIFY(w.exportSolutionNpy(x_gui));
+    QVERIFY(QFile::exists(dir_.filePath("x_gui_status.npy")));
+    QProcess cli;
+    cli.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(cube), QString::fromStdString(design), "-o", x_cli});
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 0);
+    const Array a = read_npy(x_gui.toStdString()), b = read_npy(x_cli.toStdString());
+    QCOMPARE(a.shape(), b.shape());
+    QCOMPARE(a.dtype(), b.dtype());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const double u = a.value(i), v = b.value(i);
+      QVERIFY(std::isnan(u) == std::isnan(v));
+      if (!std::isnan(u)) QVERIFY(std::fabs(u - v) <= 1e-6 * std::max(1.0, std::fabs(v)));
+    }
+    w.showView(MainWindow::View::Result);
+    const QString png = dir_.filePath("view.png");
+    QVERIFY(w.exportViewPng(png));
+    QVERIFY(QImage(png).width() > 100);
+    const QString folder = dir_.filePath("channels");
+    QVERIFY(QDir().mkpath(folder));
+    QVERIFY(w.exportChannelsPng(folder));
+    QCOMPARE(QDir(folder).entryList({"*.png"}).size(), 29);
+  }
+
+  void badFileKeepsTheData() {
+    MainWindow w;
+    QVERIFY(w.openDemo("insar", 32));
+    const QString bad = dir_.filePath("bad.npy");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("not a numpy file");
+    f.close();
+    QVERIFY(!w.openCube(bad));
+    QVERIFY(w.lastError().contains("bad.npy"));
+    QVERIFY(w.masks() != nullptr);
+    QVERIFY(waitSolved(w));
+  }
+
+  void screenshotOption() {
+    const QString shot = dir_.filePath("shot.png");
+    QProcess app;
+    app.start(CUBESOLVE_GUI_APP, {"--demo", "insar", "--size", "64", "--view", "groups", "--screenshot", shot});
+    QVERIFY(app.waitForFinished(60000));
+    QCOMPARE(app.exitCode(), 0);
+    const QImage img(shot);
+    QVERIFY(img.width() >= 640);
+  }
+};
+
+QTEST_MAIN(TestGui)
+#include "tst_gui.moc"
