@@ -308,6 +308,16 @@ void MainWindow::buildMenus() {
   });
 }
 
+bool MainWindow::attempt(const std::function<void()>& action) {
+  try {
+    action();
+    return true;
+  } catch (const std::exception& e) {
+    fail(QString::fromUtf8(e.what()));
+    return false;
+  }
+}
+
 void MainWindow::fail(const QString& message) {
   last_error_ = message;
   // Window-modal but not blocking: no nested event loop, the solve goes on.
@@ -318,7 +328,7 @@ void MainWindow::fail(const QString& message) {
 }
 
 bool MainWindow::openDemo(const QString& name, int size) {
-  try {
+  return attempt([&] {
     DemoCube d = make_demo(name.toStdString(), static_cast<std::size_t>(size));
     setCube(std::make_shared<const Array>(std::move(d.cube)), tr("demo: %1").arg(name));
     setDesign(std::make_shared<const Design>(d.design, name.toStdString()), tr("demo: %1").arg(name));
@@ -326,32 +336,23 @@ bool MainWindow::openDemo(const QString& name, int size) {
     use_weights_->setEnabled(false);
     updateDataPanel();
     solve();
-    return true;
-  } catch (const std::exception& e) {
-    fail(QString::fromUtf8(e.what()));
-    return false;
-  }
+  });
 }
 
 bool MainWindow::openCube(const QString& path) {
-  try {
+  return attempt([&] {
     Array a = read_npy(path.toStdString());
-    if (a.ndim() != 3)
-      throw InputError(path.toStdString() + ": expected 3 dimensions (N, H, W), found shape " + shape_string(a.shape()));
+    check_cube(a, path.toStdString());
     setCube(std::make_shared<const Array>(std::move(a)), path);
     if (weights_ && weights_->shape() != cube_->shape()) weights_.reset();
     addRecent(path);
     updateDataPanel();
     if (design_ && design_->rows() == cube_->dim(0)) solve();
-    return true;
-  } catch (const std::exception& e) {
-    fail(QString::fromUtf8(e.what()));
-    return false;
-  }
+  });
 }
 
 bool MainWindow::openDesign(const QString& path) {
-  try {
+  return attempt([&] {
     auto d = std::make_shared<const Design>(read_array(path.toStdString()), path.toStdString());
     if (cube_ && d->rows() != cube_->dim(0))
       throw InputError(path.toStdString() + ": expected " + std::to_string(cube_->dim(0)) +
@@ -360,15 +361,11 @@ bool MainWindow::openDesign(const QString& path) {
     addRecent(path);
     updateDataPanel();
     if (cube_) solve();
-    return true;
-  } catch (const std::exception& e) {
-    fail(QString::fromUtf8(e.what()));
-    return false;
-  }
+  });
 }
 
 bool MainWindow::openWeights(const QString& path) {
-  try {
+  return attempt([&] {
     if (!cube_) throw InputError("open a cube before its weights");
     auto w = std::make_shared<const Array>(read_npy(path.toStdString()));
     if (w->shape() != cube_->shape())
@@ -384,11 +381,7 @@ bool MainWindow::openWeights(const QString& path) {
     updateGaps();
     updateGroups();
     if (design_) solve();
-    return true;
-  } catch (const std::exception& e) {
-    fail(QString::fromUtf8(e.what()));
-    return false;
-  }
+  });
 }
 
 void MainWindow::setCube(std::shared_ptr<const Array> cube, const QString& name) {
@@ -668,7 +661,7 @@ bool MainWindow::exportSolutionNpy(const QString& path) {
     fail(tr("Nothing to export: solve first."));
     return false;
   }
-  try {
+  return attempt([&] {
     QString base = path;
     if (base.endsWith(".npy")) base.chop(4);
     OutputSet out;
@@ -678,11 +671,7 @@ bool MainWindow::exportSolutionNpy(const QString& path) {
     out.add_npy((base + "_rss.npy").toStdString(), result_->rss);
     out.add_npy((base + "_status.npy").toStdString(), result_->status);
     out.commit();
-    return true;
-  } catch (const std::exception& e) {
-    fail(QString::fromUtf8(e.what()));
-    return false;
-  }
+  });
 }
 
 bool MainWindow::exportChannelsPng(const QString& folder) {
@@ -690,7 +679,7 @@ bool MainWindow::exportChannelsPng(const QString& folder) {
     fail(tr("Nothing to export: solve first."));
     return false;
   }
-  try {
+  return attempt([&] {
     const std::size_t M = result_->x.dim(0), H = result_->x.dim(1), W = result_->x.dim(2);
     OutputSet out;
     for (std::size_t j = 0; j < M; ++j) {
@@ -700,11 +689,7 @@ bool MainWindow::exportChannelsPng(const QString& folder) {
                 colorize(v.data(), H, W, Colormap::RdBu, lo, hi));
     }
     out.commit();
-    return true;
-  } catch (const std::exception& e) {
-    fail(QString::fromUtf8(e.what()));
-    return false;
-  }
+  });
 }
 
 void MainWindow::addRecent(const QString& path) {
@@ -728,15 +713,17 @@ bool MainWindow::openAny(const QString& path) {
   if (!cube_) return openCube(path);
   // After a cube: a 3-D array of its shape is weights (once a design is
   // there), another 3-D array a new cube, a 2-D one a design matrix.
-  try {
-    const Array a = read_npy(path.toStdString());
-    if (a.ndim() == 3 && a.shape() == cube_->shape() && design_) return openWeights(path);
-    if (a.ndim() == 3) return openCube(path);
-    return openDesign(path);
-  } catch (const std::exception& e) {
-    fail(QString::fromUtf8(e.what()));
+  int ndim = 0;
+  bool cube_shape = false;
+  if (!attempt([&] {
+        const Array a = read_npy(path.toStdString());
+        ndim = static_cast<int>(a.ndim());
+        cube_shape = a.shape() == cube_->shape();
+      }))
     return false;
-  }
+  if (ndim == 3 && cube_shape && design_) return openWeights(path);
+  if (ndim == 3) return openCube(path);
+  return openDesign(path);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

@@ -9,6 +9,7 @@
 #include <QMainWindow>
 #include <QTimer>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -95,6 +96,8 @@ private:
   void setCube(std::shared_ptr<const Array> cube, const QString& name);
   void setDesign(std::shared_ptr<const Design> design, const QString& name);
   void fail(const QString& message);
+  /// Runs `action`; an exception becomes a message (fail) and false.
+  bool attempt(const std::function<void()>& action);
   void updateDataPanel();
   void updateGaps();
   void updateGroups();

@@ -79,8 +79,7 @@ Inputs load_inputs(const std::string& cube_path, const std::string& design_path,
                    const std::optional<std::string>& weights_path) {
   Inputs in;
   in.cube = read_npy(cube_path);
-  if (in.cube.ndim() != 3)
-    throw InputError(cube_path + ": expected 3 dimensions (N, H, W), found shape " + shape_string(in.cube.shape()));
+  check_cube(in.cube, cube_path);
   in.design_array = read_array(design_path);
   in.design = Design(in.design_array, design_path);
   if (weights_path) in.weights = read_npy(*weights_path);
@@ -197,8 +196,7 @@ int cmd_info(const std::vector<std::string>& argv) {
   const std::string cube_path = args.positional()[0];
   const auto min_valid = static_cast<std::size_t>(args.integer("min-valid", 1, 1, 1 << 30));
   Array cube = read_npy(cube_path);
-  if (cube.ndim() != 3)
-    throw InputError(cube_path + ": expected 3 dimensions (N, H, W), found shape " + shape_string(cube.shape()));
+  check_cube(cube, cube_path);
   std::optional<Array> weights;
   if (const auto w = args.get("weights")) {
     weights = read_npy(*w);

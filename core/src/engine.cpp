@@ -75,12 +75,16 @@ double Design::condition() const {
   return s.back() > 0 ? s.front() / s.back() : std::numeric_limits<double>::infinity();
 }
 
+void check_cube(const Array& cube, const std::string& name) {
+  if (cube.ndim() != 3)
+    throw InputError(name + ": expected 3 dimensions (N, H, W), found shape " + shape_string(cube.shape()));
+  if (cube.dtype() != DType::Float32 && cube.dtype() != DType::Float64)
+    throw InputError(name + ": expected float32 or float64 values, found " + dtype_name(cube.dtype()));
+}
+
 void check_inputs(const Array& cube, const Design& design, const Array* weights, const std::string& cube_name,
                   const std::string& design_name, const std::string& weights_name) {
-  if (cube.ndim() != 3)
-    throw InputError(cube_name + ": expected 3 dimensions (N, H, W), found shape " + shape_string(cube.shape()));
-  if (cube.dtype() != DType::Float32 && cube.dtype() != DType::Float64)
-    throw InputError(cube_name + ": expected float32 or float64 values, found " + dtype_name(cube.dtype()));
+  check_cube(cube, cube_name);
   if (cube.dim(0) != design.rows())
     throw InputError(design_name + ": expected " + std::to_string(cube.dim(0)) + " rows (one per observation of " +
                      cube_name + ", shape " + shape_string(cube.shape()) + "), found " +

@@ -116,6 +116,10 @@ struct SolveResult {
   std::size_t count(PixelStatus s) const;
 };
 
+/// Checks that `cube` is a float32/float64 cube (N, H, W); `name` (usually
+/// its path) leads the message. Throws InputError.
+void check_cube(const Array& cube, const std::string& name = "cube");
+
 /// Checks that cube (N, H, W), design (N, M) and weights (N, H, W) fit
 /// together. The names appear in the messages (usually the file paths).
 /// Throws InputError.
