@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   QCommandLineOption size("size", "Demo size (pixels per side).", "S", "0");
   QCommandLineOption screenshot("screenshot", "Render the window to FILE after solving, then exit.", "FILE");
   QCommandLineOption view("view", "View to show: gaps, groups, result or inspector.", "name", "result");
-  parser.addOptions({demo, size, screenshot, view});
+  QCommandLineOption pixel("pixel", "Pixel to inspect once solved (default for --screenshot: the centre).", "row,col");
+  parser.addOptions({demo, size, screenshot, view, pixel});
   parser.process(app);
 
   cubesolve::ui::MainWindow window;
@@ -56,6 +57,13 @@ int main(int argc, char** argv) {
   window.showView(v == "gaps" ? View::Gaps : v == "groups" ? View::Groups : v == "inspector" ? View::Inspector : View::Result);
   window.show();
 
+  const QStringList rc = parser.value(pixel).split(',');
+  auto select = [&window, rc] {
+    if (rc.size() == 2) window.selectPixel(rc[0].toInt(), rc[1].toInt());
+    else window.selectPixel(window.resultView()->imageHeight() / 2, window.resultView()->imageWidth() / 2);
+  };
+  if (parser.isSet(pixel)) QObject::connect(&window, &cubesolve::ui::MainWindow::solveFinished, &window, select);
+
   if (parser.isSet(screenshot)) {
     if (!ok) {
       std::fprintf(stderr, "cubesolve: %s\n", window.lastError().toUtf8().constData());
@@ -70,9 +78,8 @@ int main(int argc, char** argv) {
       });
     };
     if (window.solving()) {
-      QObject::connect(&window, &cubesolve::ui::MainWindow::solveFinished, &window, [&window, shoot] {
-        // The inspector shows the centre pixel.
-        window.selectPixel(window.resultView()->imageHeight() / 2, window.resultView()->imageWidth() / 2);
+      QObject::connect(&window, &cubesolve::ui::MainWindow::solveFinished, &window, [select, shoot] {
+        select();
         shoot();
       });
       QObject::connect(&window, &cubesolve::ui::MainWindow::solveFailed, &window, [] { QApplication::exit(4); });
