@@ -8,6 +8,7 @@
 #include <cubesolve/device.hpp>
 #include <cubesolve/error.hpp>
 #include <cubesolve/io.hpp>
+#include <cubesolve/raster.hpp>
 
 #include <QAction>
 #include <QApplication>
@@ -254,7 +255,10 @@ void MainWindow::buildUi() {
 void MainWindow::buildMenus() {
   auto* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("Open &cube…"), QKeySequence::Open, this, [this] {
-    const QString p = QFileDialog::getOpenFileName(this, tr("Open cube (N, H, W)"), {}, tr("NumPy arrays (*.npy)"));
+    const QString p = QFileDialog::getOpenFileName(
+        this, tr("Open cube (N, H, W)"), {},
+        raster_support() ? tr("Cubes (*.npy *.tif *.tiff *.img *.hdr *.nc *.h5 *.he5 *.vrt);;All files (*)")
+                         : tr("NumPy arrays (*.npy)"));
     if (!p.isEmpty()) openCube(p);
   });
   file->addAction(tr("Open &design matrix…"), QKeySequence(tr("Ctrl+D")), this, [this] {
@@ -275,9 +279,11 @@ void MainWindow::buildMenus() {
     const QString p = QFileDialog::getSaveFileName(this, tr("Export view"), "view.png", tr("PNG images (*.png)"));
     if (!p.isEmpty()) exportViewPng(p);
   });
-  file->addAction(tr("Export solution and diagnostics as &NPY…"), QKeySequence(tr("Ctrl+S")), this, [this] {
-    const QString p = QFileDialog::getSaveFileName(this, tr("Export solution"), "x.npy", tr("NumPy arrays (*.npy)"));
-    if (!p.isEmpty()) exportSolutionNpy(p);
+  file->addAction(tr("Export solution and diagnostics (NPY or GeoTIFF)…"), QKeySequence(tr("Ctrl+S")), this, [this] {
+    const QString p = QFileDialog::getSaveFileName(
+        this, tr("Export solution"), "x.npy",
+        raster_support() ? tr("NumPy arrays (*.npy);;GeoTIFF (*.tif)") : tr("NumPy arrays (*.npy)"));
+    if (!p.isEmpty()) exportSolution(p);
   });
   file->addAction(tr("Export all channels as PNG into a &folder…"), this, [this] {
     const QString d = QFileDialog::getExistingDirectory(this, tr("Folder for channel images"));
@@ -331,6 +337,7 @@ bool MainWindow::openDemo(const QString& name, int size) {
   return attempt([&] {
     DemoCube d = make_demo(name.toStdString(), static_cast<std::size_t>(size));
     setCube(std::make_shared<const Array>(std::move(d.cube)), tr("demo: %1").arg(name));
+    geo_ = {};
     setDesign(std::make_shared<const Design>(d.design, name.toStdString()), tr("demo: %1").arg(name));
     weights_.reset();
     use_weights_->setEnabled(false);
@@ -341,9 +348,11 @@ bool MainWindow::openDemo(const QString& name, int size) {
 
 bool MainWindow::openCube(const QString& path) {
   return attempt([&] {
-    Array a = read_npy(path.toStdString());
+    GeoReference geo;
+    Array a = read_cube(path.toStdString(), &geo);
     check_cube(a, path.toStdString());
     setCube(std::make_shared<const Array>(std::move(a)), path);
+    geo_ = geo;
     if (weights_ && weights_->shape() != cube_->shape()) weights_.reset();
     addRecent(path);
     updateDataPanel();
@@ -656,20 +665,31 @@ bool MainWindow::exportViewPng(const QString& path) {
   return true;
 }
 
-bool MainWindow::exportSolutionNpy(const QString& path) {
+bool MainWindow::exportSolution(const QString& path) {
   if (!result_) {
     fail(tr("Nothing to export: solve first."));
     return false;
   }
   return attempt([&] {
+    const bool tif = is_geotiff_path(path.toStdString());
     QString base = path;
-    if (base.endsWith(".npy")) base.chop(4);
+    base.chop(static_cast<int>(QFileInfo(path).suffix().size()) + 1);
+    const QString ext = tif ? ".tif" : ".npy";
     OutputSet out;
-    out.add_npy(path.toStdString(), result_->x);
-    out.add_npy((base + "_nvalid.npy").toStdString(), result_->n_valid);
-    out.add_npy((base + "_rank.npy").toStdString(), result_->rank);
-    out.add_npy((base + "_rss.npy").toStdString(), result_->rss);
-    out.add_npy((base + "_status.npy").toStdString(), result_->status);
+    auto add = [&](const QString& p, const Array& a, const char* name) {
+      if (!tif) return out.add_npy(p.toStdString(), a);
+      Array bands = a;
+      if (bands.ndim() == 2) bands.reshape({1, a.dim(0), a.dim(1)});
+      std::vector<std::string> names;
+      for (std::size_t b = 0; b < bands.dim(0); ++b)
+        names.push_back(bands.dim(0) == 1 ? name : name + std::to_string(b));
+      write_geotiff(out.add_external(p.toStdString()), bands, geo_, names);
+    };
+    add(path, result_->x, "x");
+    add(base + "_nvalid" + ext, result_->n_valid, "n_valid");
+    add(base + "_rank" + ext, result_->rank, "rank");
+    add(base + "_rss" + ext, result_->rss, "rss");
+    add(base + "_status" + ext, result_->status, "status");
     out.commit();
   });
 }
@@ -710,7 +730,7 @@ void MainWindow::rebuildRecentMenu() {
 
 bool MainWindow::openAny(const QString& path) {
   if (path.endsWith(".csv", Qt::CaseInsensitive) || path.endsWith(".txt", Qt::CaseInsensitive)) return openDesign(path);
-  if (!cube_) return openCube(path);
+  if (!cube_ || !path.endsWith(".npy", Qt::CaseInsensitive)) return openCube(path);  // rasters are cubes
   // After a cube: a 3-D array of its shape is weights (once a design is
   // there), another 3-D array a new cube, a 2-D one a design matrix.
   int ndim = 0;

@@ -5,6 +5,7 @@
 #include <cubesolve/engine.hpp>
 #include <cubesolve/image.hpp>
 #include <cubesolve/mask.hpp>
+#include <cubesolve/raster.hpp>
 
 #include <QMainWindow>
 #include <QTimer>
@@ -63,7 +64,9 @@ public:
   void selectGroupBin(int bin);
 
   bool exportViewPng(const QString& path);
-  bool exportSolutionNpy(const QString& path);
+  /// X and its diagnostics beside it (_nvalid, _rank, _rss, _status): .npy,
+  /// or GeoTIFF (.tif) with the cube's georeference.
+  bool exportSolution(const QString& path);
   bool exportChannelsPng(const QString& folder);
 
   // What the views show, for tests and scripts.
@@ -111,6 +114,7 @@ private:
   std::shared_ptr<const Array> cube_, weights_;
   std::shared_ptr<const Design> design_;
   std::optional<MaskStats> masks_;
+  GeoReference geo_;
   std::shared_ptr<const SolveResult> result_;
   std::vector<double> inspected_x_;
   QString cube_name_, design_name_, weights_name_, last_error_;

@@ -11,6 +11,7 @@
 #include <cubesolve/image.hpp>
 #include <cubesolve/io.hpp>
 #include <cubesolve/mask.hpp>
+#include <cubesolve/raster.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -65,6 +66,7 @@ private:
 
 struct Inputs {
   Array cube;
+  GeoReference geo;
   Array design_array;
   Design design;
   std::optional<Array> weights;
@@ -78,7 +80,7 @@ bool has_extension(const std::string& path, const std::string& ext) {
 Inputs load_inputs(const std::string& cube_path, const std::string& design_path,
                    const std::optional<std::string>& weights_path) {
   Inputs in;
-  in.cube = read_npy(cube_path);
+  in.cube = read_cube(cube_path, &in.geo);
   check_cube(in.cube, cube_path);
   in.design_array = read_array(design_path);
   in.design = Design(in.design_array, design_path);
@@ -124,9 +126,23 @@ std::string summary(const SolveResult& r) {
   return buf;
 }
 
-void require_npy(const std::string& path, const std::string& what) {
-  if (!has_extension(path, ".npy"))
-    throw InputError(path + ": expected " + what + " ending in .npy, found another extension");
+// Outputs are .npy, or GeoTIFF (.tif, .tiff) where GDAL is built in.
+void require_output(const std::string& path, const std::string& what) {
+  if (has_extension(path, ".npy") || (raster_support() && is_geotiff_path(path))) return;
+  throw InputError(path + ": expected " + what + " ending in .npy" + (raster_support() ? " or .tif" : "") +
+                   ", found another extension");
+}
+
+// Adds an output in the format its extension names; GeoTIFF bands carry
+// `names` and the input's georeference.
+void add_output(OutputSet& out, const std::string& path, const Array& a, const GeoReference& geo,
+                const std::string& band_prefix) {
+  if (!is_geotiff_path(path)) return out.add_npy(path, a);
+  const Array bands = a.ndim() == 2 ? [&] { Array b = a; b.reshape({1, a.dim(0), a.dim(1)}); return b; }() : a;
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < bands.dim(0); ++b)
+    names.push_back(bands.dim(0) == 1 ? band_prefix : band_prefix + std::to_string(b));
+  write_geotiff(out.add_external(path), bands, geo, names);
 }
 
 }  // namespace
@@ -138,9 +154,9 @@ int cmd_solve(const std::vector<std::string>& argv) {
   args.expect_positional(2, 2, "CUBE DESIGN");
   const auto output = args.get("output");
   if (!output) throw InputError("solve: expected -o X.npy for the solution, found none");
-  require_npy(*output, "an output path");
+  require_output(*output, "an output path");
   for (const char* k : {"model", "residual"})
-    if (const auto p = args.get(k)) require_npy(*p, std::string("a --") + k + " path");
+    if (const auto p = args.get(k)) require_output(*p, std::string("a --") + k + " path");
   SolveOptions options = solve_options(args);
   options.residuals = args.get("diag").has_value();
   const Device device = resolve_device(parse_device(args.get("device", "auto")));
@@ -150,18 +166,19 @@ int cmd_solve(const std::vector<std::string>& argv) {
   const SolveResult r = solve(in.cube, in.design, in.w(), options, bar.callback());
 
   OutputSet out;
-  out.add_npy(*output, r.x);
+  add_output(out, *output, r.x, in.geo, "x");
   if (const auto prefix = args.get("diag")) {
-    out.add_npy(*prefix + "_nvalid.npy", r.n_valid);
-    out.add_npy(*prefix + "_rank.npy", r.rank);
-    out.add_npy(*prefix + "_rss.npy", r.rss);
-    out.add_npy(*prefix + "_status.npy", r.status);
-    out.add_npy(*prefix + "_cond.npy", r.cond);
+    const std::string ext = is_geotiff_path(*output) ? ".tif" : ".npy";
+    add_output(out, *prefix + "_nvalid" + ext, r.n_valid, in.geo, "n_valid");
+    add_output(out, *prefix + "_rank" + ext, r.rank, in.geo, "rank");
+    add_output(out, *prefix + "_rss" + ext, r.rss, in.geo, "rss");
+    add_output(out, *prefix + "_status" + ext, r.status, in.geo, "status");
+    add_output(out, *prefix + "_cond" + ext, r.cond, in.geo, "cond");
   }
   if (args.get("model") || args.get("residual")) {
     const Array model = model_cube(in.design, r.x);
-    if (const auto p = args.get("model")) out.add_npy(*p, model);
-    if (const auto p = args.get("residual")) out.add_npy(*p, residual_cube(in.cube, model));
+    if (const auto p = args.get("model")) add_output(out, *p, model, in.geo, "model");
+    if (const auto p = args.get("residual")) add_output(out, *p, residual_cube(in.cube, model), in.geo, "residual");
   }
   const auto written = out.paths();
   out.commit();
@@ -195,7 +212,7 @@ int cmd_info(const std::vector<std::string>& argv) {
   args.expect_positional(1, 2, "CUBE [DESIGN]");
   const std::string cube_path = args.positional()[0];
   const auto min_valid = static_cast<std::size_t>(args.integer("min-valid", 1, 1, 1 << 30));
-  Array cube = read_npy(cube_path);
+  Array cube = read_cube(cube_path);
   check_cube(cube, cube_path);
   std::optional<Array> weights;
   if (const auto w = args.get("weights")) {
@@ -349,7 +366,7 @@ int cmd_verify(const std::vector<std::string>& argv) {
   args.expect_positional(3, 3, "CUBE DESIGN X.npy");
   const std::string x_path = args.positional()[2];
   const Inputs in = load_inputs(args.positional()[0], args.positional()[1], args.get("weights"));
-  const Array x = read_npy(x_path);
+  const Array x = read_cube(x_path);
   const std::size_t N = in.cube.dim(0), H = in.cube.dim(1), W = in.cube.dim(2), P = H * W, M = in.design.cols();
   if (x.shape() != Shape{M, H, W})
     throw InputError(x_path + ": expected the solution's shape " + shape_string({M, H, W}) + ", found " +

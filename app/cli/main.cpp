@@ -26,9 +26,11 @@ usage:
   cubesolve-cli bench [--size S] [--n N] [--m M] [--nan F] [--masks random|blobs]
                 [--threads T] [--sample K] [--repeat R] [--json]
 
-CUBE: (N, H, W) .npy, float32 or float64; NaN and Inf are missing values.
-DESIGN: (N, M) .npy or .csv. X: (M, H, W). Exit codes: 0 ok, 2 bad input,
-3 I/O failure, 4 numerical or device failure.
+CUBE: (N, H, W) .npy, float32 or float64, or any raster GDAL opens (bands =
+observations; nodata is missing); NaN and Inf are missing values.
+DESIGN: (N, M) .npy or .csv. X: (M, H, W) as .npy, or GeoTIFF (.tif) with the
+cube's georeference. Exit codes: 0 ok, 2 bad input, 3 I/O failure,
+4 numerical or device failure.
 )";
 
 }  // namespace

@@ -71,6 +71,12 @@ void OutputSet::add_npy(const std::string& path, const Array& array) {
   }
 }
 
+std::string OutputSet::add_external(const std::string& path) {
+  add(path);
+  files_.back()->close();
+  return files_.back()->temp_path();
+}
+
 void OutputSet::commit() {
   for (auto& f : files_) f->close();
   for (auto& f : files_) f->commit();

@@ -6,6 +6,7 @@
 
 #include <cubesolve/demo.hpp>
 #include <cubesolve/io.hpp>
+#include <cubesolve/raster.hpp>
 
 #include <QElapsedTimer>
 #include <QProcess>
@@ -183,7 +184,7 @@ private slots:
     QVERIFY(w.openDesign(QString::fromStdString(design)));
     QVERIFY(waitSolved(w));
     const QString x_gui = dir_.filePath("x_gui.npy"), x_cli = dir_.filePath("x_cli.npy");
-    QVERIFY(w.exportSolutionNpy(x_gui));
+    QVERIFY(w.exportSolution(x_gui));
     QVERIFY(QFile::exists(dir_.filePath("x_gui_status.npy")));
     QProcess cli;
     cli.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(cube), QString::fromStdString(design), "-o", x_cli});
@@ -205,6 +206,36 @@ private slots:
     QVERIFY(QDir().mkpath(folder));
     QVERIFY(w.exportChannelsPng(folder));
     QCOMPARE(QDir(folder).entryList({"*.png"}).size(), 29);
+  }
+
+  void geoTiffInAndOut() {
+    if (!raster_support()) QSKIP("built without GDAL");
+    const DemoCube d = make_demo("insar", 40);
+    const GeoReference geo{{300000.0, 20.0, 0.0, 5000000.0, 0.0, -20.0}, ""};
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < d.cube.dim(0); ++i) names.push_back("ifg" + std::to_string(i));
+    const std::string cube = dir_.filePath("stack.tif").toStdString(), design = dir_.filePath("A_geo.npy").toStdString();
+    OutputSet in;
+    write_geotiff(in.add_external(cube), d.cube, geo, names);
+    in.add_npy(design, d.design);
+    in.commit();
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openCube(QString::fromStdString(cube)));
+    QVERIFY(w.openDesign(QString::fromStdString(design)));
+    QVERIFY(waitSolved(w));
+    const QString out = dir_.filePath("ts.tif");
+    QVERIFY(w.exportSolution(out));
+    GeoReference back;
+    const Array x = read_cube(out.toStdString(), &back);
+    QCOMPARE(x.shape(), (Shape{29, 40, 40}));
+    QCOMPARE(back.transform, geo.transform);
+    QVERIFY(QFile::exists(dir_.filePath("ts_status.tif")));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double a = x.value(i), b = w.result()->x.value(i);
+      QVERIFY(std::isnan(a) == std::isnan(b));
+      if (!std::isnan(a)) QCOMPARE(static_cast<float>(a), static_cast<float>(b));
+    }
   }
 
   void badFileKeepsTheData() {

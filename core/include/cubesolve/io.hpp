@@ -45,6 +45,7 @@ public:
 
   std::ostream& stream();
   const std::string& path() const { return path_; }
+  const std::string& temp_path() const { return temp_; }
   /// Flushes and closes; throws IoError if anything written failed.
   void close();
   /// Moves the finished file onto its destination. Throws IoError.
@@ -65,6 +66,9 @@ public:
   std::ostream& add(const std::string& path);
   /// Convenience: adds `path` holding `array` as .npy.
   void add_npy(const std::string& path, const Array& array);
+  /// Starts a file that another library writes by name: returns the
+  /// temporary path to write; it is renamed onto `path` by commit().
+  std::string add_external(const std::string& path);
   /// Closes and renames every file. Throws IoError (files already renamed stay).
   void commit();
   std::vector<std::string> paths() const;
