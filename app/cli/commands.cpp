@@ -5,6 +5,7 @@
 
 #include <cubesolve/bench.hpp>
 #include <cubesolve/demo.hpp>
+#include <cubesolve/designs.hpp>
 #include <cubesolve/device.hpp>
 #include <cubesolve/engine.hpp>
 #include <cubesolve/error.hpp>
@@ -77,15 +78,37 @@ bool has_extension(const std::string& path, const std::string& ext) {
   return path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
 }
 
-Inputs load_inputs(const std::string& cube_path, const std::string& design_path,
-                   const std::optional<std::string>& weights_path) {
+// The design matrix: a file (.npy, .csv), or built: sbas (pairs from a MintPy
+// stack or --pairs), poly:D, harmonic:K[:P] (times from --times, else band index).
+Inputs load_inputs(const std::string& cube_path, const std::string& design_arg, const Args& args) {
   Inputs in;
-  in.cube = read_cube(cube_path, &in.geo);
+  const auto weights_path = args.get("weights");
+  const bool stack = design_arg == "sbas" && (has_extension(cube_path, ".h5") || has_extension(cube_path, ".he5"));
+  std::vector<DatePair> pairs;
+  if (stack) {
+    InsarStack s = kept_only(read_mintpy_stack(cube_path));
+    in.cube = std::move(s.cube);
+    pairs = std::move(s.pairs);
+  } else {
+    in.cube = read_cube(cube_path, &in.geo);
+  }
   check_cube(in.cube, cube_path);
-  in.design_array = read_array(design_path);
-  in.design = Design(in.design_array, design_path);
+  if (design_arg == "sbas") {
+    if (!stack) {
+      const auto p = args.get("pairs");
+      if (!p) throw InputError("sbas: expected --pairs FILE (YYYYMMDD_YYYYMMDD lines) or a MintPy ifgramStack.h5 cube");
+      pairs = read_pairs(*p);
+    }
+    in.design_array = sbas_design(pairs, nullptr, stack ? cube_path : args.get("pairs", "pairs"));
+  } else if (is_design_spec(design_arg)) {
+    const auto t = args.get("times");
+    in.design_array = build_design(design_arg, in.cube.dim(0), t ? read_times(*t) : std::vector<double>{});
+  } else {
+    in.design_array = read_array(design_arg);
+  }
+  in.design = Design(in.design_array, design_arg);
   if (weights_path) in.weights = read_npy(*weights_path);
-  check_inputs(in.cube, in.design, in.w(), cube_path, design_path, weights_path.value_or("weights"));
+  check_inputs(in.cube, in.design, in.w(), cube_path, design_arg, weights_path.value_or("weights"));
   return in;
 }
 
@@ -150,7 +173,7 @@ void add_output(OutputSet& out, const std::string& path, const Array& a, const G
 int cmd_solve(const std::vector<std::string>& argv) {
   const Args args("solve", argv, {"json"},
                   {"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype", "model",
-                   "residual", "method", "memory"});
+                   "residual", "method", "memory", "pairs", "times"});
   args.expect_positional(2, 2, "CUBE DESIGN");
   const auto output = args.get("output");
   if (!output) throw InputError("solve: expected -o X.npy for the solution, found none");
@@ -161,7 +184,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   options.residuals = args.get("diag").has_value();
   const Device device = resolve_device(parse_device(args.get("device", "auto")));
 
-  const Inputs in = load_inputs(args.positional()[0], args.positional()[1], args.get("weights"));
+  const Inputs in = load_inputs(args.positional()[0], args.positional()[1], args);
   ProgressBar bar("solving");
   const SolveResult r = solve(in.cube, in.design, in.w(), options, bar.callback());
 
@@ -208,25 +231,27 @@ int cmd_solve(const std::vector<std::string>& argv) {
 }
 
 int cmd_info(const std::vector<std::string>& argv) {
-  const Args args("info", argv, {"json"}, {"weights", "min-valid"});
+  const Args args("info", argv, {"json"}, {"weights", "min-valid", "pairs", "times"});
   args.expect_positional(1, 2, "CUBE [DESIGN]");
   const std::string cube_path = args.positional()[0];
   const auto min_valid = static_cast<std::size_t>(args.integer("min-valid", 1, 1, 1 << 30));
-  Array cube = read_cube(cube_path);
-  check_cube(cube, cube_path);
-  std::optional<Array> weights;
-  if (const auto w = args.get("weights")) {
-    weights = read_npy(*w);
-    if (weights->shape() != cube.shape())
-      throw InputError(*w + ": expected the cube's shape " + shape_string(cube.shape()) + ", found " +
-                       shape_string(weights->shape()));
+  Inputs in;
+  const bool with_design = args.positional().size() == 2;
+  if (with_design) {
+    in = load_inputs(cube_path, args.positional()[1], args);
+  } else {
+    in.cube = read_cube(cube_path);
+    check_cube(in.cube, cube_path);
+    if (const auto w = args.get("weights")) {
+      in.weights = read_npy(*w);
+      if (in.weights->shape() != in.cube.shape())
+        throw InputError(*w + ": expected the cube's shape " + shape_string(in.cube.shape()) + ", found " +
+                         shape_string(in.weights->shape()));
+    }
   }
-  std::optional<Design> design;
-  if (args.positional().size() == 2) {
-    const std::string design_path = args.positional()[1];
-    design = Design(read_array(design_path), design_path);
-    check_inputs(cube, *design, weights ? &*weights : nullptr, cube_path, design_path, args.get("weights", "weights"));
-  }
+  const Array& cube = in.cube;
+  const auto& weights = in.weights;
+  const Design* design = with_design ? &in.design : nullptr;
   ProgressBar bar("analysing");
   const MaskStats s = analyze_masks(cube, weights ? &*weights : nullptr, bar.callback());
   const auto valid_hist = s.valid_histogram();
@@ -362,10 +387,11 @@ int cmd_demo(const std::vector<std::string>& argv) {
 }
 
 int cmd_verify(const std::vector<std::string>& argv) {
-  const Args args("verify", argv, {"json"}, {"sample", "weights", "rcond", "min-valid", "ridge", "threads"});
+  const Args args("verify", argv, {"json"},
+                  {"sample", "weights", "rcond", "min-valid", "ridge", "threads", "pairs", "times"});
   args.expect_positional(3, 3, "CUBE DESIGN X.npy");
   const std::string x_path = args.positional()[2];
-  const Inputs in = load_inputs(args.positional()[0], args.positional()[1], args.get("weights"));
+  const Inputs in = load_inputs(args.positional()[0], args.positional()[1], args);
   const Array x = read_cube(x_path);
   const std::size_t N = in.cube.dim(0), H = in.cube.dim(1), W = in.cube.dim(2), P = H * W, M = in.design.cols();
   if (x.shape() != Shape{M, H, W})

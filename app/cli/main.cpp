@@ -18,7 +18,7 @@ usage:
   cubesolve-cli solve CUBE DESIGN -o X.npy [--weights W.npy] [--device auto|cpu|cuda]
                 [--rcond R] [--min-valid K] [--ridge L] [--diag PREFIX] [--threads T]
                 [--dtype float32|float64] [--model F.npy] [--residual F.npy]
-                [--method auto|exact] [--memory MB] [--json]
+                [--method auto|exact] [--memory MB] [--pairs FILE] [--times FILE] [--json]
   cubesolve-cli info CUBE [DESIGN] [--weights W.npy] [--min-valid K] [--json]
   cubesolve-cli demo [-o DIR] [--size S] [--name insar|seed] [--threads T] [--json]
   cubesolve-cli verify CUBE DESIGN X.npy [--sample K] [--weights W.npy] [--rcond R]
@@ -28,8 +28,11 @@ usage:
 
 CUBE: (N, H, W) .npy, float32 or float64, or any raster GDAL opens (bands =
 observations; nodata is missing); NaN and Inf are missing values.
-DESIGN: (N, M) .npy or .csv. X: (M, H, W) as .npy, or GeoTIFF (.tif) with the
-cube's georeference. Exit codes: 0 ok, 2 bad input, 3 I/O failure,
+DESIGN: (N, M) .npy or .csv, or built: sbas (pairs from a MintPy ifgramStack.h5
+cube or --pairs FILE of YYYYMMDD_YYYYMMDD lines; dates - 1 unknowns, the first
+date the reference), poly:D or harmonic:K[:P] (times from --times FILE, one per
+band, numbers or YYYYMMDD; else band index). X: (M, H, W) as .npy, or GeoTIFF
+(.tif) with the cube's georeference. Exit codes: 0 ok, 2 bad input, 3 I/O failure,
 4 numerical or device failure.
 )";
 
