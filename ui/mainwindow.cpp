@@ -5,6 +5,7 @@
 #include "solvecontroller.hpp"
 
 #include <cubesolve/demo.hpp>
+#include <cubesolve/designs.hpp>
 #include <cubesolve/device.hpp>
 #include <cubesolve/error.hpp>
 #include <cubesolve/io.hpp>
@@ -24,6 +25,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -269,6 +271,22 @@ void MainWindow::buildMenus() {
     const QString p = QFileDialog::getOpenFileName(this, tr("Open weights (N, H, W)"), {}, tr("NumPy arrays (*.npy)"));
     if (!p.isEmpty()) openWeights(p);
   });
+  auto* build = file->addMenu(tr("&Build design matrix"));
+  build->addAction(tr("SBAS from interferogram pairs…"), this, [this] {
+    const QString p = QFileDialog::getOpenFileName(this, tr("Pairs (YYYYMMDD_YYYYMMDD per line)"), {}, tr("Text (*.txt *.list);;All files (*)"));
+    if (!p.isEmpty()) buildDesign("sbas", p, {});
+  });
+  for (const auto& [label, spec] : {std::pair{tr("Polynomial in time…"), QString("poly:%1")},
+                                    std::pair{tr("Trend and annual harmonics…"), QString("harmonic:%1")}}) {
+    build->addAction(label, this, [this, spec = spec, label = label] {
+      bool ok = false;
+      const int k = QInputDialog::getInt(this, label, spec.startsWith("poly") ? tr("Degree") : tr("Harmonics"), 1, 0, 16, 1, &ok);
+      if (!ok) return;
+      const QString times = QFileDialog::getOpenFileName(
+          this, tr("Times, one per band (numbers or YYYYMMDD); cancel for band index"), {}, tr("Text (*.txt);;All files (*)"));
+      buildDesign(spec.arg(k), {}, times);
+    });
+  }
   auto* demos = file->addMenu(tr("Open d&emo"));
   demos->addAction(tr("InSAR stack"), this, [this] { openDemo("insar"); });
   demos->addAction(tr("Seed setting (N=50, M=100)"), this, [this] { openDemo("seed"); });
@@ -347,6 +365,8 @@ bool MainWindow::openDemo(const QString& name, int size) {
 }
 
 bool MainWindow::openCube(const QString& path) {
+  if (stack_support() && (path.endsWith(".h5", Qt::CaseInsensitive) || path.endsWith(".he5", Qt::CaseInsensitive)))
+    return openStack(path);  // a MintPy interferogram stack brings its own SBAS design
   return attempt([&] {
     GeoReference geo;
     Array a = read_cube(path.toStdString(), &geo);
@@ -370,6 +390,34 @@ bool MainWindow::openDesign(const QString& path) {
     addRecent(path);
     updateDataPanel();
     if (cube_) solve();
+  });
+}
+
+bool MainWindow::buildDesign(const QString& spec, const QString& pairs, const QString& times) {
+  return attempt([&] {
+    if (!cube_) throw InputError("open a cube before building its design matrix");
+    Array a;
+    if (spec == "sbas") a = sbas_design(read_pairs(pairs.toStdString()), nullptr, pairs.toStdString());
+    else a = build_design(spec.toStdString(), cube_->dim(0), times.isEmpty() ? std::vector<double>{} : read_times(times.toStdString()));
+    if (a.dim(0) != cube_->dim(0))
+      throw InputError(pairs.toStdString() + ": expected " + std::to_string(cube_->dim(0)) + " pairs (one per band), found " +
+                       std::to_string(a.dim(0)));
+    setDesign(std::make_shared<const Design>(a, spec.toStdString()), spec);
+    updateDataPanel();
+    solve();
+  });
+}
+
+bool MainWindow::openStack(const QString& path) {
+  return attempt([&] {
+    InsarStack s = kept_only(read_mintpy_stack(path.toStdString()));
+    auto design = std::make_shared<const Design>(sbas_design(s.pairs, nullptr, path.toStdString()), "sbas");
+    setCube(std::make_shared<const Array>(std::move(s.cube)), path);
+    geo_ = {};
+    setDesign(design, tr("sbas from %1").arg(QFileInfo(path).fileName()));
+    addRecent(path);
+    updateDataPanel();
+    solve();
   });
 }
 

@@ -48,6 +48,11 @@ public:
   bool openCube(const QString& path);
   bool openDesign(const QString& path);
   bool openWeights(const QString& path);
+  /// Builds the design: "sbas" from a pairs file, or "poly:D" /
+  /// "harmonic:K[:P]" from a times file (empty: band index).
+  bool buildDesign(const QString& spec, const QString& pairs, const QString& times);
+  /// Opens a MintPy ifgramStack.h5: its kept interferograms and their SBAS design.
+  bool openStack(const QString& path);
   /// Opens a file as what it looks like: CSV or 2-D = design, 3-D = cube, or
   /// weights when it has the cube's shape and a design is loaded.
   bool openAny(const QString& path);

@@ -238,6 +238,21 @@ private slots:
     }
   }
 
+  void builtDesigns() {
+    MainWindow w;
+    QVERIFY(w.openDemo("seed", 24));
+    QVERIFY(waitSolved(w));
+    QVERIFY(w.buildDesign("poly:2", {}, {}));
+    QCOMPARE(w.design()->cols(), std::size_t{3});
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.result()->x.dim(0), std::size_t{3});
+    QVERIFY(w.buildDesign("harmonic:1:25", {}, {}));
+    QCOMPARE(w.design()->cols(), std::size_t{4});
+    QVERIFY(waitSolved(w));
+    QVERIFY(!w.buildDesign("poly:x", {}, {}));
+    QVERIFY(w.lastError().contains("poly:x"));
+  }
+
   void badFileKeepsTheData() {
     MainWindow w;
     QVERIFY(w.openDemo("insar", 32));
