@@ -13,6 +13,7 @@
 #include <cubesolve/io.hpp>
 #include <cubesolve/mask.hpp>
 #include <cubesolve/raster.hpp>
+#include <cubesolve/stream.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -21,9 +22,12 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
+#include <cstring>
 #include <optional>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace cubesolve::cli {
@@ -78,39 +82,80 @@ bool has_extension(const std::string& path, const std::string& ext) {
   return path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
 }
 
-// The design matrix: a file (.npy, .csv), or built: sbas (pairs from a MintPy
-// stack or --pairs), poly:D, harmonic:K[:P] (times from --times, else band index).
+// The design matrix for a cube of n bands: a file (.npy, .csv), or built:
+// sbas (pairs from --pairs), poly:D, harmonic:K[:P] (times from --times, else band index).
+Array design_for(const std::string& design_arg, std::size_t n, const Args& args) {
+  if (design_arg == "sbas") {
+    const auto p = args.get("pairs");
+    if (!p) throw InputError("sbas: expected --pairs FILE (YYYYMMDD_YYYYMMDD lines) or a MintPy ifgramStack.h5 cube");
+    return sbas_design(read_pairs(*p), nullptr, *p);
+  }
+  if (is_design_spec(design_arg)) {
+    const auto t = args.get("times");
+    return build_design(design_arg, n, t ? read_times(*t) : std::vector<double>{});
+  }
+  return read_array(design_arg);
+}
+
+bool is_stack(const std::string& cube_path, const std::string& design_arg) {
+  return design_arg == "sbas" && (has_extension(cube_path, ".h5") || has_extension(cube_path, ".he5"));
+}
+
+// The whole cube in memory with its design (info, verify).
 Inputs load_inputs(const std::string& cube_path, const std::string& design_arg, const Args& args) {
   Inputs in;
   const auto weights_path = args.get("weights");
-  const bool stack = design_arg == "sbas" && (has_extension(cube_path, ".h5") || has_extension(cube_path, ".he5"));
-  std::vector<DatePair> pairs;
-  if (stack) {
+  if (is_stack(cube_path, design_arg)) {
     InsarStack s = kept_only(read_mintpy_stack(cube_path));
     in.cube = std::move(s.cube);
-    pairs = std::move(s.pairs);
+    in.design_array = sbas_design(s.pairs, nullptr, cube_path);
   } else {
     in.cube = read_cube(cube_path, &in.geo);
-  }
-  check_cube(in.cube, cube_path);
-  if (design_arg == "sbas") {
-    if (!stack) {
-      const auto p = args.get("pairs");
-      if (!p) throw InputError("sbas: expected --pairs FILE (YYYYMMDD_YYYYMMDD lines) or a MintPy ifgramStack.h5 cube");
-      pairs = read_pairs(*p);
-    }
-    in.design_array = sbas_design(pairs, nullptr, stack ? cube_path : args.get("pairs", "pairs"));
-  } else if (is_design_spec(design_arg)) {
-    const auto t = args.get("times");
-    in.design_array = build_design(design_arg, in.cube.dim(0), t ? read_times(*t) : std::vector<double>{});
-  } else {
-    in.design_array = read_array(design_arg);
+    check_cube(in.cube, cube_path);
+    in.design_array = design_for(design_arg, in.cube.dim(0), args);
   }
   in.design = Design(in.design_array, design_arg);
   if (weights_path) in.weights = read_npy(*weights_path);
   check_inputs(in.cube, in.design, in.w(), cube_path, design_arg, weights_path.value_or("weights"));
   return in;
 }
+
+// A cube already in memory, served a block of rows at a time.
+class MemoryReader : public CubeReader {
+public:
+  explicit MemoryReader(Array a) : a_(std::move(a)) {
+    shape_ = a_.shape();
+    dtype_ = a_.dtype();
+  }
+  Array rows(std::size_t r0, std::size_t r1) override {
+    const std::size_t N = shape_[0], H = shape_[1], W = shape_[2], isz = dtype_size(dtype_);
+    Array out(dtype_, {N, r1 - r0, W});
+    for (std::size_t i = 0; i < N; ++i)
+      std::memcpy(static_cast<char*>(out.raw()) + i * (r1 - r0) * W * isz,
+                  static_cast<const char*>(a_.raw()) + (i * H + r0) * W * isz, (r1 - r0) * W * isz);
+    return out;
+  }
+
+private:
+  Array a_;
+};
+
+// What a solve did, over all its blocks.
+struct Totals {
+  PathCounts paths{};
+  std::array<std::size_t, 5> status{};
+  double engine_seconds = 0;
+  std::size_t pixels = 0;
+  int threads = 1;
+
+  void add(const SolveResult& r) {
+    for (std::size_t i = 0; i < kPathCount; ++i) paths[i] += r.paths[i];
+    for (std::size_t s = 0; s < status.size(); ++s) status[s] += r.count(static_cast<PixelStatus>(s));
+    engine_seconds += r.engine_seconds;
+    pixels += r.status.size();
+    threads = r.threads;
+  }
+};
 
 SolveOptions solve_options(const Args& args) {
   SolveOptions o;
@@ -133,20 +178,34 @@ void json_paths(Json& j, const PathCounts& paths) {
   j.end_object();
 }
 
-void json_status(Json& j, const SolveResult& r) {
+void json_status(Json& j, const Totals& t) {
   j.key("status").begin_object();
-  for (auto s : {PixelStatus::Ok, PixelStatus::MinNorm, PixelStatus::NoData, PixelStatus::TooFew, PixelStatus::Failed})
-    j.field(status_name(s), r.count(s));
+  for (std::size_t s = 0; s < t.status.size(); ++s) j.field(status_name(static_cast<PixelStatus>(s)), t.status[s]);
   j.end_object();
 }
 
-std::string summary(const SolveResult& r) {
-  const std::size_t pixels = r.status.size();
+std::string summary(const Totals& t) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "%zu pixels in %.3f s on %d threads: %zu ok, %zu min-norm, %zu no-data, %zu too-few, %zu failed",
-                pixels, r.engine_seconds, r.threads, r.count(PixelStatus::Ok), r.count(PixelStatus::MinNorm),
-                r.count(PixelStatus::NoData), r.count(PixelStatus::TooFew), r.count(PixelStatus::Failed));
+                t.pixels, t.engine_seconds, t.threads, t.status[0], t.status[1], t.status[2], t.status[3], t.status[4]);
   return buf;
+}
+
+Totals totals_of(const SolveResult& r) {
+  Totals t;
+  t.add(r);
+  return t;
+}
+
+// The peak resident memory of this program: VmHWM (which, unlike ru_maxrss,
+// does not inherit the peak of the process that started it).
+double peak_memory_mb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
 // Outputs are .npy, or GeoTIFF (.tif, .tiff) where GDAL is built in.
@@ -156,17 +215,6 @@ void require_output(const std::string& path, const std::string& what) {
                    ", found another extension");
 }
 
-// Adds an output in the format its extension names; GeoTIFF bands carry
-// `names` and the input's georeference.
-void add_output(OutputSet& out, const std::string& path, const Array& a, const GeoReference& geo,
-                const std::string& band_prefix) {
-  if (!is_geotiff_path(path)) return out.add_npy(path, a);
-  const Array bands = a.ndim() == 2 ? [&] { Array b = a; b.reshape({1, a.dim(0), a.dim(1)}); return b; }() : a;
-  std::vector<std::string> names;
-  for (std::size_t b = 0; b < bands.dim(0); ++b)
-    names.push_back(bands.dim(0) == 1 ? band_prefix : band_prefix + std::to_string(b));
-  write_geotiff(out.add_external(path), bands, geo, names);
-}
 
 }  // namespace
 
@@ -184,25 +232,102 @@ int cmd_solve(const std::vector<std::string>& argv) {
   options.residuals = args.get("diag").has_value();
   const Device device = resolve_device(parse_device(args.get("device", "auto")));
 
-  const Inputs in = load_inputs(args.positional()[0], args.positional()[1], args);
-  ProgressBar bar("solving");
-  const SolveResult r = solve(in.cube, in.design, in.w(), options, bar.callback());
+  // The cube is read, solved and written a block of rows at a time.
+  const std::string cube_path = args.positional()[0], design_arg = args.positional()[1];
+  std::unique_ptr<CubeReader> cube;
+  Array design_array;
+  if (is_stack(cube_path, design_arg)) {
+    InsarStack s = kept_only(read_mintpy_stack(cube_path));
+    design_array = sbas_design(s.pairs, nullptr, cube_path);
+    cube = std::make_unique<MemoryReader>(std::move(s.cube));
+  } else {
+    cube = open_cube(cube_path);
+    design_array = design_for(design_arg, cube->shape()[0], args);
+  }
+  const Design design(design_array, design_arg);
+  const auto weights_path = args.get("weights");
+  std::unique_ptr<CubeReader> weights;
+  if (weights_path) weights = open_cube(*weights_path);
+  const Shape shape = cube->shape();
+  check_shapes(shape, design, weights ? &weights->shape() : nullptr, cube_path, design_arg, weights_path.value_or(""));
+  const std::size_t N = shape[0], H = shape[1], W = shape[2], M = design.cols();
+  const DType out_type = options.output.value_or(cube->dtype());
+  const GeoReference& geo = cube->geo();
 
   OutputSet out;
-  add_output(out, *output, r.x, in.geo, "x");
+  struct Target {
+    std::unique_ptr<CubeWriter> writer;
+    int what;  // 0 x, 1-5 diagnostics, 6 model, 7 residual
+  };
+  std::vector<Target> targets;
+  auto add = [&](const std::string& path, int what, std::size_t bands, DType type, const std::string& name) {
+    const std::string temp = out.add_external(path);
+    if (is_geotiff_path(path)) {
+      std::vector<std::string> names;
+      for (std::size_t b = 0; b < bands; ++b) names.push_back(bands == 1 ? name : name + std::to_string(b));
+      targets.push_back({geotiff_writer(temp, {bands, H, W}, geo, names), what});
+    } else {
+      const Shape header = what >= 1 && what <= 5 ? Shape{H, W} : Shape{};
+      targets.push_back({npy_writer(temp, type, {bands, H, W}, header), what});
+    }
+  };
+  add(*output, 0, M, out_type, "x");
   if (const auto prefix = args.get("diag")) {
     const std::string ext = is_geotiff_path(*output) ? ".tif" : ".npy";
-    add_output(out, *prefix + "_nvalid" + ext, r.n_valid, in.geo, "n_valid");
-    add_output(out, *prefix + "_rank" + ext, r.rank, in.geo, "rank");
-    add_output(out, *prefix + "_rss" + ext, r.rss, in.geo, "rss");
-    add_output(out, *prefix + "_status" + ext, r.status, in.geo, "status");
-    add_output(out, *prefix + "_cond" + ext, r.cond, in.geo, "cond");
+    add(*prefix + "_nvalid" + ext, 1, 1, DType::Int32, "n_valid");
+    add(*prefix + "_rank" + ext, 2, 1, DType::Int32, "rank");
+    add(*prefix + "_rss" + ext, 3, 1, DType::Float64, "rss");
+    add(*prefix + "_status" + ext, 4, 1, DType::UInt8, "status");
+    add(*prefix + "_cond" + ext, 5, 1, DType::Float64, "cond");
   }
-  if (args.get("model") || args.get("residual")) {
-    const Array model = model_cube(in.design, r.x);
-    if (const auto p = args.get("model")) add_output(out, *p, model, in.geo, "model");
-    if (const auto p = args.get("residual")) add_output(out, *p, residual_cube(in.cube, model), in.geo, "residual");
+  if (const auto p = args.get("model")) add(*p, 6, N, out_type, "model");
+  if (const auto p = args.get("residual")) add(*p, 7, N, cube->dtype(), "residual");
+
+  // Three quarters of the memory budget for a block's data, a quarter for the engine's chunks.
+  const std::size_t budget = options.memory, out_size = dtype_size(out_type);
+  const std::size_t per_row = W * (N * dtype_size(cube->dtype()) + (weights ? N * dtype_size(weights->dtype()) : 0) +
+                                   M * out_size + 34 +
+                                   (args.get("model") || args.get("residual") ? 2 * N * out_size : 0));
+  const std::size_t rows = std::clamp<std::size_t>(budget / 4 * 3 / std::max<std::size_t>(per_row, 1), 1, std::max<std::size_t>(H, 1));
+  options.memory = budget / 4;
+
+  ProgressBar bar("solving");
+  Totals totals;
+  std::size_t blocks = 0;
+  for (std::size_t r0 = 0; r0 < H || (H == 0 && blocks == 0); r0 += rows) {
+    const std::size_t r1 = std::min(H, r0 + rows);
+    const Array block = cube->rows(r0, r1);
+    std::optional<Array> wblock;
+    if (weights) wblock = weights->rows(r0, r1);
+    check_inputs(block, design, wblock ? &*wblock : nullptr, cube_path, design_arg,
+                 weights_path.value_or("") + (r0 ? " (rows from " + std::to_string(r0) + ")" : ""));
+    const double done = H ? static_cast<double>(r0) / H : 0, share = H ? static_cast<double>(r1 - r0) / H : 1;
+    const SolveResult r = solve(block, design, wblock ? &*wblock : nullptr, options,
+                                [&](double f) { return bar(done + share * f); });
+    totals.add(r);
+    ++blocks;
+    std::optional<Array> model;
+    for (auto& t : targets) {
+      auto plane = [&](const Array& a) {
+        Array b = a;
+        b.reshape({1, a.dim(0), a.dim(1)});
+        return b;
+      };
+      switch (t.what) {
+        case 0: t.writer->rows(r0, r.x); break;
+        case 1: t.writer->rows(r0, plane(r.n_valid)); break;
+        case 2: t.writer->rows(r0, plane(r.rank)); break;
+        case 3: t.writer->rows(r0, plane(r.rss)); break;
+        case 4: t.writer->rows(r0, plane(r.status)); break;
+        case 5: t.writer->rows(r0, plane(r.cond)); break;
+        default:
+          if (!model) model = model_cube(design, r.x);
+          t.writer->rows(r0, t.what == 6 ? *model : residual_cube(block, *model));
+      }
+    }
+    if (H == 0) break;
   }
+  for (auto& t : targets) t.writer->finish();
   const auto written = out.paths();
   out.commit();
 
@@ -210,21 +335,22 @@ int cmd_solve(const std::vector<std::string>& argv) {
     Json j;
     j.begin_object()
         .field("command", "solve")
-        .field("engine_seconds", r.engine_seconds)
-        .field("pixels", r.status.size())
+        .field("engine_seconds", totals.engine_seconds)
+        .field("pixels", totals.pixels)
         .field("device", device_name(device))
-        .field("threads", r.threads);
-    json_paths(j, r.paths);
-    json_status(j, r);
-    j.key("shape").begin_array();
-    for (std::size_t d : r.x.shape()) j.value(d);
-    j.end_array().field("dtype", dtype_name(r.x.dtype()));
+        .field("threads", totals.threads)
+        .field("blocks", blocks)
+        .field("rows_per_block", rows)
+        .field("peak_memory_mb", peak_memory_mb());
+    json_paths(j, totals.paths);
+    json_status(j, totals);
+    j.key("shape").begin_array().value(M).value(H).value(W).end_array().field("dtype", dtype_name(out_type));
     j.key("outputs").begin_array();
     for (const auto& p : written) j.value(p);
     j.end_array().end_object();
     std::cout << j.str() << "\n";
   } else {
-    std::cout << "solved " << summary(r) << "\n";
+    std::cout << "solved " << summary(totals) << "\n";
     for (const auto& p : written) std::cout << "wrote " << p << "\n";
   }
   return 0;
@@ -371,12 +497,12 @@ int cmd_demo(const std::vector<std::string>& argv) {
     const auto written = out.paths();
     out.commit();
     if (!args.flag("json")) {
-      std::cout << name << ": " << d.description << "\n  solved " << summary(r) << "\n";
+      std::cout << name << ": " << d.description << "\n  solved " << summary(totals_of(r)) << "\n";
       for (const auto& p : written) std::cout << "  wrote " << p << "\n";
     }
     j.begin_object().field("name", name).field("engine_seconds", r.engine_seconds).field("pixels", P);
     json_paths(j, r.paths);
-    json_status(j, r);
+    json_status(j, totals_of(r));
     j.key("outputs").begin_array();
     for (const auto& p : written) j.value(p);
     j.end_array().end_object();

@@ -32,7 +32,8 @@ DESIGN: (N, M) .npy or .csv, or built: sbas (pairs from a MintPy ifgramStack.h5
 cube or --pairs FILE of YYYYMMDD_YYYYMMDD lines; dates - 1 unknowns, the first
 date the reference), poly:D or harmonic:K[:P] (times from --times FILE, one per
 band, numbers or YYYYMMDD; else band index). X: (M, H, W) as .npy, or GeoTIFF
-(.tif) with the cube's georeference. Exit codes: 0 ok, 2 bad input, 3 I/O failure,
+(.tif) with the cube's georeference. solve reads, solves and writes in row blocks that keep the
+data within --memory MB (default 256). Exit codes: 0 ok, 2 bad input, 3 I/O failure,
 4 numerical or device failure.
 )";
 

@@ -75,24 +75,30 @@ double Design::condition() const {
   return s.back() > 0 ? s.front() / s.back() : std::numeric_limits<double>::infinity();
 }
 
-void check_cube(const Array& cube, const std::string& name) {
-  if (cube.ndim() != 3)
-    throw InputError(name + ": expected 3 dimensions (N, H, W), found shape " + shape_string(cube.shape()));
-  if (cube.dtype() != DType::Float32 && cube.dtype() != DType::Float64)
-    throw InputError(name + ": expected float32 or float64 values, found " + dtype_name(cube.dtype()));
+void check_cube_shape(const Shape& shape, DType dtype, const std::string& name) {
+  if (shape.size() != 3) throw InputError(name + ": expected 3 dimensions (N, H, W), found shape " + shape_string(shape));
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    throw InputError(name + ": expected float32 or float64 values, found " + dtype_name(dtype));
+}
+
+void check_cube(const Array& cube, const std::string& name) { check_cube_shape(cube.shape(), cube.dtype(), name); }
+
+void check_shapes(const Shape& cube, const Design& design, const Shape* weights, const std::string& cube_name,
+                  const std::string& design_name, const std::string& weights_name) {
+  if (cube[0] != design.rows())
+    throw InputError(design_name + ": expected " + std::to_string(cube[0]) + " rows (one per observation of " +
+                     cube_name + ", shape " + shape_string(cube) + "), found " + std::to_string(design.rows()) +
+                     " rows");
+  if (weights && *weights != cube)
+    throw InputError(weights_name + ": expected the cube's shape " + shape_string(cube) + ", found " +
+                     shape_string(*weights));
 }
 
 void check_inputs(const Array& cube, const Design& design, const Array* weights, const std::string& cube_name,
                   const std::string& design_name, const std::string& weights_name) {
   check_cube(cube, cube_name);
-  if (cube.dim(0) != design.rows())
-    throw InputError(design_name + ": expected " + std::to_string(cube.dim(0)) + " rows (one per observation of " +
-                     cube_name + ", shape " + shape_string(cube.shape()) + "), found " +
-                     std::to_string(design.rows()) + " rows");
+  check_shapes(cube.shape(), design, weights ? &weights->shape() : nullptr, cube_name, design_name, weights_name);
   if (weights) {
-    if (weights->shape() != cube.shape())
-      throw InputError(weights_name + ": expected the cube's shape " + shape_string(cube.shape()) + ", found " +
-                       shape_string(weights->shape()));
     const std::size_t P = cube.dim(1) * cube.dim(2);
     for (std::size_t i = 0; i < weights->size(); ++i) {
       const double w = weights->value(i);

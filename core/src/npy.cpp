@@ -1,12 +1,14 @@
 // NumPy .npy reader and writer (format description: numpy.lib.format).
 #include <cubesolve/error.hpp>
 #include <cubesolve/io.hpp>
+#include <cubesolve/stream.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the .npy code assumes a little-endian host");
 
@@ -22,6 +24,7 @@ struct Header {
   std::string descr;
   bool fortran = false;
   Shape shape;
+  std::size_t data_offset = 0;
 };
 
 [[noreturn]] void bad(const std::string& path, const std::string& what) { throw InputError(path + ": " + what); }
@@ -123,10 +126,10 @@ double load_value(const unsigned char* p, const Header& h, bool swap) {
   }
 }
 
-}  // namespace
 
-Array read_npy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+/// Opens `path` and reads its header; `in` is left at the first data byte.
+Header open_npy(std::ifstream& in, const std::string& path) {
+  in.open(path, std::ios::binary);
   if (!in) throw IoError(path + ": cannot open for reading: " + std::strerror(errno));
 
   unsigned char pre[10] = {};
@@ -154,9 +157,25 @@ Array read_npy(const std::string& path) {
   if (static_cast<std::size_t>(in.gcount()) < header_len)
     bad(path, "truncated .npy header: expected " + std::to_string(header_len) + " bytes, found " +
                   std::to_string(in.gcount()));
-  const Header h = parse_header(dict, path);
+  Header h = parse_header(dict, path);
+  h.data_offset = static_cast<std::size_t>(in.tellg());
+  return h;
+}
 
-  const DType dtype = (h.kind == 'f' && h.itemsize == 4) ? DType::Float32 : DType::Float64;
+DType output_dtype(const Header& h) { return (h.kind == 'f' && h.itemsize == 4) ? DType::Float32 : DType::Float64; }
+
+// Stores element `v` (raw bytes p of the file's type) at out[at].
+inline void put(const unsigned char* p, const Header& h, bool swap, float* f32, double* f64, std::size_t at) {
+  if (f32) f32[at] = load<float>(p, swap);
+  else f64[at] = load_value(p, h, swap);
+}
+
+}  // namespace
+
+Array read_npy(const std::string& path) {
+  std::ifstream in;
+  const Header h = open_npy(in, path);
+  const DType dtype = output_dtype(h);
   Array out(dtype, h.shape);
   const std::size_t total = out.size();
   const bool swap = h.order == '>' && h.itemsize > 1;
@@ -191,24 +210,25 @@ Array read_npy(const std::string& path) {
           index[d] = 0;
         }
       }
-      if (f32) f32[at] = load<float>(p, swap);
-      else f64[at] = load_value(p, h, swap);
+      put(p, h, swap, f32, f64, at);
     }
     done += count;
   }
   return out;
 }
 
-void write_npy(std::ostream& out, const Array& array) {
+namespace {
+
+void write_npy_header(std::ostream& out, DType dtype, const Shape& shape) {
   const char* descr = "<f8";
-  switch (array.dtype()) {
+  switch (dtype) {
     case DType::Float32: descr = "<f4"; break;
     case DType::Float64: descr = "<f8"; break;
     case DType::Int32: descr = "<i4"; break;
     case DType::UInt8: descr = "|u1"; break;
   }
   std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " +
-                     shape_string(array.shape()) + ", }";
+                     shape_string(shape) + ", }";
   const std::size_t unpadded = 10 + dict.size() + 1;
   dict.append((64 - unpadded % 64) % 64, ' ');
   dict += '\n';
@@ -217,6 +237,92 @@ void write_npy(std::ostream& out, const Array& array) {
                         static_cast<char>(len >> 8)};
   out.write(pre, 10);
   out.write(dict.data(), static_cast<std::streamsize>(len));
+}
+
+class NpyReader : public CubeReader {
+public:
+  explicit NpyReader(const std::string& path) : path_(path) {
+    h_ = open_npy(in_, path);
+    shape_ = h_.shape;
+    dtype_ = output_dtype(h_);
+  }
+
+  Array rows(std::size_t r0, std::size_t r1) override {
+    const std::size_t N = shape_[0], H = shape_[1], W = shape_[2], R = r1 - r0, isz = h_.itemsize;
+    Array out(dtype_, {N, R, W});
+    float* f32 = dtype_ == DType::Float32 ? out.data<float>() : nullptr;
+    double* f64 = dtype_ == DType::Float64 ? out.data<double>() : nullptr;
+    const bool swap = h_.order == '>' && isz > 1;
+    // C order: each band's rows are one run. Fortran order: each column's
+    // rows of all bands are one run (the band index varies fastest).
+    const std::size_t runs = h_.fortran ? W : N, run = h_.fortran ? N * R : R * W;
+    std::vector<unsigned char> buf(run * isz);
+    for (std::size_t q = 0; q < runs; ++q) {
+      const std::size_t first = h_.fortran ? N * (r0 + H * q) : q * H * W + r0 * W;
+      in_.clear();
+      in_.seekg(static_cast<std::streamoff>(h_.data_offset + first * isz));
+      in_.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+      if (static_cast<std::size_t>(in_.gcount()) < buf.size())
+        bad(path_, "truncated data: expected " + std::to_string(shape_size(shape_) * isz) + " bytes for shape " +
+                       shape_string(shape_) + ", found fewer");
+      for (std::size_t k = 0; k < run; ++k) {
+        const std::size_t at = h_.fortran ? ((k % N) * R + k / N) * W + q : q * R * W + k;
+        put(buf.data() + k * isz, h_, swap, f32, f64, at);
+      }
+    }
+    return out;
+  }
+
+private:
+  std::string path_;
+  std::ifstream in_;
+  Header h_;
+};
+
+class NpyWriter : public CubeWriter {
+public:
+  NpyWriter(const std::string& path, DType dtype, const Shape& shape, const Shape& header_shape)
+      : path_(path), dtype_(dtype), shape_(shape) {
+    out_.open(path, std::ios::binary | std::ios::in | std::ios::out | std::ios::trunc);
+    if (!out_) throw IoError(path + ": cannot open for writing: " + std::strerror(errno));
+    write_npy_header(out_, dtype, header_shape.empty() ? shape : header_shape);
+    data_offset_ = static_cast<std::size_t>(out_.tellp());
+  }
+
+  void rows(std::size_t r0, const Array& block) override {
+    const std::size_t B = shape_[0], H = shape_[1], W = shape_[2], R = block.dim(1), isz = dtype_size(dtype_);
+    if (block.dtype() != dtype_ || block.dim(0) != B || block.dim(2) != W || r0 + R > H)
+      throw std::logic_error("block of another shape or type");
+    for (std::size_t b = 0; b < B; ++b) {
+      out_.seekp(static_cast<std::streamoff>(data_offset_ + (b * H * W + r0 * W) * isz));
+      out_.write(static_cast<const char*>(block.raw()) + b * R * W * isz, static_cast<std::streamsize>(R * W * isz));
+    }
+    if (!out_) throw IoError(path_ + ": write failed (disk full?)");
+  }
+
+  void finish() override {
+    out_.close();
+    if (out_.fail()) throw IoError(path_ + ": write failed (disk full?)");
+  }
+
+private:
+  std::string path_;
+  DType dtype_;
+  Shape shape_;
+  std::fstream out_;
+  std::size_t data_offset_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<CubeReader> open_npy_cube(const std::string& path) { return std::make_unique<NpyReader>(path); }
+
+std::unique_ptr<CubeWriter> npy_writer(const std::string& path, DType dtype, const Shape& shape, const Shape& header_shape) {
+  return std::make_unique<NpyWriter>(path, dtype, shape, header_shape);
+}
+
+void write_npy(std::ostream& out, const Array& array) {
+  write_npy_header(out, array.dtype(), array.shape());
   out.write(static_cast<const char*>(array.raw()), static_cast<std::streamsize>(array.nbytes()));
   if (!out) throw IoError("write failed");
 }

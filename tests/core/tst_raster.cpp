@@ -18,6 +18,7 @@
 #include <ogr_srs_api.h>
 
 #include <cmath>
+#include <cstring>
 
 using namespace cubesolve;
 
@@ -197,6 +198,37 @@ private slots:
       for (int j = 0; j < 4; ++j) xp[static_cast<std::size_t>(j)] = x[static_cast<std::size_t>(j * H * W + p)];
       QVERIFY(testing::rel_error(xp, ref.x) <= 1e-5);
     }
+  }
+
+  void geoTiffInRowBlocks() {
+    // A 55 MB raster within a 16 MB budget: GDAL windows in, GeoTIFF rows out.
+    const std::size_t n = 12, h = 2000, w = 600;
+    {
+      testing::Rng rng(6);
+      Array cube(DType::Float32, {n, h, w});
+      for (std::size_t i = 0; i < cube.size(); ++i)
+        cube.data<float>()[i] = rng.uniform() < 0.1 ? NAN : static_cast<float>(rng.normal());
+      Array a(DType::Float64, {n, 3});
+      for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = rng.normal();
+      OutputSet o;
+      write_geotiff(o.add_external(file("big.tif")), cube, {{0, 1, 0, 0, 0, -1}, ""}, {});
+      o.add_npy(file("A3.npy"), a);
+      o.commit();
+    }
+    auto run = [&](const char* out, const char* memory) {
+      QProcess p;
+      p.start(CUBESOLVE_CLI, {"solve", dir_.filePath("big.tif"), dir_.filePath("A3.npy"), "-o", dir_.filePath(out), "--memory",
+                              memory, "--json"});
+      p.waitForFinished(120000);
+      return std::make_pair(p.exitCode(), QString(p.readAllStandardOutput()));
+    };
+    const auto blocks = run("b16.tif", "16"), whole = run("ball.tif", "4096");
+    QCOMPARE(blocks.first, 0);
+    QCOMPARE(whole.first, 0);
+    QVERIFY(blocks.second.contains("\"blocks\": ") && !blocks.second.contains("\"blocks\": 1,"));
+    const Array a = read_cube(file("b16.tif")), b = read_cube(file("ball.tif"));
+    QCOMPARE(a.shape(), (Shape{3, h, w}));
+    QVERIFY(std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
   }
 
   void badRasters() {

@@ -119,6 +119,13 @@ struct SolveResult {
 /// Checks that `cube` is a float32/float64 cube (N, H, W); `name` (usually
 /// its path) leads the message. Throws InputError.
 void check_cube(const Array& cube, const std::string& name = "cube");
+/// The same for a cube known by its shape and type (read a block at a time).
+void check_cube_shape(const Shape& shape, DType dtype, const std::string& name = "cube");
+
+/// Checks that a cube of shape `cube`, the design and weights of shape
+/// `weights` (when given) fit together; names as for check_inputs.
+void check_shapes(const Shape& cube, const Design& design, const Shape* weights, const std::string& cube_name,
+                  const std::string& design_name, const std::string& weights_name);
 
 /// Checks that cube (N, H, W), design (N, M) and weights (N, H, W) fit
 /// together. The names appear in the messages (usually the file paths).
