@@ -261,7 +261,7 @@ void MainWindow::buildMenus() {
         this, tr("Open cube (N, H, W)"), {},
         raster_support() ? tr("Cubes (*.npy *.tif *.tiff *.img *.hdr *.nc *.h5 *.he5 *.vrt);;All files (*)")
                          : tr("NumPy arrays (*.npy)"));
-    if (!p.isEmpty()) openCube(p);
+    if (!p.isEmpty()) openCubeInBackground(p);
   });
   file->addAction(tr("Open &design matrix…"), QKeySequence(tr("Ctrl+D")), this, [this] {
     const QString p = QFileDialog::getOpenFileName(this, tr("Open design matrix (N, M)"), {}, tr("Arrays (*.npy *.csv *.txt)"));
@@ -380,6 +380,47 @@ bool MainWindow::openCube(const QString& path) {
   });
 }
 
+void MainWindow::openCubeInBackground(const QString& path) {
+  if (stack_support() && (path.endsWith(".h5", Qt::CaseInsensitive) || path.endsWith(".he5", Qt::CaseInsensitive))) {
+    openStack(path);
+    return;
+  }
+  struct Loaded {
+    std::shared_ptr<const Array> cube;
+    MaskStats masks;
+    GeoReference geo;
+  };
+  controller_->cancel();
+  status_->setText(tr("Reading %1…").arg(QFileInfo(path).fileName()));
+  QApplication::setOverrideCursor(Qt::BusyCursor);
+  const std::string p = path.toStdString();
+  controller_->run<Loaded>(
+      [p] {
+        Loaded l;
+        auto cube = std::make_shared<Array>(read_cube(p, &l.geo));
+        check_cube(*cube, p);
+        l.masks = analyze_masks(*cube);
+        l.cube = std::move(cube);
+        return l;
+      },
+      [this, path](Loaded l) {
+        QApplication::restoreOverrideCursor();
+        status_->clear();
+        setCube(std::move(l.cube), path, std::move(l.masks));
+        geo_ = std::move(l.geo);
+        if (weights_ && weights_->shape() != cube_->shape()) weights_.reset();
+        addRecent(path);
+        updateDataPanel();
+        emit cubeLoaded();
+        if (design_ && design_->rows() == cube_->dim(0)) solve();
+      },
+      [this](const QString& message) {
+        QApplication::restoreOverrideCursor();
+        status_->clear();
+        fail(message);
+      });
+}
+
 bool MainWindow::openDesign(const QString& path) {
   return attempt([&] {
     auto d = std::make_shared<const Design>(read_array(path.toStdString()), path.toStdString());
@@ -441,10 +482,10 @@ bool MainWindow::openWeights(const QString& path) {
   });
 }
 
-void MainWindow::setCube(std::shared_ptr<const Array> cube, const QString& name) {
+void MainWindow::setCube(std::shared_ptr<const Array> cube, const QString& name, std::optional<MaskStats> masks) {
   cube_ = std::move(cube);
   cube_name_ = name;
-  masks_ = analyze_masks(*cube_);
+  masks_ = masks ? std::move(masks) : analyze_masks(*cube_);
   result_.reset();
   inspected_x_.clear();
   selected_row_ = selected_col_ = -1;
@@ -778,7 +819,10 @@ void MainWindow::rebuildRecentMenu() {
 
 bool MainWindow::openAny(const QString& path) {
   if (path.endsWith(".csv", Qt::CaseInsensitive) || path.endsWith(".txt", Qt::CaseInsensitive)) return openDesign(path);
-  if (!cube_ || !path.endsWith(".npy", Qt::CaseInsensitive)) return openCube(path);  // rasters are cubes
+  if (!cube_ || !path.endsWith(".npy", Qt::CaseInsensitive)) {  // rasters are cubes
+    openCubeInBackground(path);
+    return true;
+  }
   // After a cube: a 3-D array of its shape is weights (once a design is
   // there), another 3-D array a new cube, a 2-D one a design matrix.
   int ndim = 0;
@@ -790,7 +834,10 @@ bool MainWindow::openAny(const QString& path) {
       }))
     return false;
   if (ndim == 3 && cube_shape && design_) return openWeights(path);
-  if (ndim == 3) return openCube(path);
+  if (ndim == 3) {
+    openCubeInBackground(path);
+    return true;
+  }
   return openDesign(path);
 }
 

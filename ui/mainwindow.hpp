@@ -46,6 +46,10 @@ public:
   /// message in lastError()); the previous data stays.
   bool openDemo(const QString& name, int size = 0);
   bool openCube(const QString& path);
+  /// Reads the cube and analyses its masks on the worker thread (the window
+  /// stays responsive with large files); cubeLoaded() or a message follows.
+  /// What the File menu, drag and drop and recent files use.
+  void openCubeInBackground(const QString& path);
   bool openDesign(const QString& path);
   bool openWeights(const QString& path);
   /// Builds the design: "sbas" from a pairs file, or "poly:D" /
@@ -89,6 +93,7 @@ public:
   void setMethod(Method method) { method_ = method; }
 
 signals:
+  void cubeLoaded();
   void solveFinished();
   void solveCancelled();
   void solveFailed(const QString& message);
@@ -101,7 +106,7 @@ protected:
 private:
   void buildUi();
   void buildMenus();
-  void setCube(std::shared_ptr<const Array> cube, const QString& name);
+  void setCube(std::shared_ptr<const Array> cube, const QString& name, std::optional<MaskStats> masks = {});
   void setDesign(std::shared_ptr<const Design> design, const QString& name);
   void fail(const QString& message);
   /// Runs `action`; an exception becomes a message (fail) and false.

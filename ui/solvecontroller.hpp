@@ -6,11 +6,13 @@
 
 #include <cubesolve/engine.hpp>
 
+#include <QMetaObject>
 #include <QObject>
 #include <QString>
 #include <QThread>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 namespace cubesolve::ui {
@@ -26,6 +28,25 @@ public:
             std::shared_ptr<const Array> weights, const SolveOptions& options);
   void cancel();
   bool busy() const { return running_.load() > 0; }
+
+  /// Runs `work` on the worker thread (after what is queued before it);
+  /// `done` gets its result, or `failed` the message of what it threw, on
+  /// this object's thread.
+  template <class T>
+  void run(std::function<T()> work, std::function<void(T)> done, std::function<void(const QString&)> failed) {
+    QMetaObject::invokeMethod(
+        worker_,
+        [this, work, done, failed] {
+          try {
+            auto value = std::make_shared<T>(work());
+            QMetaObject::invokeMethod(this, [done, value] { done(std::move(*value)); }, Qt::QueuedConnection);
+          } catch (const std::exception& e) {
+            const QString message = QString::fromUtf8(e.what());
+            QMetaObject::invokeMethod(this, [failed, message] { failed(message); }, Qt::QueuedConnection);
+          }
+        },
+        Qt::QueuedConnection);
+  }
 
 signals:
   void progress(int id, double fraction);

@@ -180,7 +180,11 @@ private slots:
     in.commit();
     MainWindow w;
     w.show();
-    QVERIFY(w.openCube(QString::fromStdString(cube)));
+    // As the File menu does it: read on the worker thread, the window keeps answering.
+    QSignalSpy loaded(&w, &MainWindow::cubeLoaded);
+    w.openCubeInBackground(QString::fromStdString(cube));
+    QVERIFY(loaded.wait(30000));
+    QCOMPARE(w.masks()->pixels(), std::size_t{48 * 48});
     QVERIFY(w.openDesign(QString::fromStdString(design)));
     QVERIFY(waitSolved(w));
     const QString x_gui = dir_.filePath("x_gui.npy"), x_cli = dir_.filePath("x_cli.npy");
