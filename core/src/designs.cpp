@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -23,16 +24,23 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
 }
 
-}  // namespace
-
-std::vector<DatePair> read_pairs(const std::string& path) {
+// Calls each(line number, text) for every line of a text file that is not
+// blank once its '#' comment is cut off.
+void for_each_line(const std::string& path, const std::function<void(std::size_t, std::string)>& each) {
   std::ifstream in(path);
   if (!in) throw IoError(path + ": cannot open for reading: " + std::strerror(errno));
-  std::vector<DatePair> pairs;
   std::string line;
   for (std::size_t no = 1; std::getline(in, line); ++no) {
     line = trim(line.substr(0, line.find('#')));
-    if (line.empty()) continue;
+    if (!line.empty()) each(no, line);
+  }
+}
+
+}  // namespace
+
+std::vector<DatePair> read_pairs(const std::string& path) {
+  std::vector<DatePair> pairs;
+  for_each_line(path, [&](std::size_t no, std::string line) {
     std::replace(line.begin(), line.end(), '_', ' ');
     std::replace(line.begin(), line.end(), ',', ' ');
     std::istringstream ss(line);
@@ -41,7 +49,7 @@ std::vector<DatePair> read_pairs(const std::string& path) {
     if (!is_date(a) || !is_date(b) || !extra.empty())
       throw InputError(path + ": line " + std::to_string(no) + ": expected a pair YYYYMMDD_YYYYMMDD, found '" + line + "'");
     pairs.emplace_back(a, b);
-  }
+  });
   if (pairs.empty()) throw InputError(path + ": expected interferogram pairs (YYYYMMDD_YYYYMMDD), found none");
   return pairs;
 }
@@ -87,23 +95,18 @@ double decimal_year(const std::string& d, const std::string& what) {
 }
 
 std::vector<double> read_times(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IoError(path + ": cannot open for reading: " + std::strerror(errno));
   std::vector<double> t;
-  std::string line;
-  for (std::size_t no = 1; std::getline(in, line); ++no) {
-    line = trim(line.substr(0, line.find('#')));
-    if (line.empty()) continue;
+  for_each_line(path, [&](std::size_t no, const std::string& line) {
     if (is_date(line)) {
       t.push_back(decimal_year(line, path + ": line " + std::to_string(no)));
-      continue;
+      return;
     }
     char* end = nullptr;
     const double v = std::strtod(line.c_str(), &end);
     if (end == line.c_str() || *end != '\0' || !std::isfinite(v))
       throw InputError(path + ": line " + std::to_string(no) + ": expected a time (a number or YYYYMMDD), found '" + line + "'");
     t.push_back(v);
-  }
+  });
   return t;
 }
 
