@@ -120,26 +120,6 @@ Inputs load_inputs(const std::string& cube_path, const std::string& design_arg, 
   return in;
 }
 
-// A cube already in memory, served a block of rows at a time.
-class MemoryReader : public CubeReader {
-public:
-  explicit MemoryReader(Array a) : a_(std::move(a)) {
-    shape_ = a_.shape();
-    dtype_ = a_.dtype();
-  }
-  Array rows(std::size_t r0, std::size_t r1) override {
-    const std::size_t N = shape_[0], H = shape_[1], W = shape_[2], isz = dtype_size(dtype_);
-    Array out(dtype_, {N, r1 - r0, W});
-    for (std::size_t i = 0; i < N; ++i)
-      std::memcpy(static_cast<char*>(out.raw()) + i * (r1 - r0) * W * isz,
-                  static_cast<const char*>(a_.raw()) + (i * H + r0) * W * isz, (r1 - r0) * W * isz);
-    return out;
-  }
-
-private:
-  Array a_;
-};
-
 // What a solve did, over all its blocks.
 struct Totals {
   PathCounts paths{};
@@ -237,9 +217,9 @@ int cmd_solve(const std::vector<std::string>& argv) {
   std::unique_ptr<CubeReader> cube;
   Array design_array;
   if (is_stack(cube_path, design_arg)) {
-    InsarStack s = kept_only(read_mintpy_stack(cube_path));
-    design_array = sbas_design(s.pairs, nullptr, cube_path);
-    cube = std::make_unique<MemoryReader>(std::move(s.cube));
+    std::vector<DatePair> pairs;
+    cube = open_mintpy_stack(cube_path, &pairs);
+    design_array = sbas_design(pairs, nullptr, cube_path);
   } else {
     cube = open_cube(cube_path);
     design_array = design_for(design_arg, cube->shape()[0], args);

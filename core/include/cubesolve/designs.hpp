@@ -9,6 +9,7 @@
 
 #include <cubesolve/array.hpp>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,5 +64,11 @@ InsarStack read_mintpy_stack(const std::string& path);
 
 /// The stack without its dropped interferograms.
 InsarStack kept_only(const InsarStack& stack);
+
+class CubeReader;
+/// The kept interferograms of a MintPy stack, read a block of rows at a time
+/// (HDF5 hyperslabs); `pairs` receives their date pairs. Throws as
+/// read_mintpy_stack.
+std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vector<DatePair>* pairs);
 
 }  // namespace cubesolve
