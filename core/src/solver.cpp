@@ -357,13 +357,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
         row_list(ws.valid.data() + k * N, N, use_valid, I);
         const std::vector<double>& K =
             kind == Kind::Deletion ? f.hat : kind == Kind::DualSchur ? f.gram_rows_inv : f.gram_rows;
-        for (std::size_t a = 0; a < q; ++a) {
-          const double* Krow = K.data() + static_cast<std::size_t>(I[a]) * N;
-          for (std::size_t c = 0; c <= a; ++c) {
-            const double v = Krow[I[c]];
-            S[(a * q + c) * L + l] = kind == Kind::Deletion ? (a == c ? 1.0 : 0.0) - v : v;
-          }
-        }
+        // Right-hand side first: it streams the rows K[I, :] into cache for the gather after it.
         const double* yk = ws.y.data() + k * N;
         if (use_valid) {
           for (std::size_t a = 0; a < q; ++a) z[a * L + l] = yk[I[a]];
@@ -377,6 +371,14 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
             for (std::size_t t = 0; t < 4; ++t) z[(a + t) * L + l] = out[t];
           }
           for (; a < q; ++a) z[a * L + l] = detail::dot(K.data() + static_cast<std::size_t>(I[a]) * N, yk, N);
+        }
+        // The system: K[I, I], or I - H[I, I] for a deletion.
+        const double sign = kind == Kind::Deletion ? -1.0 : 1.0;
+        for (std::size_t a = 0; a < q; ++a) {
+          const double* Krow = K.data() + static_cast<std::size_t>(I[a]) * N;
+          double* Srow = S + a * q * L + l;
+          for (std::size_t c = 0; c <= a; ++c) Srow[c * L] = sign * Krow[I[c]];
+          if (kind == Kind::Deletion) Srow[a * L] += 1.0;
         }
       }
       bool ok[L];
