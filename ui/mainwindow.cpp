@@ -211,6 +211,7 @@ void MainWindow::buildUi() {
   device_ = new QComboBox;
   device_->addItem(tr("Auto"), "auto");
   device_->addItem(tr("CPU"), "cpu");
+  if (resolve_device(Device::Auto) == Device::Cuda) device_->addItem(tr("GPU (CUDA)"), "cuda");
   form->addRow(tr("Device"), device_);
   rcond_ = new QLineEdit;
   rcond_->setPlaceholderText(tr("default: eps·max(|V|, M)"));
@@ -688,11 +689,12 @@ void MainWindow::solve() {
     return;
   }
   try {
-    resolve_device(parse_device(device_->currentData().toString().toStdString()));
+    SolveOptions o = options();
+    o.device = resolve_device(parse_device(device_->currentData().toString().toStdString()));
     const auto weights = (weights_ && use_weights_->isChecked()) ? weights_ : nullptr;
     check_inputs(*cube_, *design_, weights.get(), cube_name_.toStdString(), design_name_.toStdString(),
                  weights_name_.toStdString());
-    pending_id_ = controller_->start(cube_, design_, weights, options());
+    pending_id_ = controller_->start(cube_, design_, weights, o);
     awaiting_ = true;
     progress_->setValue(0);
     progress_->show();
@@ -716,7 +718,12 @@ void MainWindow::onFinished(int id, std::shared_ptr<const SolveResult> result) {
   QString paths;
   for (std::size_t i = 0; i < kPathCount; ++i)
     if (result_->paths[i]) paths += QString(" %1 %2").arg(path_name(static_cast<SolvePath>(i))).arg(result_->paths[i]);
-  status_->setText(tr("engine %1 s, %2 threads; paths:%3").arg(result_->engine_seconds, 0, 'f', 3).arg(result_->threads).arg(paths));
+  status_->setText(tr("engine %1 s on %2 (%3 CPU threads); paths:%4")
+                       .arg(result_->engine_seconds, 0, 'f', 3)
+                       .arg(device_name(result_->device))
+                       .arg(result_->threads)
+                       .arg(paths));
+  for (const auto& w : result_->warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
   updateResult();
   updateInspector();
   emit solveFinished();

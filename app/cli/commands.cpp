@@ -127,8 +127,12 @@ struct Totals {
   double engine_seconds = 0;
   std::size_t pixels = 0;
   int threads = 1;
+  Device device = Device::Cpu;
+  std::vector<std::string> warnings;
 
   void add(const SolveResult& r) {
+    device = r.device;
+    warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
     for (std::size_t i = 0; i < kPathCount; ++i) paths[i] += r.paths[i];
     for (std::size_t s = 0; s < status.size(); ++s) status[s] += r.count(static_cast<PixelStatus>(s));
     engine_seconds += r.engine_seconds;
@@ -211,6 +215,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   SolveOptions options = solve_options(args);
   options.residuals = args.get("diag").has_value();
   const Device device = resolve_device(parse_device(args.get("device", "auto")));
+  options.device = device;
 
   // The cube is read, solved and written a block of rows at a time.
   const std::string cube_path = args.positional()[0], design_arg = args.positional()[1];
@@ -310,6 +315,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   for (auto& t : targets) t.writer->finish();
   const auto written = out.paths();
   out.commit();
+  for (const auto& w : totals.warnings) std::cerr << "cubesolve-cli: warning: " << w << "\n";
 
   if (args.flag("json")) {
     Json j;
@@ -317,7 +323,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
         .field("command", "solve")
         .field("engine_seconds", totals.engine_seconds)
         .field("pixels", totals.pixels)
-        .field("device", device_name(device))
+        .field("device", device_name(totals.device))
         .field("threads", totals.threads)
         .field("blocks", blocks)
         .field("rows_per_block", rows)
@@ -581,7 +587,8 @@ int cmd_verify(const std::vector<std::string>& argv) {
 }
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  const Args args("bench", argv, {"json"}, {"size", "n", "m", "nan", "masks", "threads", "sample", "repeat", "memory"});
+  const Args args("bench", argv, {"json"},
+                  {"size", "n", "m", "nan", "masks", "threads", "sample", "repeat", "memory", "device"});
   args.expect_positional(0, 0, "no positional arguments");
   const auto size = static_cast<std::size_t>(args.integer("size", 500, 1, 8192));
   const auto n = static_cast<std::size_t>(args.integer("n", 50, 1, 100000));
@@ -595,6 +602,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   options.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));
   options.memory = static_cast<std::size_t>(args.integer("memory", 256, 16, 1 << 20)) << 20;
   options.residuals = false;
+  options.device = resolve_device(parse_device(args.get("device", "cpu")));
 
   const DemoCube d = make_synthetic(n, m, size, nan, masks == "blobs" ? MaskPattern::Blobs : MaskPattern::Random);
   const Design design(d.design, "A");
@@ -607,6 +615,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const SolveResult r = solve(d.cube, design, nullptr, options);
   const double engine64 = r.engine_seconds;
   const int threads = r.threads;
+  for (const auto& w : r.warnings) std::cerr << "cubesolve-cli: warning: " << w << "\n";
   const double floor_gemm = bench::gemm_floor_seconds(m, n, P, threads);
   const double floor_read = bench::read_seconds(d.cube, threads);
 
@@ -642,14 +651,14 @@ int cmd_bench(const std::vector<std::string>& argv) {
         .field("engine_over_floor", engine / floor_gemm).field("exact_seconds", exact_seconds)
         .field("exact_speedup", exact_seconds / engine).field("normal_equations_seconds", normal_seconds)
         .field("normal_equations_speedup", normal_seconds / engine).field("sample", pick.size())
-        .field("max_rel_error", worst).field("device", "cpu");
+        .field("max_rel_error", worst).field("device", device_name(r.device));
     json_paths(j, r.paths);
     j.end_object();
     std::cout << j.str() << "\n";
     return 0;
   }
-  std::printf("bench: N=%zu M=%zu, %zux%zu = %zu pixels, %.0f%% missing (%s), cpu, %d threads\n", n, m, size, size, P,
-              100 * nan, masks.c_str(), threads);
+  std::printf("bench: N=%zu M=%zu, %zux%zu = %zu pixels, %.0f%% missing (%s), %s, %d threads\n", n, m, size, size, P,
+              100 * nan, masks.c_str(), device_name(r.device), threads);
   std::printf("  engine                %9.4f s   (best of %d; X in float32 like the cube)\n", engine, repeat);
   std::printf("  engine, X in float64  %9.4f s   (one run; the errors below are from it)\n", engine64);
   std::printf("  floor: GEMM P*Y       %9.4f s   engine/floor %.2f\n", floor_gemm, engine / floor_gemm);

@@ -24,7 +24,7 @@ usage:
   cubesolve-cli verify CUBE DESIGN X.npy [--sample K] [--weights W.npy] [--rcond R]
                 [--min-valid K] [--ridge L] [--threads T] [--json]
   cubesolve-cli bench [--size S] [--n N] [--m M] [--nan F] [--masks random|blobs]
-                [--threads T] [--sample K] [--repeat R] [--json]
+                [--threads T] [--sample K] [--repeat R] [--device cpu|cuda|auto] [--json]
 
 CUBE: (N, H, W) .npy, float32 or float64, or any raster GDAL opens (bands =
 observations; nodata is missing); NaN and Inf are missing values.

@@ -1,6 +1,7 @@
 #include <cubesolve/device.hpp>
 #include <cubesolve/error.hpp>
 
+#include "cuda/gpu.hpp"
 #include "parallel.hpp"
 
 namespace cubesolve {
@@ -24,14 +25,20 @@ const char* device_name(Device device) {
 }
 
 Device resolve_device(Device requested) {
-  // This build computes on the CPU only.
+  if (requested == Device::Cpu) return Device::Cpu;
+  const auto gpu = detail::gpu::query();
+  if (gpu.available) return Device::Cuda;
   if (requested == Device::Cuda)
-    throw NumericalError("--device cuda: this build of CubeSolve has no CUDA backend; use --device cpu or auto");
+    throw NumericalError("--device cuda: no usable CUDA device (" + gpu.reason + "); use --device cpu or auto");
   return Device::Cpu;
 }
 
 std::vector<std::string> describe_devices() {
-  return {"cpu: " + std::to_string(detail::thread_count(0)) + " threads"};
+  std::vector<std::string> d{"cpu: " + std::to_string(detail::thread_count(0)) + " threads"};
+  const auto gpu = detail::gpu::query();
+  if (gpu.available) d.push_back("cuda: " + gpu.name + ", " + std::to_string(gpu.memory >> 20) + " MiB");
+  else d.push_back("cuda: none (" + gpu.reason + ")");
+  return d;
 }
 
 }  // namespace cubesolve

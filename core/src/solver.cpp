@@ -5,6 +5,7 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/mask.hpp>
 
+#include "cuda/gpu.hpp"
 #include "exact.hpp"
 #include "factors.hpp"
 #include "kernels.hpp"
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <mutex>
 
 namespace cubesolve {
 namespace {
@@ -175,6 +177,8 @@ struct Job {
   SolveResult& r;
   std::vector<char> taken;  // pixels already solved by the group pass
   std::size_t N, M, P;
+  detail::gpu::Solver* gpu = nullptr;  // the device for the full, deletion and dual paths
+  std::mutex* gpu_mutex = nullptr;
 
   void write_pixel(std::size_t p, const double* x, PixelStatus status, int rank, double cond, double rss, int nv) {
     if (r.x.dtype() == DType::Float32) {
@@ -245,6 +249,8 @@ struct Workspace {
   std::vector<int> rows, nv;
   std::vector<std::size_t> gram, exact_list;
   std::vector<double> rss;
+  std::vector<std::uint8_t> gpu_kind, gpu_ok;
+  std::vector<std::size_t> gpu_sample;  // pixels the device solved, for the check
   PathCounts paths{};
 };
 
@@ -314,16 +320,41 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
     ws.nv[k] = nv;
     ws.kind[k] = job.planner.choose(static_cast<std::size_t>(nv)).first;
   }
+  // On a device: the full, deletion and dual (Schur) pixels, in one call.
+  if (job.gpu) {
+    ws.gpu_kind.assign(B, detail::gpu::kSkip);
+    ws.gpu_ok.assign(B, 0);
+    for (std::size_t k = 0; k < B; ++k)
+      ws.gpu_kind[k] = ws.kind[k] == Kind::Full       ? detail::gpu::kFull
+                       : ws.kind[k] == Kind::Deletion ? detail::gpu::kDeletion
+                       : ws.kind[k] == Kind::DualSchur ? detail::gpu::kDual
+                                                       : detail::gpu::kSkip;
+    {
+      std::lock_guard<std::mutex> lock(*job.gpu_mutex);
+      job.gpu->solve(ws.y.data(), ws.valid.data(), ws.gpu_kind.data(), B, ws.x0.data(), ws.gpu_ok.data());
+    }
+    for (std::size_t k = 0; k < B; ++k) {
+      if (ws.gpu_kind[k] == detail::gpu::kSkip) continue;
+      if (!ws.gpu_ok[k]) {
+        ws.exact_list.push_back(k);
+        continue;
+      }
+      std::copy(ws.x0.data() + k * M, ws.x0.data() + (k + 1) * M, ws.x.data() + k * M);
+      if (ws.gpu_sample.size() < 8 && ws.kind[k] != Kind::Full) ws.gpu_sample.push_back(begin + k);
+    }
+  }
+
   // The small-system paths are bucketed by system size.
   bool need_product = false;
   for (auto& bucket : ws.buckets) bucket.clear();
   ws.buckets.resize(kMaxSmall + 1);
   for (std::size_t k = 0; k < B; ++k) {
     const Kind kind = ws.kind[k];
-    need_product = need_product || kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur;
+    const bool on_gpu = job.gpu && (kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur);
+    need_product = need_product || (!on_gpu && (kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur));
     if (kind == Kind::Gram) ws.gram.push_back(k);
     else if (kind == Kind::Exact) ws.exact_list.push_back(k);
-    else if (kind == Kind::Deletion || kind == Kind::DualSchur || kind == Kind::DualGather)
+    else if (!on_gpu && (kind == Kind::Deletion || kind == Kind::DualSchur || kind == Kind::DualGather))
       ws.buckets[kind == Kind::DualGather ? static_cast<std::size_t>(ws.nv[k]) : N - static_cast<std::size_t>(ws.nv[k])]
           .push_back(k);
   }
@@ -684,6 +715,14 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
   const std::size_t chunk = std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, planner.exact_only ? 64 : 2048);
   std::vector<Workspace> ws;
   for (int t = 0; t < r.threads; ++t) ws.emplace_back(design, N, options.ridge > 0);
+  std::unique_ptr<detail::gpu::Solver> gpu;
+  std::mutex gpu_mutex;
+  if (options.device == Device::Cuda && planner.fast_ok && !planner.exact_only && !weights && options.ridge == 0) {
+    gpu = std::make_unique<detail::gpu::Solver>(f, kSmallTau, kMaxGrowth);
+    job.gpu = gpu.get();
+    job.gpu_mutex = &gpu_mutex;
+    r.device = Device::Cuda;
+  }
   detail::parallel_for(
       P, chunk, r.threads, [&](int t, std::size_t b, std::size_t e) { solve_chunk(job, ws[static_cast<std::size_t>(t)], b, e); },
       part(progress, done, 1.0));
@@ -691,6 +730,39 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
     for (std::size_t i = 0; i < kPathCount; ++i) r.paths[i] += w.paths[i];
   for (const auto& c : counts)
     for (std::size_t i = 0; i < kPathCount; ++i) r.paths[i] += c[i];
+  // A device's answers are checked against the exact path on a sample of
+  // its pixels; if one disagrees, the whole solve is done again on the CPU.
+  if (gpu) {
+    detail::ExactSolver exact(design, N, false);
+    std::vector<int> rows(N);
+    std::vector<double> yv(N), x(M);
+    const double tol = r.x.dtype() == DType::Float32 ? 1e-5 : 1e-8;
+    for (const auto& w : ws)
+      for (std::size_t p : w.gpu_sample) {
+        std::size_t q = 0;
+        for (std::size_t i = 0; i < N; ++i) {
+          const double v = cube.value(i * P + p);
+          if (!std::isfinite(v)) continue;
+          rows[q] = static_cast<int>(i);
+          yv[q++] = v;
+        }
+        const auto out = exact.solve(rows.data(), nullptr, yv.data(), q, options.rcond, 0.0, x.data());
+        double d = 0, n = 0;
+        for (std::size_t j = 0; j < M; ++j) {
+          const double g = r.x.value(j * P + p);
+          d += (g - x[j]) * (g - x[j]);
+          n += x[j] * x[j];
+        }
+        if (out.failed || out.cond > 1e8) continue;
+        if (!(std::sqrt(d) <= tol * std::max(std::sqrt(n), 1e-300))) {
+          SolveOptions cpu = options;
+          cpu.device = Device::Cpu;
+          SolveResult again = solve(cube, design, weights, cpu, progress);
+          again.warnings.push_back("the CUDA results failed their check against the exact path; solved on the CPU");
+          return again;
+        }
+      }
+  }
   r.engine_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -14,6 +14,7 @@
 // - ridge > 0: argmin ||W^(1/2)(A_V x - y_V)||^2 + ridge ||x||^2, always unique.
 
 #include <cubesolve/array.hpp>
+#include <cubesolve/device.hpp>
 #include <cubesolve/mask.hpp>
 #include <cubesolve/progress.hpp>
 
@@ -99,6 +100,9 @@ struct SolveOptions {
   bool residuals = true;
   /// Working memory budget in bytes for the streamed chunks.
   std::size_t memory = std::size_t{256} << 20;
+  /// Where the full, deletion and dual paths run: Cpu, or Cuda (the others
+  /// always run on the CPU). Auto is resolved with resolve_device().
+  Device device = Device::Cpu;
 };
 
 struct SolveResult {
@@ -112,6 +116,8 @@ struct SolveResult {
   PathCounts paths{};
   double engine_seconds = 0;
   int threads = 1;
+  Device device = Device::Cpu;        // where the fast paths ran
+  std::vector<std::string> warnings;  // e.g. a device result that failed its check
 
   std::size_t count(PixelStatus s) const;
 };
