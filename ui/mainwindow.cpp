@@ -10,6 +10,7 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/io.hpp>
 #include <cubesolve/raster.hpp>
+#include <cubesolve/stream.hpp>
 
 #include <QAction>
 #include <QApplication>
@@ -773,13 +774,7 @@ bool MainWindow::exportSolution(const QString& path) {
     const QString ext = tif ? ".tif" : ".npy";
     OutputSet out;
     auto add = [&](const QString& p, const Array& a, const char* name) {
-      if (!tif) return out.add_npy(p.toStdString(), a);
-      Array bands = a;
-      if (bands.ndim() == 2) bands.reshape({1, a.dim(0), a.dim(1)});
-      std::vector<std::string> names;
-      for (std::size_t b = 0; b < bands.dim(0); ++b)
-        names.push_back(bands.dim(0) == 1 ? name : name + std::to_string(b));
-      write_geotiff(out.add_external(p.toStdString()), bands, geo_, names);
+      add_result_file(out, p.toStdString(), a, geo_, name);
     };
     add(path, result_->x, "x");
     add(base + "_nvalid" + ext, result_->n_valid, "n_valid");

@@ -32,6 +32,16 @@ Array read_cube(const std::string& path, GeoReference* geo) {
   return read_raster(path, geo);
 }
 
+void add_result_file(OutputSet& out, const std::string& path, const Array& a, const GeoReference& geo,
+                     const std::string& name) {
+  if (!is_geotiff_path(path)) return out.add_npy(path, a);
+  Array bands = a;
+  if (bands.ndim() == 2) bands.reshape({1, a.dim(0), a.dim(1)});
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < bands.dim(0); ++b) names.push_back(bands.dim(0) == 1 ? name : name + std::to_string(b));
+  write_geotiff(out.add_external(path), bands, geo, names);
+}
+
 std::unique_ptr<CubeReader> open_npy_cube(const std::string& path);  // npy.cpp
 std::unique_ptr<CubeReader> open_raster_cube(const std::string& path);
 
