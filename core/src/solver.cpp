@@ -711,8 +711,10 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
   const std::size_t per_pixel = 8 * (3 * N + 3 * M) + N + 64;
   const std::size_t budget = std::max<std::size_t>(options.memory / static_cast<std::size_t>(r.threads), 1 << 20);
   const std::size_t fair = (P + static_cast<std::size_t>(r.threads) * 4 - 1) / (static_cast<std::size_t>(r.threads) * 4);
-  // Small chunks keep cancelling prompt: a chunk of exact pixels takes milliseconds.
-  const std::size_t chunk = std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, planner.exact_only ? 64 : 2048);
+  // A chunk's values (B x N doubles) should stay in a core's cache, and
+  // small chunks keep cancelling prompt (a chunk of exact pixels takes milliseconds).
+  const std::size_t cached = std::clamp<std::size_t>((std::size_t{1} << 19) / (8 * N), 512, 2048);
+  const std::size_t chunk = std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, planner.exact_only ? 64 : cached);
   std::vector<Workspace> ws;
   for (int t = 0; t < r.threads; ++t) ws.emplace_back(design, N, options.ridge > 0);
   std::unique_ptr<detail::gpu::Solver> gpu;
