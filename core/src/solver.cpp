@@ -301,7 +301,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
   ws.valid.resize(N * B);
   if (job.weights) ws.w.resize(N * B);
   ws.x0.resize(M * B);
-  ws.x.assign(M * B, kNaN);
+  ws.x.resize(M * B);  // every path writes its pixels; the others are set as they are classified
   ws.kind.assign(B, Kind::Skip);
   ws.nv.assign(B, 0);
   ws.rss.assign(B, kNaN);
@@ -320,6 +320,9 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
     ws.nv[k] = nv;
     ws.kind[k] = job.planner.choose(static_cast<std::size_t>(nv)).first;
   }
+  for (std::size_t k = 0; k < B; ++k)  // unsolved pixels are NaN; group pixels are written by their pass
+    if (ws.kind[k] == Kind::Skip || ws.kind[k] == Kind::Group)
+      std::fill(ws.x.data() + k * M, ws.x.data() + (k + 1) * M, ws.kind[k] == Kind::Skip ? kNaN : 0.0);
   // On a device: the full, deletion and dual (Schur) pixels, in one call.
   if (job.gpu) {
     ws.gpu_kind.assign(B, detail::gpu::kSkip);
