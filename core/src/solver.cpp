@@ -177,6 +177,7 @@ struct Job {
   SolveResult& r;
   std::vector<char> taken;  // pixels already solved by the group pass
   std::size_t N, M, P;
+  bool rows_mode = false;  // deletion mode: chunks kept observation-major (see solve_chunk)
   detail::gpu::Solver* gpu = nullptr;  // the device for the full, deletion and dual paths
   std::mutex* gpu_mutex = nullptr;
 
@@ -237,12 +238,28 @@ int row_list(const std::uint8_t* flags, std::size_t n, bool want, int* out) {
   return count;
 }
 
+/// The indices i < n whose bit in `bits` equals `want`.
+int bit_list(const std::uint64_t* bits, std::size_t n, bool want, int* out) {
+  int count = 0;
+  for (std::size_t w = 0; w * 64 < n; ++w) {
+    std::uint64_t b = want ? bits[w] : ~bits[w];
+    if ((w + 1) * 64 > n) b &= (std::uint64_t{1} << (n - w * 64)) - 1;
+    while (b) {
+      out[count++] = static_cast<int>(w * 64) + __builtin_ctzll(b);
+      b &= b - 1;
+    }
+  }
+  return count;
+}
+
 /// Per-thread buffers for the chunk pass.
 struct Workspace {
   explicit Workspace(const Design& d, std::size_t max_rows, bool ridge) : exact(d, max_rows, ridge) {}
   detail::ExactSolver exact;
   std::vector<double> y, w, x0, x, s, rhs, model, wm, wy, g;
   std::vector<std::uint8_t> valid;
+  std::vector<double> yo;            // deletion mode: observation-major values
+  std::vector<std::uint64_t> bits;   // deletion mode: masks, bits per pixel
   std::vector<std::vector<std::size_t>> buckets;  // small-system pixels by system size
   std::vector<Kind> kind;
   std::vector<char> skip;
@@ -293,6 +310,41 @@ CUBESOLVE_SIMD_CLONES void gather(const T* cube, const Array* weights, std::size
     }
 }
 
+/// Observation-major copy of a chunk for the deletion mode: ws.yo[i*B + k]
+/// (zero where missing), masks as bits per pixel in ws.bits, valid counts.
+template <class T>
+CUBESOLVE_SIMD_CLONES void gather_rows(const T* cube, std::size_t N, std::size_t P, std::size_t begin, std::size_t B,
+                                       Workspace& ws) {
+  const std::size_t words = (N + 63) / 64;
+  ws.bits.assign(B * words, 0);
+  for (std::size_t i = 0; i < N; ++i) {
+    const T* row = cube + i * P + begin;
+    double* out = ws.yo.data() + i * B;
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    std::uint64_t* bits = ws.bits.data() + i / 64;
+    for (std::size_t k = 0; k < B; ++k) {
+      const double v = static_cast<double>(row[k]);
+      const bool ok = std::isfinite(v);
+      out[k] = ok ? v : 0.0;
+      bits[k * words] |= bit & (std::uint64_t{0} - ok);
+    }
+  }
+  for (std::size_t k = 0; k < B; ++k) {
+    int nv = 0;
+    for (std::size_t w = 0; w < words; ++w) nv += __builtin_popcountll(ws.bits[k * words + w]);
+    ws.nv[k] = nv;
+  }
+}
+
+/// The pixel-major values and flags of pixel k from the observation-major copy.
+void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B) {
+  const std::size_t words = (N + 63) / 64;
+  for (std::size_t i = 0; i < N; ++i) {
+    ws.y[k * N + i] = ws.yo[i * B + k];
+    ws.valid[k * N + i] = static_cast<std::uint8_t>((ws.bits[k * words + i / 64] >> (i % 64)) & 1);
+  }
+}
+
 CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
   const std::size_t N = job.N, M = job.M, B = end - begin;
   const auto& f = job.f;
@@ -307,18 +359,38 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
   ws.rss.assign(B, kNaN);
   ws.gram.clear();
   ws.exact_list.clear();
-  if (job.cube.dtype() == DType::Float32) gather(job.cube.data<float>(), job.weights, N, job.P, begin, B, ws);
-  else gather(job.cube.data<double>(), job.weights, N, job.P, begin, B, ws);
+  // Deletion mode (A of full column rank, no weights, residuals or device):
+  // the chunk stays observation-major; x0 = P·y~ comes first, and each
+  // deletion corrects it, x = x0 + P[:, I] z with (I - H_II) z = A_I x0.
+  // Only pixels of the other paths are copied out pixel by pixel.
+  const bool rows_mode = job.rows_mode;
+  if (rows_mode) {
+    ws.yo.resize(N * B);
+    if (job.cube.dtype() == DType::Float32) gather_rows(job.cube.data<float>(), N, job.P, begin, B, ws);
+    else gather_rows(job.cube.data<double>(), N, job.P, begin, B, ws);
+  } else if (job.cube.dtype() == DType::Float32) {
+    gather(job.cube.data<float>(), job.weights, N, job.P, begin, B, ws);
+  } else {
+    gather(job.cube.data<double>(), job.weights, N, job.P, begin, B, ws);
+  }
 
   for (std::size_t k = 0; k < B; ++k) {
     if (!job.taken.empty() && job.taken[begin + k]) {
       ws.kind[k] = Kind::Group;
       continue;
     }
-    int nv = 0;
-    for (std::size_t i = 0; i < N; ++i) nv += ws.valid[k * N + i];
-    ws.nv[k] = nv;
-    ws.kind[k] = job.planner.choose(static_cast<std::size_t>(nv)).first;
+    if (!rows_mode) {
+      int nv = 0;
+      for (std::size_t i = 0; i < N; ++i) nv += ws.valid[k * N + i];
+      ws.nv[k] = nv;
+    }
+    ws.kind[k] = job.planner.choose(static_cast<std::size_t>(ws.nv[k])).first;
+    if (rows_mode && ws.kind[k] != Kind::Full && ws.kind[k] != Kind::Deletion && ws.kind[k] != Kind::Skip)
+      unpack(ws, k, N, B);
+  }
+  if (rows_mode) {  // x0 = P·y~ for the whole chunk, from the observation-major copy
+    lapack::gemm('N', 'T', static_cast<int>(M), static_cast<int>(B), static_cast<int>(N), 1.0, f.pinv.data(),
+                 static_cast<int>(M), ws.yo.data(), static_cast<int>(B), 0.0, ws.x0.data(), static_cast<int>(M));
   }
   for (std::size_t k = 0; k < B; ++k)  // unsolved pixels are NaN; group pixels are written by their pass
     if (ws.kind[k] == Kind::Skip || ws.kind[k] == Kind::Group)
@@ -355,6 +427,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
     const Kind kind = ws.kind[k];
     const bool on_gpu = job.gpu && (kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur);
     need_product = need_product || (!on_gpu && (kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur));
+    if (rows_mode && kind == Kind::Full) std::copy(ws.x0.data() + k * M, ws.x0.data() + (k + 1) * M, ws.x.data() + k * M);
     if (kind == Kind::Gram) ws.gram.push_back(k);
     else if (kind == Kind::Exact) ws.exact_list.push_back(k);
     else if (!on_gpu && (kind == Kind::Deletion || kind == Kind::DualSchur || kind == Kind::DualGather))
@@ -388,13 +461,25 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
         const Kind kind = ws.kind[k];
         const bool use_valid = kind == Kind::DualGather;
         int* I = ws.rows.data() + l * N;
-        row_list(ws.valid.data() + k * N, N, use_valid, I);
+        if (rows_mode && kind == Kind::Deletion) bit_list(ws.bits.data() + k * ((N + 63) / 64), N, false, I);
+        else row_list(ws.valid.data() + k * N, N, use_valid, I);
         const std::vector<double>& K =
             kind == Kind::Deletion ? f.hat : kind == Kind::DualSchur ? f.gram_rows_inv : f.gram_rows;
         // Right-hand side first: it streams the rows K[I, :] into cache for the gather after it.
         const double* yk = ws.y.data() + k * N;
         if (use_valid) {
           for (std::size_t a = 0; a < q; ++a) z[a * L + l] = yk[I[a]];
+        } else if (rows_mode) {  // A_I x0 (= H_I y~), four rows at a time
+          const double* x0 = ws.x0.data() + k * M;
+          std::size_t a = 0;
+          for (; a + 4 <= q; a += 4) {
+            const double* rows4[4] = {A + static_cast<std::size_t>(I[a]) * M, A + static_cast<std::size_t>(I[a + 1]) * M,
+                                      A + static_cast<std::size_t>(I[a + 2]) * M, A + static_cast<std::size_t>(I[a + 3]) * M};
+            double out[4];
+            detail::dot4(rows4, x0, M, out);
+            for (std::size_t t = 0; t < 4; ++t) z[(a + t) * L + l] = out[t];
+          }
+          for (; a < q; ++a) z[a * L + l] = detail::dot(A + static_cast<std::size_t>(I[a]) * M, x0, M);
         } else {  // K[I, :] y~, four rows at a time
           std::size_t a = 0;
           for (; a + 4 <= q; a += 4) {
@@ -421,6 +506,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
       for (std::size_t l = 0; l < lanes; ++l) {
         const std::size_t k = list[b0 + l];
         if (!ok[l]) {
+          if (rows_mode) unpack(ws, k, N, B);
           ws.exact_list.push_back(k);
           continue;
         }
@@ -430,6 +516,20 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
           double* x = ws.x.data() + k * M;
           std::fill(x, x + M, 0.0);
           for (std::size_t a = 0; a < q; ++a) detail::axpy(z[a * L + l], A + static_cast<std::size_t>(I[a]) * M, x, M);
+          continue;
+        }
+        if (rows_mode) {  // x = x0 + P[:, I] z; a correction out of all proportion to x0 is not trusted
+          double* x = ws.x.data() + k * M;
+          const double* x0 = ws.x0.data() + k * M;
+          std::fill(x, x + M, 0.0);
+          for (std::size_t a = 0; a < q; ++a)
+            detail::axpy(z[a * L + l], f.pinv.data() + static_cast<std::size_t>(I[a]) * M, x, M);
+          const double dx = detail::dot(x, x, M), nx = detail::dot(x0, x0, M);
+          detail::axpy(1.0, x0, x, M);
+          if (!(dx <= kMaxGrowth * kMaxGrowth * std::max(nx, 1e-300))) {
+            unpack(ws, k, N, B);
+            ws.exact_list.push_back(k);
+          }
           continue;
         }
         // Fill the missing rows; a fill out of all proportion to the data is not trusted.
@@ -449,7 +549,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
     }
   }
   // x = P·y^ for every pixel of the full, deletion and dual paths: one GEMM.
-  if (need_product) {
+  if (need_product && !rows_mode) {
     lapack::gemm('N', 'N', static_cast<int>(M), static_cast<int>(B), static_cast<int>(N), 1.0, f.pinv.data(),
                  static_cast<int>(M), ws.y.data(), static_cast<int>(N), 0.0, ws.x0.data(), static_cast<int>(M));
     for (std::size_t k = 0; k < B; ++k)
@@ -728,6 +828,8 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
     job.gpu_mutex = &gpu_mutex;
     r.device = Device::Cuda;
   }
+  job.rows_mode = !gpu && !weights && !options.residuals && options.ridge == 0 && planner.fast_ok &&
+                  !planner.exact_only && f.full_column_rank() && N > M && !f.hat.empty();
   detail::parallel_for(
       P, chunk, r.threads, [&](int t, std::size_t b, std::size_t e) { solve_chunk(job, ws[static_cast<std::size_t>(t)], b, e); },
       part(progress, done, 1.0));

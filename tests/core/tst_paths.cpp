@@ -71,6 +71,49 @@ private slots:
     QVERIFY(max_error(c, r, {}) <= 1e-9);
   }
 
+  void deletionWithoutResiduals_data() {
+    // Without residuals, overdetermined designs keep chunks observation-major
+    // and correct x0 = P·y~ per pixel; every kind of pixel must still match.
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("m");
+    QTest::addColumn<double>("missing");
+    QTest::addColumn<int>("memoryKiB");
+    QTest::newRow("deletion") << 40 << 10 << 0.15 << 262144;
+    QTest::newRow("many missing: dual, gram, exact too") << 30 << 20 << 0.45 << 262144;
+    QTest::newRow("no data and full pixels") << 12 << 3 << 0.05 << 262144;
+    QTest::newRow("tiny chunks") << 40 << 10 << 0.2 << 64;
+  }
+  void deletionWithoutResiduals() {
+    QFETCH(int, n);
+    QFETCH(int, m);
+    QFETCH(double, missing);
+    QFETCH(int, memoryKiB);
+    Case c = random_case(static_cast<std::size_t>(n), static_cast<std::size_t>(m), 30, 27, missing, 0.0, 31);
+    for (std::size_t i = 0; i < c.n; ++i) c.y[i * 810 + 7] = kNaN;  // one pixel with no data
+    SolveOptions o;
+    o.residuals = false;
+    o.memory = static_cast<std::size_t>(memoryKiB) << 10;
+    const SolveResult r = run(c, o);
+    QVERIFY2(count(r, SolvePath::Deletion) > 0, qPrintable(describe(r)));
+    QVERIFY(max_error(c, r, o) <= 1e-9);
+  }
+
+  void splitNetworkWithoutResiduals() {
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    Case c = sbas_case(14, 3, 20, pairs);
+    const std::size_t P = 400;
+    for (std::size_t p = 0; p < P; ++p) {
+      if (p % 20 >= 8 || p / 20 >= 10) continue;
+      for (std::size_t k = 0; k < pairs.size(); ++k)
+        if (pairs[k].first <= 6 && pairs[k].second > 6) c.y[k * P + p] = kNaN;
+    }
+    SolveOptions o;
+    o.residuals = false;
+    const SolveResult r = run(c, o);
+    QVERIFY(max_error(c, r, o) <= 1e-9);
+    QVERIFY2(count(r, SolvePath::Exact) + count(r, SolvePath::Group) >= 80, qPrintable(describe(r)));
+  }
+
   void dualSchur() {
     // The seed's shape: N < M, few missing rows.
     const Case c = random_case(20, 40, 24, 24, 0.1, 0.0, 3);
