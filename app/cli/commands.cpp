@@ -284,8 +284,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
     const Array block = cube->rows(r0, r1);
     std::optional<Array> wblock;
     if (weights) wblock = weights->rows(r0, r1);
-    check_inputs(block, design, wblock ? &*wblock : nullptr, cube_path, design_arg,
-                 weights_path.value_or("") + (r0 ? " (rows from " + std::to_string(r0) + ")" : ""));
+    check_inputs(block, design, wblock ? &*wblock : nullptr, cube_path, design_arg, weights_path.value_or(""), r0);
     const double done = H ? static_cast<double>(r0) / H : 0, share = H ? static_cast<double>(r1 - r0) / H : 1;
     const SolveResult r = solve(block, design, wblock ? &*wblock : nullptr, options,
                                 [&](double f) { return bar(done + share * f); });

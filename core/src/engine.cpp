@@ -95,7 +95,7 @@ void check_shapes(const Shape& cube, const Design& design, const Shape* weights,
 }
 
 void check_inputs(const Array& cube, const Design& design, const Array* weights, const std::string& cube_name,
-                  const std::string& design_name, const std::string& weights_name) {
+                  const std::string& design_name, const std::string& weights_name, std::size_t first_row) {
   check_cube(cube, cube_name);
   check_shapes(cube.shape(), design, weights ? &weights->shape() : nullptr, cube_name, design_name, weights_name);
   if (weights) {
@@ -105,7 +105,7 @@ void check_inputs(const Array& cube, const Design& design, const Array* weights,
       if (w < 0) {
         std::ostringstream msg;
         msg << weights_name << ": expected weights >= 0, found " << w << " at (observation " << i / P << ", row "
-            << (i % P) / cube.dim(2) << ", column " << i % cube.dim(2) << ")";
+            << first_row + (i % P) / cube.dim(2) << ", column " << i % cube.dim(2) << ")";
         throw InputError(msg.str());
       }
     }

@@ -300,6 +300,15 @@ private slots:
     save(sfile("w_bad.npy"), Array(DType::Float64, {N, H, W + 1}));
     expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", out, "--weights", file("w_bad.npy")}, 2,
                   {"w_bad.npy", "expected the cube's shape (20, 9, 11)", "found (20, 9, 12)"}, out);
+    // A negative weight: the message says where it is (rows count from the top of the cube).
+    {
+      Array w(DType::Float64, {N, H, W});
+      for (std::size_t i = 0; i < w.size(); ++i) w.data<double>()[i] = 1.0;
+      w.data<double>()[2 * H * W + 7 * W + 3] = -0.5;  // observation 2, row 7, column 3
+      save(sfile("w_neg.npy"), w);
+    }
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", out, "--weights", file("w_neg.npy"), "--memory", "16"}, 2,
+                  {"w_neg.npy", "expected weights >= 0", "found -0.5 at (observation 2, row 7, column 3)"}, out);
     // NaN in the design matrix.
     Array a(DType::Float64, {N, M});
     std::copy(a_.begin(), a_.end(), a.data<double>());

@@ -136,9 +136,11 @@ void check_shapes(const Shape& cube, const Design& design, const Shape* weights,
 /// Checks that cube (N, H, W), design (N, M) and weights (N, H, W) fit
 /// together. The names appear in the messages (usually the file paths).
 /// Throws InputError.
+/// `first_row` is the cube's first row when it is a block of a larger cube
+/// (messages then give rows of the whole cube).
 void check_inputs(const Array& cube, const Design& design, const Array* weights,
                   const std::string& cube_name = "cube", const std::string& design_name = "design matrix",
-                  const std::string& weights_name = "weights");
+                  const std::string& weights_name = "weights", std::size_t first_row = 0);
 
 /// Solves every pixel. Weights, when given, must be >= 0 (0 = missing).
 /// Throws InputError (shapes, negative weights, bad options), Cancelled.
