@@ -202,6 +202,36 @@ void require_output(const std::string& path, const std::string& what) {
 
 }  // namespace
 
+// The inputs of solve and verify, opened to be read a block of rows at a time.
+struct Streams {
+  std::unique_ptr<CubeReader> cube, weights;
+  Array design_array;
+  Design design;
+  std::string cube_name, design_name, weights_name;
+};
+
+Streams open_inputs(const std::string& cube_path, const std::string& design_arg, const Args& args) {
+  Streams in;
+  in.cube_name = cube_path;
+  in.design_name = design_arg;
+  if (is_stack(cube_path, design_arg)) {
+    std::vector<DatePair> pairs;
+    in.cube = open_mintpy_stack(cube_path, &pairs);
+    in.design_array = sbas_design(pairs, nullptr, cube_path);
+  } else {
+    in.cube = open_cube(cube_path);
+    in.design_array = design_for(design_arg, in.cube->shape()[0], args);
+  }
+  in.design = Design(in.design_array, design_arg);
+  if (const auto w = args.get("weights")) {
+    in.weights = open_cube(*w);
+    in.weights_name = *w;
+  }
+  check_shapes(in.cube->shape(), in.design, in.weights ? &in.weights->shape() : nullptr, in.cube_name, in.design_name,
+               in.weights_name);
+  return in;
+}
+
 int cmd_solve(const std::vector<std::string>& argv) {
   const Args args("solve", argv, {"json"},
                   {"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype", "model",
@@ -219,22 +249,12 @@ int cmd_solve(const std::vector<std::string>& argv) {
 
   // The cube is read, solved and written a block of rows at a time.
   const std::string cube_path = args.positional()[0], design_arg = args.positional()[1];
-  std::unique_ptr<CubeReader> cube;
-  Array design_array;
-  if (is_stack(cube_path, design_arg)) {
-    std::vector<DatePair> pairs;
-    cube = open_mintpy_stack(cube_path, &pairs);
-    design_array = sbas_design(pairs, nullptr, cube_path);
-  } else {
-    cube = open_cube(cube_path);
-    design_array = design_for(design_arg, cube->shape()[0], args);
-  }
-  const Design design(design_array, design_arg);
+  Streams in = open_inputs(cube_path, design_arg, args);
+  auto& cube = in.cube;
+  auto& weights = in.weights;
+  const Design& design = in.design;
   const auto weights_path = args.get("weights");
-  std::unique_ptr<CubeReader> weights;
-  if (weights_path) weights = open_cube(*weights_path);
   const Shape shape = cube->shape();
-  check_shapes(shape, design, weights ? &weights->shape() : nullptr, cube_path, design_arg, weights_path.value_or(""));
   const std::size_t N = shape[0], H = shape[1], W = shape[2], M = design.cols();
   const DType out_type = options.output.value_or(cube->dtype());
   const GeoReference& geo = cube->geo();
@@ -502,34 +522,48 @@ int cmd_verify(const std::vector<std::string>& argv) {
                   {"sample", "weights", "rcond", "min-valid", "ridge", "threads", "pairs", "times"});
   args.expect_positional(3, 3, "CUBE DESIGN X.npy");
   const std::string x_path = args.positional()[2];
-  const Inputs in = load_inputs(args.positional()[0], args.positional()[1], args);
-  const Array x = read_cube(x_path);
-  const std::size_t N = in.cube.dim(0), H = in.cube.dim(1), W = in.cube.dim(2), P = H * W, M = in.design.cols();
-  if (x.shape() != Shape{M, H, W})
+  Streams in = open_inputs(args.positional()[0], args.positional()[1], args);
+  const auto xr = open_cube(x_path);
+  const Shape shape = in.cube->shape();
+  const std::size_t N = shape[0], H = shape[1], W = shape[2], P = H * W, M = in.design.cols();
+  if (xr->shape() != Shape{M, H, W})
     throw InputError(x_path + ": expected the solution's shape " + shape_string({M, H, W}) + ", found " +
-                     shape_string(x.shape()));
+                     shape_string(xr->shape()));
   const auto sample = static_cast<std::size_t>(args.integer("sample", 1000, 0, std::numeric_limits<int>::max()));
-  const std::size_t K = (sample == 0 || sample >= P) ? P : sample;
+  const std::vector<std::size_t> pick = bench::spread(P, sample == 0 ? P : sample);
+  const std::size_t K = pick.size();
 
-  // The sampled pixels, evenly spread, as a (N, 1, K) cube solved on the exact path.
-  std::vector<std::size_t> pick(K);
-  for (std::size_t k = 0; k < K; ++k) pick[k] = K == P ? k : (k * P) / K + (P / K) / 2;
-  Array sub(DType::Float64, {N, 1, K});
+  // The sampled pixels, evenly spread, gathered a block of rows at a time
+  // into a (N, 1, K) cube, with their x, and solved on the exact path.
+  Array sub(DType::Float64, {N, 1, K}), xs(DType::Float64, {M, 1, K});
   std::optional<Array> sub_w;
   if (in.weights) sub_w = Array(DType::Float64, {N, 1, K});
-  for (std::size_t i = 0; i < N; ++i)
-    for (std::size_t k = 0; k < K; ++k) {
-      sub.data<double>()[i * K + k] = in.cube.value(i * P + pick[k]);
-      if (sub_w) sub_w->data<double>()[i * K + k] = in.weights->value(i * P + pick[k]);
+  const std::size_t rows = std::clamp<std::size_t>((std::size_t{64} << 20) / std::max<std::size_t>(1, W * (N + M) * 8), 1,
+                                                   std::max<std::size_t>(H, 1));
+  std::size_t next = 0;
+  for (std::size_t r0 = 0; r0 < H && next < K; r0 += rows) {
+    const std::size_t r1 = std::min(H, r0 + rows), B = (r1 - r0) * W;
+    const Array block = in.cube->rows(r0, r1), xb = xr->rows(r0, r1);
+    std::optional<Array> wb;
+    if (in.weights) wb = in.weights->rows(r0, r1);
+    for (; next < K && pick[next] < r1 * W; ++next) {
+      const std::size_t p = pick[next] - r0 * W;
+      for (std::size_t i = 0; i < N; ++i) {
+        sub.data<double>()[i * K + next] = block.value(i * B + p);
+        if (wb) sub_w->data<double>()[i * K + next] = wb->value(i * B + p);
+      }
+      for (std::size_t j = 0; j < M; ++j) xs.data<double>()[j * K + next] = xb.value(j * B + p);
     }
+  }
   SolveOptions o = solve_options(args);
   o.method = Method::Exact;
   o.output = DType::Float64;
   ProgressBar bar("verifying");
+  check_inputs(sub, in.design, sub_w ? &*sub_w : nullptr, in.cube_name, in.design_name, in.weights_name);
   const SolveResult ref = solve(sub, in.design, sub_w ? &*sub_w : nullptr, o, bar.callback());
 
   // Well-conditioned pixels must agree to 1e-9 (float64 X) or 1e-6 (float32 X).
-  const double tol = x.dtype() == DType::Float32 ? 1e-6 : 1e-9, kWellConditioned = 1e8;
+  const double tol = xr->dtype() == DType::Float32 ? 1e-6 : 1e-9, kWellConditioned = 1e8;
   double worst_all = 0, worst_well = 0;
   std::size_t nan_mismatch = 0, judged = 0, failed = 0;
   for (std::size_t k = 0; k < K; ++k) {
@@ -537,7 +571,7 @@ int cmd_verify(const std::vector<std::string>& argv) {
     double diff = 0, norm = 0;
     bool any_nan = false, all_nan = true;
     for (std::size_t j = 0; j < M; ++j) {
-      const double a = x.value(j * P + pick[k]), b = ref.x.value(j * K + k);
+      const double a = xs.value(j * K + k), b = ref.x.value(j * K + k);
       any_nan = any_nan || std::isnan(a);
       all_nan = all_nan && std::isnan(a);
       diff += (a - b) * (a - b);
