@@ -19,10 +19,10 @@ usage:
                 [--rcond R] [--min-valid K] [--ridge L] [--diag PREFIX] [--threads T]
                 [--dtype float32|float64] [--model F.npy] [--residual F.npy]
                 [--method auto|exact] [--memory MB] [--pairs FILE] [--times FILE] [--json]
-  cubesolve-cli info CUBE [DESIGN] [--weights W.npy] [--min-valid K] [--json]
+  cubesolve-cli info CUBE [DESIGN] [--weights W.npy] [--min-valid K] [--pairs F] [--times F] [--json]
   cubesolve-cli demo [-o DIR] [--size S] [--name insar|seed] [--threads T] [--json]
   cubesolve-cli verify CUBE DESIGN X.npy [--sample K] [--weights W.npy] [--rcond R]
-                [--min-valid K] [--ridge L] [--threads T] [--json]
+                [--min-valid K] [--ridge L] [--threads T] [--pairs F] [--times F] [--json]
   cubesolve-cli bench [--size S] [--n N] [--m M] [--nan F] [--masks random|blobs]
                 [--threads T] [--sample K] [--repeat R] [--device cpu|cuda|auto] [--json]
 
@@ -32,9 +32,9 @@ DESIGN: (N, M) .npy or .csv, or built: sbas (pairs from a MintPy ifgramStack.h5
 cube or --pairs FILE of YYYYMMDD_YYYYMMDD lines; dates - 1 unknowns, the first
 date the reference), poly:D or harmonic:K[:P] (times from --times FILE, one per
 band, numbers or YYYYMMDD; else band index). X: (M, H, W) as .npy, or GeoTIFF
-(.tif) with the cube's georeference. solve reads, solves and writes in row blocks that keep the
-data within --memory MB (default 256). Exit codes: 0 ok, 2 bad input, 3 I/O failure,
-4 numerical or device failure.
+(.tif) with the cube's georeference. solve reads, solves and writes in row
+blocks that keep the data within --memory MB (default 256).
+Exit codes: 0 ok, 2 bad input, 3 I/O failure, 4 numerical or device failure.
 )";
 
 }  // namespace
