@@ -1,12 +1,10 @@
 #include <cubesolve/engine.hpp>
 #include <cubesolve/error.hpp>
 
-#include "exact.hpp"
 #include "factors.hpp"
 #include "lapack.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <sstream>

@@ -23,19 +23,8 @@ DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::si
   // A = VT^T S U^T: A's right singular vectors are U, its left ones VT's rows.
   std::vector<double> t = a, u(m * k), vt(k * n);
   f.sigma.resize(k);
-  {
-    int mm = static_cast<int>(m), nn = static_cast<int>(n), lda = mm, ldu = mm, ldvt = static_cast<int>(k);
-    int lwork = -1, info = 0;
-    std::vector<int> iwork(8 * k);
-    double wq = 0;
-    dgesdd_("S", &mm, &nn, t.data(), &lda, f.sigma.data(), u.data(), &ldu, vt.data(), &ldvt, &wq, &lwork,
-            iwork.data(), &info, 1);
-    std::vector<double> work(static_cast<std::size_t>(wq) + 1);
-    lwork = static_cast<int>(work.size());
-    dgesdd_("S", &mm, &nn, t.data(), &lda, f.sigma.data(), u.data(), &ldu, vt.data(), &ldvt, work.data(), &lwork,
-            iwork.data(), &info, 1);
-    if (info != 0) throw NumericalError("design matrix: the SVD did not converge");
-  }
+  if (lapack::svd(static_cast<int>(m), static_cast<int>(n), t.data(), f.sigma.data(), u.data(), vt.data()) != 0)
+    throw NumericalError("design matrix: the SVD did not converge");
   const double tol = default_rcond(n, m) * f.sigma.front();
   f.rank = static_cast<std::size_t>(std::count_if(f.sigma.begin(), f.sigma.end(), [&](double s) { return s > tol; }));
   const std::size_t r = f.rank;

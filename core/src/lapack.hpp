@@ -4,6 +4,7 @@
 // Hidden string-length arguments are passed explicitly.
 
 #include <cstddef>
+#include <vector>
 
 extern "C" {
 void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
@@ -25,6 +26,20 @@ namespace cubesolve::lapack {
 inline void gemm(char ta, char tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b,
                  int ldb, double beta, double* c, int ldc) {
   dgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+}
+
+/// Thin SVD of the column-major (m, n) matrix `a` (overwritten), k = min(m, n):
+/// s (k), u (m, k), vt (k, n). Returns LAPACK's info (0 = converged).
+inline int svd(int m, int n, double* a, double* s, double* u, double* vt) {
+  const int k = m < n ? m : n, lda = m > 1 ? m : 1, ldu = lda, ldvt = k > 1 ? k : 1;
+  int lwork = -1, info = 0;
+  std::vector<int> iwork(8 * static_cast<std::size_t>(k > 0 ? k : 1));
+  double query = 0;
+  dgesdd_("S", &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, &query, &lwork, iwork.data(), &info, 1);
+  std::vector<double> work(static_cast<std::size_t>(query) + 1);
+  lwork = static_cast<int>(work.size());
+  dgesdd_("S", &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work.data(), &lwork, iwork.data(), &info, 1);
+  return info;
 }
 
 /// Keeps BLAS single-threaded while it lives: the engine runs many small

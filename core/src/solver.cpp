@@ -684,16 +684,8 @@ void solve_group_block(Job& job, const MaskStats& masks, const std::vector<std::
   for (std::size_t j = 0; j < M; ++j)
     for (std::size_t a = 0; a < nv; ++a) av[j * nv + a] = A[rows[a] * M + j];
   work_a = av;
-  int m_ = static_cast<int>(nv), n_ = static_cast<int>(M), lda = m_, ldu = m_, ldvt = static_cast<int>(k), lwork = -1,
-      info = 0;
-  std::vector<int> iwork(8 * k);
-  double wq = 0;
-  dgesdd_("S", &m_, &n_, work_a.data(), &lda, s.data(), u.data(), &ldu, vt.data(), &ldvt, &wq, &lwork, iwork.data(),
-          &info, 1);
-  std::vector<double> work(static_cast<std::size_t>(wq) + 1);
-  lwork = static_cast<int>(work.size());
-  dgesdd_("S", &m_, &n_, work_a.data(), &lda, s.data(), u.data(), &ldu, vt.data(), &ldvt, work.data(), &lwork,
-          iwork.data(), &info, 1);
+  const int m_ = static_cast<int>(nv), n_ = static_cast<int>(M), ldu = m_;
+  const int info = lapack::svd(m_, n_, work_a.data(), s.data(), u.data(), vt.data());
 
   std::vector<double> y(nv * G), x(M * G, kNaN);
   for (std::size_t c = 0; c < G; ++c)
