@@ -69,14 +69,6 @@ private:
   std::chrono::steady_clock::time_point start_;
 };
 
-struct Inputs {
-  Array cube;
-  GeoReference geo;
-  Array design_array;
-  Design design;
-  std::optional<Array> weights;
-  const Array* w() const { return weights ? &*weights : nullptr; }
-};
 
 bool has_extension(const std::string& path, const std::string& ext) {
   return path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
@@ -101,24 +93,6 @@ bool is_stack(const std::string& cube_path, const std::string& design_arg) {
   return design_arg == "sbas" && (has_extension(cube_path, ".h5") || has_extension(cube_path, ".he5"));
 }
 
-// The whole cube in memory with its design (info, verify).
-Inputs load_inputs(const std::string& cube_path, const std::string& design_arg, const Args& args) {
-  Inputs in;
-  const auto weights_path = args.get("weights");
-  if (is_stack(cube_path, design_arg)) {
-    InsarStack s = kept_only(read_mintpy_stack(cube_path));
-    in.cube = std::move(s.cube);
-    in.design_array = sbas_design(s.pairs, nullptr, cube_path);
-  } else {
-    in.cube = read_cube(cube_path, &in.geo);
-    check_cube(in.cube, cube_path);
-    in.design_array = design_for(design_arg, in.cube.dim(0), args);
-  }
-  in.design = Design(in.design_array, design_arg);
-  if (weights_path) in.weights = read_npy(*weights_path);
-  check_inputs(in.cube, in.design, in.w(), cube_path, design_arg, weights_path.value_or("weights"));
-  return in;
-}
 
 // What a solve did, over all its blocks.
 struct Totals {
@@ -366,23 +340,27 @@ int cmd_info(const std::vector<std::string>& argv) {
   args.expect_positional(1, 2, "CUBE [DESIGN]");
   const std::string cube_path = args.positional()[0];
   const auto min_valid = static_cast<std::size_t>(args.integer("min-valid", 1, 1, 1 << 30));
-  Inputs in;
-  const bool with_design = args.positional().size() == 2;
-  if (with_design) {
-    in = load_inputs(cube_path, args.positional()[1], args);
+  // The whole cube: the mask statistics need every pixel.
+  std::optional<Streams> in;
+  Array cube;
+  std::optional<Array> weights;
+  if (args.positional().size() == 2) {
+    in = open_inputs(cube_path, args.positional()[1], args);
+    const std::size_t H = in->cube->shape()[1];
+    cube = in->cube->rows(0, H);
+    if (in->weights) weights = in->weights->rows(0, H);
+    check_inputs(cube, in->design, weights ? &*weights : nullptr, in->cube_name, in->design_name, in->weights_name);
   } else {
-    in.cube = read_cube(cube_path);
-    check_cube(in.cube, cube_path);
+    const auto reader = open_cube(cube_path);
+    cube = reader->rows(0, reader->shape()[1]);
     if (const auto w = args.get("weights")) {
-      in.weights = read_npy(*w);
-      if (in.weights->shape() != in.cube.shape())
-        throw InputError(*w + ": expected the cube's shape " + shape_string(in.cube.shape()) + ", found " +
-                         shape_string(in.weights->shape()));
+      weights = read_npy(*w);
+      if (weights->shape() != cube.shape())
+        throw InputError(*w + ": expected the cube's shape " + shape_string(cube.shape()) + ", found " +
+                         shape_string(weights->shape()));
     }
   }
-  const Array& cube = in.cube;
-  const auto& weights = in.weights;
-  const Design* design = with_design ? &in.design : nullptr;
+  const Design* design = in ? &in->design : nullptr;
   ProgressBar bar("analysing");
   const MaskStats s = analyze_masks(cube, weights ? &*weights : nullptr, bar.callback());
   const auto valid_hist = s.valid_histogram();
