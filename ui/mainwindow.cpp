@@ -366,55 +366,53 @@ bool MainWindow::openDemo(const QString& name, int size) {
   });
 }
 
+namespace {
+
+bool is_stack_path(const QString& path) {
+  return stack_support() && (path.endsWith(".h5", Qt::CaseInsensitive) || path.endsWith(".he5", Qt::CaseInsensitive));
+}
+
+}  // namespace
+
+MainWindow::LoadedCube MainWindow::loadCube(const std::string& path) {
+  LoadedCube l;
+  auto cube = std::make_shared<Array>(read_cube(path, &l.geo));
+  check_cube(*cube, path);
+  l.masks = analyze_masks(*cube);
+  l.cube = std::move(cube);
+  return l;
+}
+
+void MainWindow::showCube(LoadedCube loaded, const QString& path) {
+  setCube(std::move(loaded.cube), path, std::move(loaded.masks));
+  geo_ = std::move(loaded.geo);
+  if (weights_ && weights_->shape() != cube_->shape()) weights_.reset();
+  addRecent(path);
+  updateDataPanel();
+  emit cubeLoaded();
+  if (design_ && design_->rows() == cube_->dim(0)) solve();
+}
+
 bool MainWindow::openCube(const QString& path) {
-  if (stack_support() && (path.endsWith(".h5", Qt::CaseInsensitive) || path.endsWith(".he5", Qt::CaseInsensitive)))
-    return openStack(path);  // a MintPy interferogram stack brings its own SBAS design
-  return attempt([&] {
-    GeoReference geo;
-    Array a = read_cube(path.toStdString(), &geo);
-    check_cube(a, path.toStdString());
-    setCube(std::make_shared<const Array>(std::move(a)), path);
-    geo_ = geo;
-    if (weights_ && weights_->shape() != cube_->shape()) weights_.reset();
-    addRecent(path);
-    updateDataPanel();
-    if (design_ && design_->rows() == cube_->dim(0)) solve();
-  });
+  if (is_stack_path(path)) return openStack(path);  // a MintPy interferogram stack brings its own SBAS design
+  return attempt([&] { showCube(loadCube(path.toStdString()), path); });
 }
 
 void MainWindow::openCubeInBackground(const QString& path) {
-  if (stack_support() && (path.endsWith(".h5", Qt::CaseInsensitive) || path.endsWith(".he5", Qt::CaseInsensitive))) {
+  if (is_stack_path(path)) {
     openStack(path);
     return;
   }
-  struct Loaded {
-    std::shared_ptr<const Array> cube;
-    MaskStats masks;
-    GeoReference geo;
-  };
   controller_->cancel();
   status_->setText(tr("Reading %1…").arg(QFileInfo(path).fileName()));
   QApplication::setOverrideCursor(Qt::BusyCursor);
   const std::string p = path.toStdString();
-  controller_->run<Loaded>(
-      [p] {
-        Loaded l;
-        auto cube = std::make_shared<Array>(read_cube(p, &l.geo));
-        check_cube(*cube, p);
-        l.masks = analyze_masks(*cube);
-        l.cube = std::move(cube);
-        return l;
-      },
-      [this, path](Loaded l) {
+  controller_->run<LoadedCube>(
+      [p] { return loadCube(p); },
+      [this, path](LoadedCube loaded) {
         QApplication::restoreOverrideCursor();
         status_->clear();
-        setCube(std::move(l.cube), path, std::move(l.masks));
-        geo_ = std::move(l.geo);
-        if (weights_ && weights_->shape() != cube_->shape()) weights_.reset();
-        addRecent(path);
-        updateDataPanel();
-        emit cubeLoaded();
-        if (design_ && design_->rows() == cube_->dim(0)) solve();
+        showCube(std::move(loaded), path);
       },
       [this](const QString& message) {
         QApplication::restoreOverrideCursor();

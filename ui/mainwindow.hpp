@@ -104,6 +104,14 @@ protected:
   void dropEvent(QDropEvent* e) override;
 
 private:
+  /// A cube read and analysed (possibly on the worker thread), then shown.
+  struct LoadedCube {
+    std::shared_ptr<const Array> cube;
+    MaskStats masks;
+    GeoReference geo;
+  };
+  static LoadedCube loadCube(const std::string& path);
+  void showCube(LoadedCube loaded, const QString& path);
   void buildUi();
   void buildMenus();
   void setCube(std::shared_ptr<const Array> cube, const QString& name, std::optional<MaskStats> masks = {});
