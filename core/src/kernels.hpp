@@ -63,6 +63,21 @@ inline void dot4(const double* const r[4], const double* x, std::size_t n, doubl
     for (std::size_t q = 0; q < 4; ++q) out[q] += r[q][i] * x[i];
 }
 
+/// out[a * stride] = mat[rows[a], :] · v for a < q, where `mat` is row-major
+/// with rows of length n; four rows at a time share the loads of v.
+inline void row_dots(const double* mat, std::size_t n, const int* rows, std::size_t q, const double* v, double* out,
+                     std::size_t stride) {
+  std::size_t a = 0;
+  for (; a + 4 <= q; a += 4) {
+    const double* r[4];
+    for (std::size_t t = 0; t < 4; ++t) r[t] = mat + static_cast<std::size_t>(rows[a + t]) * n;
+    double d[4];
+    dot4(r, v, n, d);
+    for (std::size_t t = 0; t < 4; ++t) out[(a + t) * stride] = d[t];
+  }
+  for (; a < q; ++a) out[a * stride] = dot(mat + static_cast<std::size_t>(rows[a]) * n, v, n);
+}
+
 /// max |a[i]|
 inline double max_abs(const double* a, std::size_t n) {
   double m = 0;

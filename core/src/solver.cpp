@@ -469,27 +469,10 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
         const double* yk = ws.y.data() + k * N;
         if (use_valid) {
           for (std::size_t a = 0; a < q; ++a) z[a * L + l] = yk[I[a]];
-        } else if (rows_mode) {  // A_I x0 (= H_I y~), four rows at a time
-          const double* x0 = ws.x0.data() + k * M;
-          std::size_t a = 0;
-          for (; a + 4 <= q; a += 4) {
-            const double* rows4[4] = {A + static_cast<std::size_t>(I[a]) * M, A + static_cast<std::size_t>(I[a + 1]) * M,
-                                      A + static_cast<std::size_t>(I[a + 2]) * M, A + static_cast<std::size_t>(I[a + 3]) * M};
-            double out[4];
-            detail::dot4(rows4, x0, M, out);
-            for (std::size_t t = 0; t < 4; ++t) z[(a + t) * L + l] = out[t];
-          }
-          for (; a < q; ++a) z[a * L + l] = detail::dot(A + static_cast<std::size_t>(I[a]) * M, x0, M);
-        } else {  // K[I, :] y~, four rows at a time
-          std::size_t a = 0;
-          for (; a + 4 <= q; a += 4) {
-            const double* rows4[4] = {K.data() + static_cast<std::size_t>(I[a]) * N, K.data() + static_cast<std::size_t>(I[a + 1]) * N,
-                                      K.data() + static_cast<std::size_t>(I[a + 2]) * N, K.data() + static_cast<std::size_t>(I[a + 3]) * N};
-            double out[4];
-            detail::dot4(rows4, yk, N, out);
-            for (std::size_t t = 0; t < 4; ++t) z[(a + t) * L + l] = out[t];
-          }
-          for (; a < q; ++a) z[a * L + l] = detail::dot(K.data() + static_cast<std::size_t>(I[a]) * N, yk, N);
+        } else if (rows_mode) {  // A_I x0 (= H_I y~)
+          detail::row_dots(A, M, I, q, ws.x0.data() + k * M, z + l, L);
+        } else {  // K[I, :] y~
+          detail::row_dots(K.data(), N, I, q, yk, z + l, L);
         }
         // The system: K[I, I], or I - H[I, I] for a deletion.
         const double sign = kind == Kind::Deletion ? -1.0 : 1.0;
