@@ -130,6 +130,15 @@ SolveOptions solve_options(const Args& args) {
   return o;
 }
 
+/// --device and --device-precision.
+void device_options(const Args& args, SolveOptions& o, const char* fallback) {
+  o.device = resolve_device(parse_device(args.get("device", fallback)));
+  const std::string precision = args.get("device-precision", "mixed");
+  if (precision != "mixed" && precision != "float64")
+    throw InputError("--device-precision: expected mixed or float64, found '" + precision + "'");
+  o.device_float64 = precision == "float64";
+}
+
 void json_paths(Json& j, const PathCounts& paths) {
   j.key("paths").begin_object();
   for (std::size_t i = 0; i < kPathCount; ++i) j.field(path_name(static_cast<SolvePath>(i)), paths[i]);
@@ -209,7 +218,7 @@ Streams open_inputs(const std::string& cube_path, const std::string& design_arg,
 int cmd_solve(const std::vector<std::string>& argv) {
   const Args args("solve", argv, {"json"},
                   {"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype", "model",
-                   "residual", "method", "memory", "pairs", "times"});
+                   "residual", "method", "memory", "pairs", "times", "device-precision"});
   args.expect_positional(2, 2, "CUBE DESIGN");
   const auto output = args.get("output");
   if (!output) throw InputError("solve: expected -o X.npy for the solution, found none");
@@ -218,8 +227,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
     if (const auto p = args.get(k)) require_output(*p, std::string("a --") + k + " path");
   SolveOptions options = solve_options(args);
   options.residuals = args.get("diag").has_value();
-  const Device device = resolve_device(parse_device(args.get("device", "auto")));
-  options.device = device;
+  device_options(args, options, "auto");
 
   // The cube is read, solved and written a block of rows at a time.
   const std::string cube_path = args.positional()[0], design_arg = args.positional()[1];
@@ -599,7 +607,7 @@ int cmd_verify(const std::vector<std::string>& argv) {
 
 int cmd_bench(const std::vector<std::string>& argv) {
   const Args args("bench", argv, {"json"},
-                  {"size", "n", "m", "nan", "masks", "threads", "sample", "repeat", "memory", "device"});
+                  {"size", "n", "m", "nan", "masks", "threads", "sample", "repeat", "memory", "device", "device-precision"});
   args.expect_positional(0, 0, "no positional arguments");
   const auto size = static_cast<std::size_t>(args.integer("size", 500, 1, 8192));
   const auto n = static_cast<std::size_t>(args.integer("n", 50, 1, 100000));
@@ -613,7 +621,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   options.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));
   options.memory = static_cast<std::size_t>(args.integer("memory", 256, 16, 1 << 20)) << 20;
   options.residuals = false;
-  options.device = resolve_device(parse_device(args.get("device", "cpu")));
+  device_options(args, options, "cpu");
 
   const DemoCube d = make_synthetic(n, m, size, nan, masks == "blobs" ? MaskPattern::Blobs : MaskPattern::Random);
   const Design design(d.design, "A");

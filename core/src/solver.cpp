@@ -5,7 +5,7 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/mask.hpp>
 
-#include "cuda/gpu.hpp"
+#include "cuda/backend.hpp"
 #include "exact.hpp"
 #include "factors.hpp"
 #include "kernels.hpp"
@@ -13,6 +13,7 @@
 #include "parallel.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -179,7 +180,7 @@ struct Job {
   std::size_t N, M, P;
   bool rows_mode = false;  // deletion mode: chunks kept observation-major (see solve_chunk)
   detail::gpu::Solver* gpu = nullptr;  // the device for the full, deletion and dual paths
-  std::mutex* gpu_mutex = nullptr;
+  std::atomic<std::size_t> gpu_short{0};  // pixels the device had no memory for (solved on the CPU)
 
   void write_pixel(std::size_t p, const double* x, PixelStatus status, int rank, double cond, double rss, int nv) {
     if (r.x.dtype() == DType::Float32) {
@@ -396,7 +397,9 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
     if (ws.kind[k] == Kind::Skip || ws.kind[k] == Kind::Group)
       std::fill(ws.x.data() + k * M, ws.x.data() + (k + 1) * M, ws.kind[k] == Kind::Skip ? kNaN : 0.0);
   // On a device: the full, deletion and dual (Schur) pixels, in one call.
-  if (job.gpu) {
+  // Without the memory even for a small piece, the chunk stays on the CPU.
+  bool on_device = job.gpu != nullptr;
+  if (on_device) {
     ws.gpu_kind.assign(B, detail::gpu::kSkip);
     ws.gpu_ok.assign(B, 0);
     for (std::size_t k = 0; k < B; ++k)
@@ -404,10 +407,14 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
                        : ws.kind[k] == Kind::Deletion ? detail::gpu::kDeletion
                        : ws.kind[k] == Kind::DualSchur ? detail::gpu::kDual
                                                        : detail::gpu::kSkip;
-    {
-      std::lock_guard<std::mutex> lock(*job.gpu_mutex);
+    try {
       job.gpu->solve(ws.y.data(), ws.valid.data(), ws.gpu_kind.data(), B, ws.x0.data(), ws.gpu_ok.data());
+    } catch (const detail::gpu::OutOfMemory&) {
+      on_device = false;
+      job.gpu_short += B;
     }
+  }
+  if (on_device) {
     for (std::size_t k = 0; k < B; ++k) {
       if (ws.gpu_kind[k] == detail::gpu::kSkip) continue;
       if (!ws.gpu_ok[k]) {
@@ -425,7 +432,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
   ws.buckets.resize(kMaxSmall + 1);
   for (std::size_t k = 0; k < B; ++k) {
     const Kind kind = ws.kind[k];
-    const bool on_gpu = job.gpu && (kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur);
+    const bool on_gpu = on_device && (kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur);
     need_product = need_product || (!on_gpu && (kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur));
     if (rows_mode && kind == Kind::Full) std::copy(ws.x0.data() + k * M, ws.x0.data() + (k + 1) * M, ws.x.data() + k * M);
     if (kind == Kind::Gram) ws.gram.push_back(k);
@@ -792,17 +799,25 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
   // A chunk's values (B x N doubles) should stay in a core's cache, and
   // small chunks keep cancelling prompt (a chunk of exact pixels takes milliseconds).
   const std::size_t cached = std::clamp<std::size_t>((std::size_t{1} << 19) / (8 * N), 512, 2048);
-  const std::size_t chunk = std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, planner.exact_only ? 64 : cached);
+  std::size_t chunk = std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, planner.exact_only ? 64 : cached);
+  std::unique_ptr<detail::gpu::Solver> gpu;
+  if (options.device == Device::Cuda && planner.fast_ok && !planner.exact_only && !weights && options.ridge == 0) {
+    try {
+      gpu = std::make_unique<detail::gpu::Solver>(f, design.values().data(), kSmallTau, kMaxGrowth,
+                                                  !options.device_float64);
+      job.gpu = gpu.get();
+      r.device = Device::Cuda;
+      // Few, large chunks: each is one call with its transfers; a few
+      // threads keep the device's two lanes busy.
+      const std::size_t feeders = std::min<std::size_t>(static_cast<std::size_t>(r.threads), 4);
+      chunk = std::clamp<std::size_t>(std::min(options.memory / feeders / per_pixel, (P + feeders - 1) / feeders), 64,
+                                      std::size_t{1} << 16);
+    } catch (const detail::gpu::OutOfMemory& e) {
+      r.warnings.push_back(std::string("the CUDA device has too little free memory (") + e.what() + "); solved on the CPU");
+    }
+  }
   std::vector<Workspace> ws;
   for (int t = 0; t < r.threads; ++t) ws.emplace_back(design, N, options.ridge > 0);
-  std::unique_ptr<detail::gpu::Solver> gpu;
-  std::mutex gpu_mutex;
-  if (options.device == Device::Cuda && planner.fast_ok && !planner.exact_only && !weights && options.ridge == 0) {
-    gpu = std::make_unique<detail::gpu::Solver>(f, kSmallTau, kMaxGrowth);
-    job.gpu = gpu.get();
-    job.gpu_mutex = &gpu_mutex;
-    r.device = Device::Cuda;
-  }
   job.rows_mode = !gpu && !weights && !options.residuals && options.ridge == 0 && planner.fast_ok &&
                   !planner.exact_only && f.full_column_rank() && N > M && !f.hat.empty();
   detail::parallel_for(
@@ -814,11 +829,19 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
     for (std::size_t i = 0; i < kPathCount; ++i) r.paths[i] += c[i];
   // A device's answers are checked against the exact path on a sample of
   // its pixels; if one disagrees, the whole solve is done again on the CPU.
+  if (gpu && gpu->shrinks() > 0)
+    r.warnings.push_back("the CUDA device ran short of memory; its work was cut into pieces of " +
+                         std::to_string(gpu->piece_limit()) + " pixels");
+  if (job.gpu_short > 0)
+    r.warnings.push_back("the CUDA device had no memory left for " + std::to_string(job.gpu_short.load()) +
+                         " pixels; they were solved on the CPU");
   if (gpu) {
     detail::ExactSolver exact(design, N, false);
     std::vector<int> rows(N);
     std::vector<double> yv(N), x(M);
-    const double tol = r.x.dtype() == DType::Float32 ? 1e-5 : 1e-8;
+    // float32 work with refinement is held to 1e-6 where A_V is well conditioned.
+    const double tol = r.x.dtype() == DType::Float32 ? 1e-5 : options.device_float64 ? 1e-8 : 1e-6;
+    const double max_cond = options.device_float64 ? 1e8 : 1e4;
     for (const auto& w : ws)
       for (std::size_t p : w.gpu_sample) {
         std::size_t q = 0;
@@ -835,7 +858,7 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
           d += (g - x[j]) * (g - x[j]);
           n += x[j] * x[j];
         }
-        if (out.failed || out.cond > 1e8) continue;
+        if (out.failed || out.cond > max_cond) continue;
         if (!(std::sqrt(d) <= tol * std::max(std::sqrt(n), 1e-300))) {
           SolveOptions cpu = options;
           cpu.device = Device::Cpu;

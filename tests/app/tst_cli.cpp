@@ -322,6 +322,8 @@ private slots:
     expectFailure({"solve", file("cube.npy"), file("A.npy")}, 2, {"expected -o X.npy"}, out);
     expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", out, "--diag", file("nodir/d")}, 3,
                   {"nodir/d_nvalid.npy", "cannot open for writing"}, out);
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", out, "--device-precision", "half"}, 2,
+                  {"--device-precision", "mixed or float64", "'half'"}, out);
     QCOMPARE(cli({"frobnicate"}).code, 2);
   }
 

@@ -6,12 +6,48 @@
 #include <cubesolve/device.hpp>
 #include <cubesolve/error.hpp>
 
+#include "cuda/backend.hpp"
+#include "factors.hpp"
+
 #include <QtTest>
 
 using namespace cubesolve;
 using namespace testing;
+namespace gpu = cubesolve::detail::gpu;
 
 namespace {
+
+/// While it lives, the engine's device is the reference backend with
+/// `memory` bytes of device memory of which no allocation may exceed `largest`.
+struct Emulated {
+  explicit Emulated(std::size_t memory, std::size_t largest = 0) {
+    gpu::set_backend_factory([=] { return gpu::make_host_backend(memory, largest ? largest : memory); });
+  }
+  ~Emulated() { gpu::set_backend_factory(nullptr); }
+  Emulated(const Emulated&) = delete;
+  Emulated& operator=(const Emulated&) = delete;
+};
+
+/// Data with a signal: y = A x + 0.01 noise on the valid rows.
+Case signal_case(std::size_t n, std::size_t m, std::size_t side, double missing, std::uint64_t seed) {
+  Case c = random_case(n, m, side, side, missing, 0.0, seed);
+  Rng rng(seed + 1);
+  const std::size_t P = side * side;
+  std::vector<double> x(m);
+  for (std::size_t p = 0; p < P; ++p) {
+    for (auto& v : x) v = rng.normal();
+    for (std::size_t i = 0; i < n; ++i) {
+      double& y = c.y[i * P + p];
+      if (std::isnan(y)) continue;
+      double s = 0;
+      for (std::size_t j = 0; j < m; ++j) s += c.a[i * m + j] * x[j];
+      y = s + 0.01 * rng.normal();
+    }
+  }
+  return c;
+}
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 std::string no_device_reason() {
   try {
@@ -56,6 +92,144 @@ private slots:
     QCOMPARE(r.device, Device::Cuda);
     QVERIFY(r.warnings.empty());
     QVERIFY(max_error(c, r, gpu) <= 1e-9);
+  }
+
+  // The device pipeline on the reference backend: the same kernels and
+  // pipeline as on a GPU, run by the host. Holds with or without a GPU.
+  void pipelineMatchesGelsd_data() {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("m");
+    QTest::addColumn<double>("missing");
+    QTest::addColumn<bool>("float64");
+    QTest::addColumn<bool>("signal");
+    QTest::newRow("deletion, float64") << 100 << 50 << 0.2 << true << false;
+    QTest::newRow("dual (the seed's shape), float64") << 50 << 100 << 0.2 << true << false;
+    QTest::newRow("deletion, float32 + refinement") << 100 << 50 << 0.2 << false << true;
+    QTest::newRow("dual, float32 + refinement") << 50 << 100 << 0.2 << false << true;
+    QTest::newRow("deletion, pure noise, float32 + refinement") << 100 << 50 << 0.2 << false << false;
+    QTest::newRow("many system sizes, float32 + refinement") << 150 << 100 << 0.15 << false << true;
+    QTest::newRow("full data, float32 + refinement") << 30 << 8 << 0.0 << false << true;
+  }
+  void pipelineMatchesGelsd() {
+    QFETCH(int, n);
+    QFETCH(int, m);
+    QFETCH(double, missing);
+    QFETCH(bool, float64);
+    QFETCH(bool, signal);
+    const Emulated device(256 * kMiB);
+    const auto N = static_cast<std::size_t>(n), M = static_cast<std::size_t>(m);
+    const Case c = signal ? signal_case(N, M, 40, missing, 23) : random_case(N, M, 40, 40, missing, 0.0, 23);
+    SolveOptions o;
+    o.device = Device::Cuda;
+    o.device_float64 = float64;
+    o.threads = 2;
+    for (DType dtype : {DType::Float64, DType::Float32}) {  // float32 values travel as float32
+      const SolveResult r = run(c, o, dtype);
+      QCOMPARE(r.device, Device::Cuda);
+      QVERIFY2(r.warnings.empty(), r.warnings.empty() ? "" : r.warnings.front().c_str());
+      const std::size_t device_paths = r.paths[static_cast<std::size_t>(SolvePath::Full)] +
+                                       r.paths[static_cast<std::size_t>(SolvePath::Deletion)] +
+                                       r.paths[static_cast<std::size_t>(SolvePath::Dual)];
+      QVERIFY(device_paths > 1500);
+      if (dtype == DType::Float32) continue;  // the reference reads the float64 values
+      const double err = max_error(c, r, o);
+      qInfo("max rel error vs gelsd %.3g", err);
+      // float64 work, and float32 work after one refinement step, reach 1e-9.
+      QVERIFY(err <= 1e-9);
+    }
+  }
+
+  void outOfDeviceMemory() {
+    const Case c = signal_case(100, 50, 48, 0.2, 5);
+    SolveOptions o;
+    o.device = Device::Cuda;
+    o.threads = 2;
+    SolveResult ample;
+    {
+      const Emulated device(256 * kMiB);
+      ample = run(c, o);
+      QVERIFY(ample.warnings.empty());
+    }
+    auto same = [&](const SolveResult& r) {  // up to the GEMMs' rounding, which depends on their sizes
+      for (std::size_t i = 0; i < r.x.size(); ++i)
+        if (!(std::fabs(r.x.value(i) - ample.x.value(i)) <= 1e-12 * std::max(1.0, std::fabs(ample.x.value(i)))))
+          return false;
+      return true;
+    };
+    auto warned = [](const SolveResult& r, const char* what) {
+      for (const auto& w : r.warnings)
+        if (w.find(what) != std::string::npos) return true;
+      return false;
+    };
+    {  // allocations above 1 MiB fail: smaller pieces, the same answers
+      const Emulated device(256 * kMiB, kMiB);
+      const SolveResult r = run(c, o);
+      QCOMPARE(r.device, Device::Cuda);
+      QVERIFY(warned(r, "cut into pieces of"));
+      QVERIFY(same(r));
+    }
+    {  // nothing fits a piece: the CPU, with a warning
+      const Emulated device(256 * kMiB, 64 * 1024);
+      const SolveResult r = run(c, o);
+      QVERIFY(warned(r, "they were solved on the CPU"));
+      QVERIFY(max_error(c, r, o) <= 1e-9);
+    }
+    {  // not even the design's factors fit
+      const Emulated device(16 * 1024);
+      const SolveResult r = run(c, o);
+      QCOMPARE(r.device, Device::Cpu);
+      QVERIFY(warned(r, "too little free memory"));
+      QVERIFY(max_error(c, r, o) <= 1e-9);
+    }
+  }
+
+  // A chunk larger than the device's memory is cut into pieces by the free
+  // memory alone (no allocation fails), with the same answers.
+  void chunkLargerThanTheDevice() {
+    const Case c = signal_case(100, 50, 64, 0.2, 9);
+    const Array a = [&] {
+      Array m(DType::Float64, {c.n, c.m});
+      std::copy(c.a.begin(), c.a.end(), m.data<double>());
+      return m;
+    }();
+    const Design design(a);
+    const std::size_t B = c.h * c.w, N = c.n, M = c.m;
+    std::vector<double> y(B * N);
+    std::vector<std::uint8_t> valid(B * N), kind(B, gpu::kDeletion);
+    for (std::size_t k = 0; k < B; ++k) {
+      int missing = 0;
+      for (std::size_t i = 0; i < N; ++i) {
+        const double v = c.y[i * B + k];
+        valid[k * N + i] = !std::isnan(v);
+        y[k * N + i] = std::isnan(v) ? 0.0 : v;
+        missing += std::isnan(v);
+      }
+      if (missing == 0) kind[k] = gpu::kFull;
+    }
+    std::vector<double> x_big(B * M), x_small(B * M);
+    std::vector<std::uint8_t> ok_big(B), ok_small(B);
+    std::size_t pieces_small = 0;
+    {
+      const Emulated device(512 * kMiB);
+      gpu::Solver s(design.factors(), a.data<double>(), 1e-4, 1e6, true);
+      s.solve(y.data(), valid.data(), kind.data(), B, x_big.data(), ok_big.data());
+      QCOMPARE(s.pieces(), std::size_t{1});
+    }
+    {
+      const Emulated device(3 * kMiB);  // the chunk needs about 8 MiB
+      gpu::Solver s(design.factors(), a.data<double>(), 1e-4, 1e6, true);
+      s.solve(y.data(), valid.data(), kind.data(), B, x_small.data(), ok_small.data());
+      pieces_small = s.pieces();
+      QCOMPARE(s.shrinks(), 0);
+    }
+    qInfo("pieces with 3 MiB of device memory: %zu", pieces_small);
+    QVERIFY(pieces_small >= 3);
+    QVERIFY(ok_big == ok_small);
+    for (std::size_t e = 0; e < B * M; ++e)  // up to the GEMMs' rounding, which depends on their sizes
+      if (ok_big[e / M]) QVERIFY(std::fabs(x_big[e] - x_small[e]) <= 1e-12 * std::max(1.0, std::fabs(x_big[e])));
+    std::size_t vouched = 0;
+    for (auto v : ok_big) vouched += v;
+    QVERIFY(vouched > B * 9 / 10);
   }
 
   void insarDemoOnTheDevice() {

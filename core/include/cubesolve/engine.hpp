@@ -103,6 +103,9 @@ struct SolveOptions {
   /// Where the full, deletion and dual paths run: Cpu, or Cuda (the others
   /// always run on the CPU). Auto is resolved with resolve_device().
   Device device = Device::Cpu;
+  /// On a device: float64 work throughout. Default: float32 work and one
+  /// step of iterative refinement against float64 residuals.
+  bool device_float64 = false;
 };
 
 struct SolveResult {

@@ -1,13 +1,11 @@
-// CUDA backend: the fill-in form of the deletion and dual paths, one thread
-// per pixel for the small systems, cuBLAS for the chunk's GEMM.
-#include "gpu.hpp"
-
-#include "../factors.hpp"
-
-#include <cubesolve/error.hpp>
+// The CUDA backend: two streams, each with its cuBLAS and cuSOLVER handles;
+// cuBLAS GEMMs, cuSOLVER's batched Cholesky, and the kernels of
+// device_kernels.hpp.
+#include "backend.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cusolverDn.h>
 
 #include <string>
 #include <vector>
@@ -16,100 +14,221 @@ namespace cubesolve::detail::gpu {
 
 namespace {
 
-constexpr int kMaxQ = 64;  // largest system a thread factors
+constexpr int kLanes = 2;
+constexpr int kThreads = 256;
 
 void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw NumericalError(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
+  if (e == cudaSuccess) return;
+  cudaGetLastError();  // clears a non-sticky error
+  const std::string msg = std::string("CUDA: ") + what + ": " + cudaGetErrorString(e);
+  if (e == cudaErrorMemoryAllocation) throw OutOfMemory(msg);
+  throw NumericalError(msg);
 }
 
 void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw NumericalError(std::string("cuBLAS: ") + what + " failed (status " + std::to_string(static_cast<int>(s)) + ")");
+  if (s == CUBLAS_STATUS_SUCCESS) return;
+  const std::string msg = std::string("cuBLAS: ") + what + " failed (status " + std::to_string(static_cast<int>(s)) + ")";
+  if (s == CUBLAS_STATUS_ALLOC_FAILED) throw OutOfMemory(msg);
+  throw NumericalError(msg);
 }
 
-template <class T> struct Buffer {
-  T* p = nullptr;
-  std::size_t n = 0;
-  void resize(std::size_t count) {
-    if (count <= n) return;
-    if (p) cudaFree(p);
-    p = nullptr;
-    n = 0;
-    check(cudaMalloc(&p, count * sizeof(T)), "cudaMalloc");
-    n = count;
-  }
-  ~Buffer() {
-    if (p) cudaFree(p);
-  }
-};
+void check(cusolverStatus_t s, const char* what) {
+  if (s == CUSOLVER_STATUS_SUCCESS) return;
+  const std::string msg = std::string("cuSOLVER: ") + what + " failed (status " + std::to_string(static_cast<int>(s)) + ")";
+  if (s == CUSOLVER_STATUS_ALLOC_FAILED) throw OutOfMemory(msg);
+  throw NumericalError(msg);
+}
 
-// One thread per pixel: fill the missing rows of y with the model's values.
-__global__ void fill_missing(double* y, const std::uint8_t* valid, const std::uint8_t* kind, int B, int N,
-                             const double* hat, const double* qinv, double tau, double max_growth, int* rows,
-                             double* scratch, std::uint8_t* ok) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= B) return;
-  const std::uint8_t kd = kind[k];
-  ok[k] = 0;
-  if (kd != kFull && kd != kDeletion && kd != kDual) return;
-  if (kd == kFull) {
-    ok[k] = 1;
-    return;
-  }
-  double* yk = y + static_cast<std::size_t>(k) * N;
-  const std::uint8_t* vk = valid + static_cast<std::size_t>(k) * N;
-  int* I = rows + static_cast<std::size_t>(k) * N;
-  int q = 0;
-  for (int i = 0; i < N; ++i)
-    if (!vk[i]) I[q++] = i;
-  if (q == 0 || q > kMaxQ) return;
-  const double* K = kd == kDeletion ? hat : qinv;
-  double* S = scratch + static_cast<std::size_t>(k) * (kMaxQ * kMaxQ + kMaxQ);
-  double* z = S + kMaxQ * kMaxQ;
-  double ymax = 0;
-  for (int i = 0; i < N; ++i) ymax = fmax(ymax, fabs(yk[i]));
-  for (int a = 0; a < q; ++a) {
-    const double* row = K + static_cast<std::size_t>(I[a]) * N;
-    double s = 0;
-    for (int i = 0; i < N; ++i) s += row[i] * yk[i];
-    z[a] = s;
-    for (int c = 0; c <= a; ++c) S[a * q + c] = (kd == kDeletion ? (a == c ? 1.0 : 0.0) - row[I[c]] : row[I[c]]);
-  }
-  // Cholesky with the CPU's pivot rule.
-  double dmax = 0;
-  for (int a = 0; a < q; ++a) dmax = fmax(dmax, S[a * q + a]);
-  for (int j = 0; j < q; ++j) {
-    double d = S[j * q + j];
-    for (int c = 0; c < j; ++c) d -= S[j * q + c] * S[j * q + c];
-    if (!(d > tau * dmax)) return;
-    d = sqrt(d);
-    S[j * q + j] = d;
-    for (int i = j + 1; i < q; ++i) {
-      double v = S[i * q + j];
-      for (int c = 0; c < j; ++c) v -= S[i * q + c] * S[j * q + c];
-      S[i * q + j] = v / d;
+int blocks_for(long long count) {
+  const long long b = (count + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 65535 ? (b > 0 ? b : 1) : 65535);  // grid-stride loops cover the rest
+}
+
+#define CUBESOLVE_GRID_LOOP(e, count) \
+  for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < (count); \
+       e += static_cast<long long>(gridDim.x) * blockDim.x)
+
+template <class T> __global__ void k_build(Batch<T> b, long long count) {
+  CUBESOLVE_GRID_LOOP(e, count) build_entry(b, e);
+}
+template <class T> __global__ void k_rhs(Batch<T> b, long long count) {
+  CUBESOLVE_GRID_LOOP(e, count) rhs_entry(b, e);
+}
+template <class T> __global__ void k_check(Batch<T> b) {
+  CUBESOLVE_GRID_LOOP(j, b.count) check_system(b, static_cast<int>(j));
+}
+template <class T> __global__ void k_scatter(Batch<T> b, bool bounded) {
+  CUBESOLVE_GRID_LOOP(j, b.count) scatter_system(b, static_cast<int>(j), bounded);
+}
+__global__ void k_widen(const float* src, double* dst, long long count) {
+  CUBESOLVE_GRID_LOOP(e, count) widen_entry(src, dst, e);
+}
+/// The pointer arrays of the batched routines: base + j * stride.
+template <class T> __global__ void k_pointers(T** out, T* base, long long stride, int count) {
+  CUBESOLVE_GRID_LOOP(j, count) out[j] = base + j * stride;
+}
+
+cublasOperation_t op(char t) { return t == 'T' || t == 't' ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend() {
+    check(cudaSetDevice(0), "cudaSetDevice");
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    name_ = prop.name;
+    for (Lane& l : lanes_) {
+      check(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      check(cublasCreate(&l.blas), "cublasCreate");
+      check(cublasSetStream(l.blas, l.stream), "cublasSetStream");
+      check(cusolverDnCreate(&l.solver), "cusolverDnCreate");
+      check(cusolverDnSetStream(l.solver, l.stream), "cusolverDnSetStream");
+      check(cudaMalloc(&l.status, sizeof(int)), "cudaMalloc");
     }
   }
-  for (int i = 0; i < q; ++i) {
-    double v = z[i];
-    for (int c = 0; c < i; ++c) v -= S[i * q + c] * z[c];
-    z[i] = v / S[i * q + i];
+  ~CudaBackend() override {
+    for (Lane& l : lanes_) {
+      if (l.stream) cudaStreamSynchronize(l.stream);
+      if (l.pointers) cudaFree(l.pointers);
+      if (l.status) cudaFree(l.status);
+      if (l.solver) cusolverDnDestroy(l.solver);
+      if (l.blas) cublasDestroy(l.blas);
+      if (l.stream) cudaStreamDestroy(l.stream);
+    }
   }
-  for (int i = q - 1; i >= 0; --i) {
-    double v = z[i];
-    for (int c = i + 1; c < q; ++c) v -= S[c * q + i] * z[c];
-    z[i] = v / S[i * q + i];
+
+  std::string name() const override { return name_; }
+  std::size_t free_memory() override {
+    std::size_t free = 0, total = 0;
+    check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    return free;
   }
-  double zmax = 0;
-  for (int a = 0; a < q; ++a) zmax = fmax(zmax, fabs(z[a]));
-  if (!(zmax <= max_growth * fmax(ymax, 1e-300))) return;
-  const double sign = kd == kDeletion ? 1.0 : -1.0;
-  for (int a = 0; a < q; ++a) yk[I[a]] = sign * z[a];
-  ok[k] = 1;
-}
+  int lanes() const override { return kLanes; }
+
+  void* alloc(std::size_t bytes) override {
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes > 0 ? bytes : 1), "cudaMalloc");
+    return p;
+  }
+  void release(void* p) noexcept override { cudaFree(p); }
+  void* alloc_host(std::size_t bytes) override {
+    void* p = nullptr;
+    check(cudaMallocHost(&p, bytes > 0 ? bytes : 1), "cudaMallocHost");
+    return p;
+  }
+  void release_host(void* p) noexcept override { cudaFreeHost(p); }
+
+  void upload(int lane, void* dst, const void* src, std::size_t bytes) override {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, lanes_[lane].stream), "upload");
+  }
+  void download(int lane, void* dst, const void* src, std::size_t bytes) override {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, lanes_[lane].stream), "download");
+  }
+  void sync(int lane) override { check(cudaStreamSynchronize(lanes_[lane].stream), "a kernel or transfer"); }
+
+  void gemm(int lane, char ta, char tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b,
+            int ldb, double beta, double* c, int ldc) override {
+    check(cublasDgemm(lanes_[lane].blas, op(ta), op(tb), m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc), "DGEMM");
+  }
+  void gemm(int lane, char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+            float beta, float* c, int ldc) override {
+    check(cublasSgemm(lanes_[lane].blas, op(ta), op(tb), m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc), "SGEMM");
+  }
+
+  void factor(int lane, const Batch<double>& b, int* info) override { factor_batch(lane, b, info); }
+  void factor(int lane, const Batch<float>& b, int* info) override { factor_batch(lane, b, info); }
+  void solve(int lane, const Batch<double>& b) override { solve_batch(lane, b); }
+  void solve(int lane, const Batch<float>& b) override { solve_batch(lane, b); }
+  void build(int lane, const Batch<double>& b) override { build_batch(lane, b); }
+  void build(int lane, const Batch<float>& b) override { build_batch(lane, b); }
+  void rhs(int lane, const Batch<double>& b) override { rhs_batch(lane, b); }
+  void rhs(int lane, const Batch<float>& b) override { rhs_batch(lane, b); }
+  void scatter(int lane, const Batch<double>& b, bool bounded) override { scatter_batch(lane, b, bounded); }
+  void scatter(int lane, const Batch<float>& b, bool bounded) override { scatter_batch(lane, b, bounded); }
+  void widen(int lane, const float* src, double* dst, std::size_t n) override {
+    const auto count = static_cast<long long>(n);
+    k_widen<<<blocks_for(count), kThreads, 0, lanes_[lane].stream>>>(src, dst, count);
+    check(cudaGetLastError(), "widen");
+  }
+
+private:
+  struct Lane {
+    cudaStream_t stream = nullptr;
+    cublasHandle_t blas = nullptr;
+    cusolverDnHandle_t solver = nullptr;
+    void* pointers = nullptr;  // the batched routines' pointer arrays
+    std::size_t pointer_bytes = 0;
+    int* status = nullptr;     // potrsBatched's parameter check
+  };
+
+  /// Two pointer arrays (systems, right-hand sides) for `count` systems.
+  template <class T> T** pointer_arrays(int lane, const Batch<T>& b) {
+    Lane& l = lanes_[lane];
+    const std::size_t need = 2 * static_cast<std::size_t>(b.count) * sizeof(T*);
+    if (need > l.pointer_bytes) {
+      check(cudaStreamSynchronize(l.stream), "a kernel or transfer");  // the old array may be in use
+      if (l.pointers) cudaFree(l.pointers);
+      l.pointers = nullptr;
+      l.pointer_bytes = 0;
+      check(cudaMalloc(&l.pointers, need * 2), "cudaMalloc");
+      l.pointer_bytes = need * 2;
+    }
+    T** p = static_cast<T**>(l.pointers);
+    const long long qb = b.qb;
+    k_pointers<<<blocks_for(b.count), kThreads, 0, l.stream>>>(p, b.S, qb * qb, b.count);
+    k_pointers<<<blocks_for(b.count), kThreads, 0, l.stream>>>(p + b.count, b.z, qb, b.count);
+    check(cudaGetLastError(), "pointer arrays");
+    return p;
+  }
+
+  static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, double** a, int* info, int count) {
+    return cusolverDnDpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, a, n, info, count);
+  }
+  static cusolverStatus_t potrf(cusolverDnHandle_t h, int n, float** a, int* info, int count) {
+    return cusolverDnSpotrfBatched(h, CUBLAS_FILL_MODE_LOWER, n, a, n, info, count);
+  }
+  static cusolverStatus_t potrs(cusolverDnHandle_t h, int n, double** a, double** z, int* info, int count) {
+    return cusolverDnDpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, n, 1, a, n, z, n, info, count);
+  }
+  static cusolverStatus_t potrs(cusolverDnHandle_t h, int n, float** a, float** z, int* info, int count) {
+    return cusolverDnSpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, n, 1, a, n, z, n, info, count);
+  }
+
+  template <class T> void factor_batch(int lane, const Batch<T>& b, int* info) {
+    if (b.count == 0) return;
+    T** p = pointer_arrays(lane, b);
+    check(potrf(lanes_[lane].solver, b.qb, p, info, b.count), "batched Cholesky");
+    k_check<<<blocks_for(b.count), kThreads, 0, lanes_[lane].stream>>>(b);
+    check(cudaGetLastError(), "pivot check");
+  }
+  template <class T> void solve_batch(int lane, const Batch<T>& b) {
+    if (b.count == 0) return;
+    T** p = pointer_arrays(lane, b);
+    check(potrs(lanes_[lane].solver, b.qb, p, p + b.count, lanes_[lane].status, b.count), "batched triangular solves");
+  }
+  template <class T> void build_batch(int lane, const Batch<T>& b) {
+    const long long area = static_cast<long long>(b.count) * b.qb * b.qb;
+    k_build<<<blocks_for(area), kThreads, 0, lanes_[lane].stream>>>(b, area);
+    check(cudaGetLastError(), "systems");
+    rhs_batch(lane, b);
+  }
+  template <class T> void rhs_batch(int lane, const Batch<T>& b) {
+    const long long len = static_cast<long long>(b.count) * b.qb;
+    k_rhs<<<blocks_for(len), kThreads, 0, lanes_[lane].stream>>>(b, len);
+    check(cudaGetLastError(), "right-hand sides");
+  }
+  template <class T> void scatter_batch(int lane, const Batch<T>& b, bool bounded) {
+    k_scatter<<<blocks_for(b.count), kThreads, 0, lanes_[lane].stream>>>(b, bounded);
+    check(cudaGetLastError(), "fill");
+  }
+
+  std::string name_;
+  Lane lanes_[kLanes];
+};
 
 }  // namespace
 
-DeviceInfo query() {
+DeviceInfo cuda_query() {
   DeviceInfo info;
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
@@ -133,65 +252,6 @@ DeviceInfo query() {
   return info;
 }
 
-struct Solver::Impl {
-  std::size_t n = 0, m = 0;
-  double tau = 0, growth = 0;
-  bool has_q = false;
-  cublasHandle_t blas = nullptr;
-  Buffer<double> pinv, hat, qinv, y, x, scratch;
-  Buffer<std::uint8_t> valid, kind, ok;
-  Buffer<int> rows;
-};
-
-Solver::Solver(const DesignFactors& f, double tau, double max_growth) : impl_(std::make_unique<Impl>()) {
-  Impl& s = *impl_;
-  s.n = f.n;
-  s.m = f.m;
-  s.tau = tau;
-  s.growth = max_growth;
-  check(cublasCreate(&s.blas), "cublasCreate");
-  s.pinv.resize(f.pinv.size());
-  check(cudaMemcpy(s.pinv.p, f.pinv.data(), f.pinv.size() * sizeof(double), cudaMemcpyHostToDevice), "upload P");
-  if (!f.hat.empty()) {
-    s.hat.resize(f.hat.size());
-    check(cudaMemcpy(s.hat.p, f.hat.data(), f.hat.size() * sizeof(double), cudaMemcpyHostToDevice), "upload H");
-  }
-  s.has_q = !f.gram_rows_inv.empty();
-  if (s.has_q) {
-    s.qinv.resize(f.gram_rows_inv.size());
-    check(cudaMemcpy(s.qinv.p, f.gram_rows_inv.data(), f.gram_rows_inv.size() * sizeof(double), cudaMemcpyHostToDevice),
-          "upload Q");
-  }
-}
-
-Solver::~Solver() {
-  if (impl_ && impl_->blas) cublasDestroy(impl_->blas);
-}
-
-void Solver::solve(const double* y, const std::uint8_t* valid, const std::uint8_t* kind, std::size_t B, double* x,
-                   std::uint8_t* ok) {
-  Impl& s = *impl_;
-  const std::size_t N = s.n, M = s.m;
-  s.y.resize(B * N);
-  s.x.resize(B * M);
-  s.valid.resize(B * N);
-  s.kind.resize(B);
-  s.ok.resize(B);
-  s.rows.resize(B * N);
-  s.scratch.resize(B * (kMaxQ * kMaxQ + kMaxQ));
-  check(cudaMemcpy(s.y.p, y, B * N * sizeof(double), cudaMemcpyHostToDevice), "upload y");
-  check(cudaMemcpy(s.valid.p, valid, B * N, cudaMemcpyHostToDevice), "upload masks");
-  check(cudaMemcpy(s.kind.p, kind, B, cudaMemcpyHostToDevice), "upload kinds");
-  const int threads = 128, blocks = static_cast<int>((B + threads - 1) / threads);
-  fill_missing<<<blocks, threads>>>(s.y.p, s.valid.p, s.kind.p, static_cast<int>(B), static_cast<int>(N), s.hat.p,
-                                    s.has_q ? s.qinv.p : s.hat.p, s.tau, s.growth, s.rows.p, s.scratch.p, s.ok.p);
-  check(cudaGetLastError(), "fill_missing launch");
-  const double one = 1.0, zero = 0.0;
-  check(cublasDgemm(s.blas, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(M), static_cast<int>(B), static_cast<int>(N), &one,
-                    s.pinv.p, static_cast<int>(M), s.y.p, static_cast<int>(N), &zero, s.x.p, static_cast<int>(M)),
-        "GEMM P*Y");
-  check(cudaMemcpy(x, s.x.p, B * M * sizeof(double), cudaMemcpyDeviceToHost), "download x");
-  check(cudaMemcpy(ok, s.ok.p, B, cudaMemcpyDeviceToHost), "download flags");
-}
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
 
 }  // namespace cubesolve::detail::gpu

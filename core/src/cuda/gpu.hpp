@@ -1,16 +1,24 @@
 #pragma once
-// The CUDA backend seen from the C++ engine: no CUDA type crosses this header.
+// The device seen from the C++ engine: no CUDA type crosses this header.
 
+#include "device_kernels.hpp"
+
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace cubesolve::detail {
 struct DesignFactors;
 }
 
 namespace cubesolve::detail::gpu {
+
+class Backend;
 
 struct DeviceInfo {
   bool available = false;
@@ -19,20 +27,26 @@ struct DeviceInfo {
   std::size_t memory = 0;
 };
 
-/// The first CUDA device, or why there is none. Never throws; an error from
-/// the first query (no driver, no device) means "none".
+/// The first CUDA device (or the backend set for tests), or why there is
+/// none. Never throws; an error from the first query (no driver, no device)
+/// means "none".
 DeviceInfo query();
 
-/// Per-pixel kinds the GPU takes; everything else stays on the CPU.
-enum : std::uint8_t { kSkip = 0, kFull = 1, kDeletion = 2, kDual = 3 };
-
-/// The full, deletion and dual (Schur) paths on the device, in float64:
-/// per pixel the small Cholesky that fills its missing rows, then one cuBLAS
-/// GEMM X = P·Y^ for the chunk. Not thread-safe: one chunk at a time.
+/// The full, deletion and dual (Schur) paths on a device. Per chunk: the
+/// small systems of each size in batches (Cholesky), their solutions fill
+/// the missing rows, then one GEMM X = P·Y~. In float32 mode the work is
+/// float32 and one step of iterative refinement against float64 residuals
+/// follows (the same factors, applied to r = y - A x on the valid rows);
+/// in float64 mode everything is float64.
+///
+/// Thread-safe: each call takes one of the backend's lanes (a stream with its
+/// own buffers), so two callers' transfers and kernels overlap. Work that
+/// does not fit the device's free memory is cut into smaller pieces; when an
+/// allocation fails, the pieces shrink and the call is repeated.
 class Solver {
 public:
-  /// Uploads P, H and Q. Throws NumericalError when the device fails.
-  explicit Solver(const DesignFactors& f, double tau, double max_growth);
+  /// Uploads the design's factors. Throws NumericalError when the device fails.
+  Solver(const DesignFactors& f, const double* a, double tau, double max_growth, bool float32);
   ~Solver();
   Solver(const Solver&) = delete;
   Solver& operator=(const Solver&) = delete;
@@ -40,13 +54,39 @@ public:
   /// y: B pixels x N values (pixel-major, zero where missing); valid: the
   /// same layout, 1 = valid; kind: per pixel. Writes x (B x M, pixel-major)
   /// for the pixels of kinds full/deletion/dual and ok[k] = 1 where the
-  /// device vouches for it (0: solve it on the CPU). Throws NumericalError.
+  /// device vouches for it (0: solve it on the CPU). Throws OutOfMemory when
+  /// not even a small piece fits, NumericalError when the device fails.
   void solve(const double* y, const std::uint8_t* valid, const std::uint8_t* kind, std::size_t B, double* x,
              std::uint8_t* ok);
 
+  std::string name() const;
+  /// Pixels in the largest piece one call may send; shrinks after an
+  /// allocation fails.
+  std::size_t piece_limit() const { return limit_.load(); }
+  /// How often an allocation failed and the pieces were made smaller.
+  int shrinks() const { return shrinks_.load(); }
+  /// Pieces sent to the device so far.
+  std::size_t pieces() const { return pieces_.load(); }
+
 private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  struct Lane;
+  struct Factors;
+  void run(Lane& lane, const double* y, const std::uint8_t* valid, const std::uint8_t* kind, std::size_t B, double* x,
+           std::uint8_t* ok);
+  template <class T> void run_typed(Lane& lane, const double* y, const std::uint8_t* valid, const std::uint8_t* kind,
+                                    std::size_t B, double* x, std::uint8_t* ok);
+
+  std::unique_ptr<Backend> dev_;
+  std::unique_ptr<Factors> factors_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  std::size_t n_ = 0, m_ = 0;
+  double tau_ = 0, growth_ = 0;
+  bool float32_ = true, dual_ = false;
+  std::atomic<std::size_t> limit_{0};
+  std::atomic<int> shrinks_{0};
+  std::atomic<std::size_t> pieces_{0};
 };
 
 }  // namespace cubesolve::detail::gpu

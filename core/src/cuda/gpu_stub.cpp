@@ -1,20 +1,19 @@
-// Built without CUDA: the same API, and no device.
-#include "gpu.hpp"
-
-#include <cubesolve/error.hpp>
+// Built without CUDA: the same API, and no CUDA device.
+#include "backend.hpp"
 
 namespace cubesolve::detail::gpu {
 
-DeviceInfo query() {
+namespace {
+const char* const kNoCuda =
+    "this build of CubeSolve has no CUDA backend (configure with CUBESOLVE_CUDA=ON where nvcc is found)";
+}
+
+DeviceInfo cuda_query() {
   DeviceInfo info;
-  info.reason = "this build of CubeSolve has no CUDA backend (configure with CUBESOLVE_CUDA=ON where nvcc is found)";
+  info.reason = kNoCuda;
   return info;
 }
 
-struct Solver::Impl {};
-
-Solver::Solver(const DesignFactors&, double, double) { throw NumericalError(query().reason); }
-Solver::~Solver() = default;
-void Solver::solve(const double*, const std::uint8_t*, const std::uint8_t*, std::size_t, double*, std::uint8_t*) {}
+std::unique_ptr<Backend> make_cuda_backend() { throw NumericalError(kNoCuda); }
 
 }  // namespace cubesolve::detail::gpu

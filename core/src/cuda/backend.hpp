@@ -1,0 +1,85 @@
+#pragma once
+// What the device pipeline (pipeline.cpp) needs from a device: memory,
+// transfers, two BLAS/LAPACK-like primitives and the kernels of
+// device_kernels.hpp. Implemented by CUDA (gpu.cu) and by a reference
+// backend on the host (host_backend.cpp) that runs the same kernels and
+// pipeline without a GPU. Work is queued on a lane (a CUDA stream); calls on
+// one lane run in order, lanes run concurrently.
+
+#include "device_kernels.hpp"
+#include "gpu.hpp"
+
+#include <cubesolve/error.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace cubesolve::detail::gpu {
+
+/// Device memory ran out (an allocation, or a library's workspace).
+class OutOfMemory : public NumericalError {
+public:
+  using NumericalError::NumericalError;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  /// Free device memory in bytes.
+  virtual std::size_t free_memory() = 0;
+  /// Lanes the backend offers (streams with their library handles).
+  virtual int lanes() const = 0;
+
+  /// Device memory; throws OutOfMemory when there is not enough.
+  virtual void* alloc(std::size_t bytes) = 0;
+  virtual void release(void* p) noexcept = 0;
+  /// Page-locked host memory for transfers.
+  virtual void* alloc_host(std::size_t bytes) = 0;
+  virtual void release_host(void* p) noexcept = 0;
+
+  virtual void upload(int lane, void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void download(int lane, void* dst, const void* src, std::size_t bytes) = 0;
+  /// Waits for the lane's work; throws NumericalError when some of it failed.
+  virtual void sync(int lane) = 0;
+
+  /// C = alpha op(A) op(B) + beta C, column-major, op 'N' or 'T'.
+  virtual void gemm(int lane, char ta, char tb, int m, int n, int k, double alpha, const double* a, int lda,
+                    const double* b, int ldb, double beta, double* c, int ldc) = 0;
+  virtual void gemm(int lane, char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+                    int ldb, float beta, float* c, int ldc) = 0;
+
+  /// The batch's systems: Cholesky (lower) into b.S with per-system status
+  /// in info (0 = done), then check_system; solve reads b.S and solves in b.z.
+  virtual void factor(int lane, const Batch<double>& b, int* info) = 0;
+  virtual void factor(int lane, const Batch<float>& b, int* info) = 0;
+  virtual void solve(int lane, const Batch<double>& b) = 0;
+  virtual void solve(int lane, const Batch<float>& b) = 0;
+
+  // The kernels of device_kernels.hpp over a batch or a range.
+  virtual void build(int lane, const Batch<double>& b) = 0;  // build_entry, then rhs_entry
+  virtual void build(int lane, const Batch<float>& b) = 0;
+  virtual void rhs(int lane, const Batch<double>& b) = 0;
+  virtual void rhs(int lane, const Batch<float>& b) = 0;
+  virtual void scatter(int lane, const Batch<double>& b, bool bounded) = 0;
+  virtual void scatter(int lane, const Batch<float>& b, bool bounded) = 0;
+  /// dst = src as float64, n values.
+  virtual void widen(int lane, const float* src, double* dst, std::size_t n) = 0;
+};
+
+/// The first CUDA device, or why there is none (never throws).
+DeviceInfo cuda_query();
+/// The CUDA backend on the first device; throws NumericalError when there is none.
+std::unique_ptr<Backend> make_cuda_backend();
+/// The reference backend: the pipeline on the host, with `memory` bytes of
+/// pretend device memory; allocations beyond it, or larger than `largest`
+/// (a fragmented device), fail as on a device.
+std::unique_ptr<Backend> make_host_backend(std::size_t memory, std::size_t largest);
+
+/// Replaces the CUDA device by backends from `factory` (null: back to CUDA),
+/// so that the engine's device branch runs where no GPU is. For tests.
+void set_backend_factory(std::function<std::unique_ptr<Backend>()> factory);
+
+}  // namespace cubesolve::detail::gpu

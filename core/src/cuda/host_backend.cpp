@@ -1,0 +1,157 @@
+// The reference backend: the device pipeline's kernels as loops on the host,
+// with a fixed amount of pretend device memory. It runs the same kernel
+// bodies (device_kernels.hpp) and the same pipeline as CUDA does, so that
+// both are tested where no GPU is.
+#include "backend.hpp"
+
+#include "../lapack.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+                       const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
+                       const float* beta, float* c, const int* ldc, std::size_t, std::size_t);
+
+namespace cubesolve::detail::gpu {
+
+namespace {
+
+class HostBackend final : public Backend {
+public:
+  HostBackend(std::size_t memory, std::size_t largest) : memory_(memory), largest_(largest) {}
+  ~HostBackend() override {
+    for (auto& [p, size] : sizes_) std::free(p);
+  }
+
+  std::string name() const override { return "host reference backend"; }
+  std::size_t free_memory() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return memory_ - used_;
+  }
+  int lanes() const override { return 2; }
+
+  void* alloc(std::size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (bytes > memory_ - used_ || bytes > largest_)
+      throw OutOfMemory("out of device memory: " + std::to_string(bytes) + " bytes asked, " +
+                        std::to_string(memory_ - used_) + " free");
+    void* p = std::malloc(bytes > 0 ? bytes : 1);
+    if (!p) throw OutOfMemory("out of host memory");
+    used_ += bytes;
+    sizes_[p] = bytes;
+    return p;
+  }
+  void release(void* p) noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sizes_.find(p);
+    if (it == sizes_.end()) return;
+    used_ -= it->second;
+    sizes_.erase(it);
+    std::free(p);
+  }
+  void* alloc_host(std::size_t bytes) override {
+    void* p = std::malloc(bytes > 0 ? bytes : 1);
+    if (!p) throw OutOfMemory("out of host memory");
+    return p;
+  }
+  void release_host(void* p) noexcept override { std::free(p); }
+
+  void upload(int, void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void download(int, void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void sync(int) override {}
+
+  void gemm(int, char ta, char tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b,
+            int ldb, double beta, double* c, int ldc) override {
+    lapack::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  void gemm(int, char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+            float beta, float* c, int ldc) override {
+    sgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+  }
+
+  void factor(int, const Batch<double>& b, int* info) override { factor_all(b, info); }
+  void factor(int, const Batch<float>& b, int* info) override { factor_all(b, info); }
+  void solve(int, const Batch<double>& b) override { solve_all(b); }
+  void solve(int, const Batch<float>& b) override { solve_all(b); }
+  void build(int, const Batch<double>& b) override { build_all(b); }
+  void build(int, const Batch<float>& b) override { build_all(b); }
+  void rhs(int, const Batch<double>& b) override { rhs_all(b); }
+  void rhs(int, const Batch<float>& b) override { rhs_all(b); }
+  void scatter(int, const Batch<double>& b, bool bounded) override { scatter_all(b, bounded); }
+  void scatter(int, const Batch<float>& b, bool bounded) override { scatter_all(b, bounded); }
+  void widen(int, const float* src, double* dst, std::size_t n) override {
+    for (std::size_t e = 0; e < n; ++e) widen_entry(src, dst, static_cast<long long>(e));
+  }
+
+private:
+  template <class T> static void build_all(const Batch<T>& b) {
+    const long long area = static_cast<long long>(b.count) * b.qb * b.qb;
+    for (long long e = 0; e < area; ++e) build_entry(b, e);
+    rhs_all(b);
+  }
+  template <class T> static void rhs_all(const Batch<T>& b) {
+    const long long len = static_cast<long long>(b.count) * b.qb;
+    for (long long e = 0; e < len; ++e) rhs_entry(b, e);
+  }
+  /// Like LAPACK's potrf (lower, column-major): info = j + 1 at the first
+  /// pivot that is not positive.
+  template <class T> static void factor_all(const Batch<T>& b, int* info) {
+    const int n = b.qb;
+    for (int j = 0; j < b.count; ++j) {
+      T* S = b.S + static_cast<long long>(j) * n * n;
+      info[j] = 0;
+      for (int c = 0; c < n && info[j] == 0; ++c) {
+        T d = S[c * n + c];
+        for (int p = 0; p < c; ++p) d -= S[p * n + c] * S[p * n + c];
+        if (!(d > T(0))) {
+          info[j] = c + 1;
+          break;
+        }
+        d = std::sqrt(d);
+        S[c * n + c] = d;
+        for (int r = c + 1; r < n; ++r) {
+          T v = S[c * n + r];
+          for (int p = 0; p < c; ++p) v -= S[p * n + r] * S[p * n + c];
+          S[c * n + r] = v / d;
+        }
+      }
+      check_system(b, j);
+    }
+  }
+  template <class T> static void solve_all(const Batch<T>& b) {
+    const int n = b.qb;
+    for (int j = 0; j < b.count; ++j) {
+      const T* S = b.S + static_cast<long long>(j) * n * n;
+      T* z = b.z + static_cast<long long>(j) * n;
+      for (int r = 0; r < n; ++r) {
+        T v = z[r];
+        for (int p = 0; p < r; ++p) v -= S[p * n + r] * z[p];
+        z[r] = v / S[r * n + r];
+      }
+      for (int r = n - 1; r >= 0; --r) {
+        T v = z[r];
+        for (int p = r + 1; p < n; ++p) v -= S[r * n + p] * z[p];
+        z[r] = v / S[r * n + r];
+      }
+    }
+  }
+  template <class T> static void scatter_all(const Batch<T>& b, bool bounded) {
+    for (int j = 0; j < b.count; ++j) scatter_system(b, j, bounded);
+  }
+
+  std::mutex mutex_;
+  std::size_t memory_, largest_, used_ = 0;
+  std::map<void*, std::size_t> sizes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_host_backend(std::size_t memory, std::size_t largest) {
+  return std::make_unique<HostBackend>(memory, largest);
+}
+
+}  // namespace cubesolve::detail::gpu
