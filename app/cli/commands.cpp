@@ -647,6 +647,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const double scale = static_cast<double>(P) / static_cast<double>(pick.size());
   const double exact_seconds = ref.engine_seconds * scale;
   const double normal_seconds = bench::normal_equations_seconds(d.cube, design, pick, threads) * scale;
+  // On a device, the question's loop also runs there (it is what the question ran).
+  const double normal_device_seconds =
+      r.device == Device::Cuda ? bench::normal_equations_device_seconds(d.cube, design, pick) * scale : 0.0;
   double worst = 0;
   std::size_t compared = 0;
   for (std::size_t k = 0; k < pick.size(); ++k) {
@@ -670,6 +673,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
         .field("engine_over_floor", engine / floor_gemm).field("exact_seconds", exact_seconds)
         .field("exact_speedup", exact_seconds / engine).field("normal_equations_seconds", normal_seconds)
         .field("normal_equations_speedup", normal_seconds / engine).field("sample", pick.size())
+        .field("device_precision", options.device_float64 ? "float64" : "mixed");
+    if (r.device == Device::Cuda)
+      j.field("normal_equations_device_seconds", normal_device_seconds)
+          .field("normal_equations_device_speedup", normal_device_seconds / engine);
+    j
         .field("max_rel_error", worst).field("device", device_name(r.device));
     json_paths(j, r.paths);
     j.end_object();
@@ -686,6 +694,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
               exact_seconds / engine, pick.size());
   std::printf("  normal equations      %9.3f s   engine is %.0fx faster (the question's per-pixel solve)\n",
               normal_seconds, normal_seconds / engine);
+  if (r.device == Device::Cuda)
+    std::printf("  normal equations, GPU %9.3f s   engine is %.0fx faster (the same loop on the device)\n",
+                normal_device_seconds, normal_device_seconds / engine);
   std::printf("  max relative error vs gelsd: %.3g over %zu sampled pixels\n", worst, compared);
   std::printf("  paths:");
   for (std::size_t i = 0; i < kPathCount; ++i)

@@ -1,5 +1,6 @@
 #include <cubesolve/bench.hpp>
 
+#include "cuda/gpu.hpp"
 #include "lapack.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
@@ -102,6 +103,14 @@ double normal_equations_seconds(const Array& cube, const Design& design, const s
     }
   });
   return seconds_since(t0);
+}
+
+double normal_equations_device_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels) {
+  const std::size_t N = design.rows(), P = cube.dim(1) * cube.dim(2);
+  std::vector<double> y(pixels.size() * N), x;
+  for (std::size_t k = 0; k < pixels.size(); ++k)
+    for (std::size_t i = 0; i < N; ++i) y[k * N + i] = cube.value(i * P + pixels[k]);
+  return detail::gpu::normal_equations(design.values(), N, design.cols(), y, pixels.size(), x);
 }
 
 }  // namespace cubesolve::bench

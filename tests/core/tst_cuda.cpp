@@ -232,6 +232,26 @@ private slots:
     QVERIFY(vouched > B * 9 / 10);
   }
 
+  // The question's per-pixel loop on the device (the bench's comparison)
+  // solves the normal equations: gelsd's answer where A_V has full rank.
+  void normalEquationsLoop() {
+    const Emulated device(64 * kMiB);
+    const Case c = signal_case(30, 8, 6, 0.2, 3);
+    const std::size_t P = c.h * c.w;
+    std::vector<double> y(P * c.n), x;
+    for (std::size_t p = 0; p < P; ++p)
+      for (std::size_t i = 0; i < c.n; ++i) y[p * c.n + i] = c.y[i * P + p];
+    const double seconds = gpu::normal_equations(c.a, c.n, c.m, y, P, x);
+    QVERIFY(seconds > 0);
+    QCOMPARE(x.size(), P * c.m);
+    for (std::size_t p = 0; p < P; ++p) {
+      const auto ref = lstsq(c.a, c.n, c.m, y.data() + p * c.n, nullptr, -1.0);
+      QCOMPARE(static_cast<std::size_t>(ref.rank), c.m);
+      const std::vector<double> xp(x.begin() + static_cast<long>(p * c.m), x.begin() + static_cast<long>((p + 1) * c.m));
+      QVERIFY(rel_error(xp, ref.x) <= 1e-8);
+    }
+  }
+
   void insarDemoOnTheDevice() {
     const std::string why = no_device_reason();
     if (!why.empty()) QSKIP(why.c_str());

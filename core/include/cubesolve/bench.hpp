@@ -24,6 +24,10 @@ double read_seconds(const Array& cube, int threads);
 double normal_equations_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels,
                                 int threads);
 
+/// The same method on the CUDA device, pixel after pixel as the question's
+/// loop runs it (Cholesky, float64). Throws NumericalError without a device.
+double normal_equations_device_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels);
+
 /// The sampled pixels as a (N, 1, K) float64 cube.
 Array sample_pixels(const Array& cube, const std::vector<std::size_t>& pixels);
 

@@ -51,16 +51,20 @@ public:
   virtual void gemm(int lane, char ta, char tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
                     int ldb, float beta, float* c, int ldc) = 0;
 
-  /// The batch's systems: Cholesky (lower) into b.S with per-system status
-  /// in info (0 = done), then check_system; solve reads b.S and solves in b.z.
-  virtual void factor(int lane, const Batch<double>& b, int* info) = 0;
-  virtual void factor(int lane, const Batch<float>& b, int* info) = 0;
-  virtual void solve(int lane, const Batch<double>& b) = 0;
-  virtual void solve(int lane, const Batch<float>& b) = 0;
+  /// Cholesky (lower) of `count` n x n column-major matrices stored one
+  /// after another from s, in place; info[j] = 0 when system j succeeded.
+  virtual void factor(int lane, double* s, int n, int count, int* info) = 0;
+  virtual void factor(int lane, float* s, int n, int count, int* info) = 0;
+  /// Solves with those factors, one right-hand side each (n values one
+  /// after another from z), in place.
+  virtual void solve(int lane, const double* s, double* z, int n, int count) = 0;
+  virtual void solve(int lane, const float* s, float* z, int n, int count) = 0;
 
   // The kernels of device_kernels.hpp over a batch or a range.
   virtual void build(int lane, const Batch<double>& b) = 0;  // build_entry, then rhs_entry
   virtual void build(int lane, const Batch<float>& b) = 0;
+  virtual void check_pivots(int lane, const Batch<double>& b) = 0;  // check_system after factor
+  virtual void check_pivots(int lane, const Batch<float>& b) = 0;
   virtual void rhs(int lane, const Batch<double>& b) = 0;
   virtual void rhs(int lane, const Batch<float>& b) = 0;
   virtual void scatter(int lane, const Batch<double>& b, bool bounded) = 0;

@@ -135,10 +135,12 @@ public:
     check(cublasSgemm(lanes_[lane].blas, op(ta), op(tb), m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc), "SGEMM");
   }
 
-  void factor(int lane, const Batch<double>& b, int* info) override { factor_batch(lane, b, info); }
-  void factor(int lane, const Batch<float>& b, int* info) override { factor_batch(lane, b, info); }
-  void solve(int lane, const Batch<double>& b) override { solve_batch(lane, b); }
-  void solve(int lane, const Batch<float>& b) override { solve_batch(lane, b); }
+  void factor(int lane, double* s, int n, int count, int* info) override { factor_batch(lane, s, n, count, info); }
+  void factor(int lane, float* s, int n, int count, int* info) override { factor_batch(lane, s, n, count, info); }
+  void solve(int lane, const double* s, double* z, int n, int count) override { solve_batch(lane, s, z, n, count); }
+  void solve(int lane, const float* s, float* z, int n, int count) override { solve_batch(lane, s, z, n, count); }
+  void check_pivots(int lane, const Batch<double>& b) override { check_batch(lane, b); }
+  void check_pivots(int lane, const Batch<float>& b) override { check_batch(lane, b); }
   void build(int lane, const Batch<double>& b) override { build_batch(lane, b); }
   void build(int lane, const Batch<float>& b) override { build_batch(lane, b); }
   void rhs(int lane, const Batch<double>& b) override { rhs_batch(lane, b); }
@@ -161,10 +163,11 @@ private:
     int* status = nullptr;     // potrsBatched's parameter check
   };
 
-  /// Two pointer arrays (systems, right-hand sides) for `count` systems.
-  template <class T> T** pointer_arrays(int lane, const Batch<T>& b) {
+  /// The pointer arrays of `count` systems (n x n each, from s) and their
+  /// right-hand sides (n each, from z; none when z is null).
+  template <class T> T** pointer_arrays(int lane, const T* s, const T* z, int n, int count) {
     Lane& l = lanes_[lane];
-    const std::size_t need = 2 * static_cast<std::size_t>(b.count) * sizeof(T*);
+    const std::size_t need = 2 * static_cast<std::size_t>(count) * sizeof(T*);
     if (need > l.pointer_bytes) {
       check(cudaStreamSynchronize(l.stream), "a kernel or transfer");  // the old array may be in use
       if (l.pointers) cudaFree(l.pointers);
@@ -174,9 +177,9 @@ private:
       l.pointer_bytes = need * 2;
     }
     T** p = static_cast<T**>(l.pointers);
-    const long long qb = b.qb;
-    k_pointers<<<blocks_for(b.count), kThreads, 0, l.stream>>>(p, b.S, qb * qb, b.count);
-    k_pointers<<<blocks_for(b.count), kThreads, 0, l.stream>>>(p + b.count, b.z, qb, b.count);
+    const long long size = n;
+    k_pointers<<<blocks_for(count), kThreads, 0, l.stream>>>(p, const_cast<T*>(s), size * size, count);
+    if (z) k_pointers<<<blocks_for(count), kThreads, 0, l.stream>>>(p + count, const_cast<T*>(z), size, count);
     check(cudaGetLastError(), "pointer arrays");
     return p;
   }
@@ -194,17 +197,20 @@ private:
     return cusolverDnSpotrsBatched(h, CUBLAS_FILL_MODE_LOWER, n, 1, a, n, z, n, info, count);
   }
 
-  template <class T> void factor_batch(int lane, const Batch<T>& b, int* info) {
+  template <class T> void factor_batch(int lane, T* s, int n, int count, int* info) {
+    if (count == 0) return;
+    T** p = pointer_arrays<T>(lane, s, nullptr, n, count);
+    check(potrf(lanes_[lane].solver, n, p, info, count), "batched Cholesky");
+  }
+  template <class T> void solve_batch(int lane, const T* s, T* z, int n, int count) {
+    if (count == 0) return;
+    T** p = pointer_arrays<T>(lane, s, z, n, count);
+    check(potrs(lanes_[lane].solver, n, p, p + count, lanes_[lane].status, count), "batched triangular solves");
+  }
+  template <class T> void check_batch(int lane, const Batch<T>& b) {
     if (b.count == 0) return;
-    T** p = pointer_arrays(lane, b);
-    check(potrf(lanes_[lane].solver, b.qb, p, info, b.count), "batched Cholesky");
     k_check<<<blocks_for(b.count), kThreads, 0, lanes_[lane].stream>>>(b);
     check(cudaGetLastError(), "pivot check");
-  }
-  template <class T> void solve_batch(int lane, const Batch<T>& b) {
-    if (b.count == 0) return;
-    T** p = pointer_arrays(lane, b);
-    check(potrs(lanes_[lane].solver, b.qb, p, p + b.count, lanes_[lane].status, b.count), "batched triangular solves");
   }
   template <class T> void build_batch(int lane, const Batch<T>& b) {
     const long long area = static_cast<long long>(b.count) * b.qb * b.qb;

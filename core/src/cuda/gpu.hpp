@@ -89,4 +89,12 @@ private:
   std::atomic<std::size_t> pieces_{0};
 };
 
+/// The question's method on the device, for comparison: pixel after pixel
+/// (its loop), upload A_V and y_V, G = A_V^T A_V and A_V^T y_V by two GEMMs,
+/// Cholesky and solve, in float64. y: `count` pixels x n values, NaN where
+/// missing. Returns the seconds from the first upload to the last result;
+/// x (count x m) gets the solutions, NaN where G was not positive definite.
+double normal_equations(const std::vector<double>& a, std::size_t n, std::size_t m, const std::vector<double>& y,
+                        std::size_t count, std::vector<double>& x);
+
 }  // namespace cubesolve::detail::gpu

@@ -73,10 +73,12 @@ public:
     sgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
   }
 
-  void factor(int, const Batch<double>& b, int* info) override { factor_all(b, info); }
-  void factor(int, const Batch<float>& b, int* info) override { factor_all(b, info); }
-  void solve(int, const Batch<double>& b) override { solve_all(b); }
-  void solve(int, const Batch<float>& b) override { solve_all(b); }
+  void factor(int, double* s, int n, int count, int* info) override { factor_all(s, n, count, info); }
+  void factor(int, float* s, int n, int count, int* info) override { factor_all(s, n, count, info); }
+  void solve(int, const double* s, double* z, int n, int count) override { solve_all(s, z, n, count); }
+  void solve(int, const float* s, float* z, int n, int count) override { solve_all(s, z, n, count); }
+  void check_pivots(int, const Batch<double>& b) override { check_all(b); }
+  void check_pivots(int, const Batch<float>& b) override { check_all(b); }
   void build(int, const Batch<double>& b) override { build_all(b); }
   void build(int, const Batch<float>& b) override { build_all(b); }
   void rhs(int, const Batch<double>& b) override { rhs_all(b); }
@@ -97,14 +99,13 @@ private:
     const long long len = static_cast<long long>(b.count) * b.qb;
     for (long long e = 0; e < len; ++e) rhs_entry(b, e);
   }
-  /// Like LAPACK's potrf (lower, column-major): info = j + 1 at the first
-  /// pivot that is not positive.
-  template <class T> static void factor_all(const Batch<T>& b, int* info) {
-    const int n = b.qb;
-    for (int j = 0; j < b.count; ++j) {
-      T* S = b.S + static_cast<long long>(j) * n * n;
+  /// Like LAPACK's potrf (lower, column-major): info = c + 1 at the first
+  /// pivot c that is not positive.
+  template <class T> static void factor_all(T* s, int n, int count, int* info) {
+    for (int j = 0; j < count; ++j) {
+      T* S = s + static_cast<long long>(j) * n * n;
       info[j] = 0;
-      for (int c = 0; c < n && info[j] == 0; ++c) {
+      for (int c = 0; c < n; ++c) {
         T d = S[c * n + c];
         for (int p = 0; p < c; ++p) d -= S[p * n + c] * S[p * n + c];
         if (!(d > T(0))) {
@@ -119,14 +120,12 @@ private:
           S[c * n + r] = v / d;
         }
       }
-      check_system(b, j);
     }
   }
-  template <class T> static void solve_all(const Batch<T>& b) {
-    const int n = b.qb;
-    for (int j = 0; j < b.count; ++j) {
-      const T* S = b.S + static_cast<long long>(j) * n * n;
-      T* z = b.z + static_cast<long long>(j) * n;
+  template <class T> static void solve_all(const T* s, T* zs, int n, int count) {
+    for (int j = 0; j < count; ++j) {
+      const T* S = s + static_cast<long long>(j) * n * n;
+      T* z = zs + static_cast<long long>(j) * n;
       for (int r = 0; r < n; ++r) {
         T v = z[r];
         for (int p = 0; p < r; ++p) v -= S[p * n + r] * z[p];
@@ -138,6 +137,9 @@ private:
         z[r] = v / S[r * n + r];
       }
     }
+  }
+  template <class T> static void check_all(const Batch<T>& b) {
+    for (int j = 0; j < b.count; ++j) check_system(b, j);
   }
   template <class T> static void scatter_all(const Batch<T>& b, bool bounded) {
     for (int j = 0; j < b.count; ++j) scatter_system(b, j, bounded);

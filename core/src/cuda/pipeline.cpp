@@ -6,7 +6,10 @@
 #include "backend.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -384,11 +387,12 @@ void Solver::run_typed(Lane& lane, const double* y, const std::uint8_t* valid, c
       for (const auto& b : batches) {
         if (pass == 0) {
           dev.build(L, b);
-          dev.factor(L, b, info + (b.info - info));
+          dev.factor(L, b.S, b.qb, b.count, info + (b.info - info));
+          dev.check_pivots(L, b);
         } else {
           dev.rhs(L, b);
         }
-        dev.solve(L, b);
+        dev.solve(L, b.S, b.z, b.qb, b.count);
         dev.scatter(L, b, pass == 0);
       }
     }
@@ -401,6 +405,60 @@ void Solver::run_typed(Lane& lane, const double* y, const std::uint8_t* valid, c
     ++pieces_;
     begin = end;
   }
+}
+
+double normal_equations(const std::vector<double>& a, std::size_t n, std::size_t m, const std::vector<double>& y,
+                        std::size_t count, std::vector<double>& x) {
+  std::unique_ptr<Backend> dev = make_backend();
+  // Each pixel's A_V (column-major, rows V) and y_V, gathered beforehand.
+  std::vector<std::vector<double>> av(count), yv(count);
+  for (std::size_t k = 0; k < count; ++k) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::isfinite(y[k * n + i])) yv[k].push_back(y[k * n + i]);
+    const std::size_t nv = yv[k].size();
+    av[k].resize(nv * m);
+    std::size_t r = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!std::isfinite(y[k * n + i])) continue;
+      for (std::size_t j = 0; j < m; ++j) av[k][j * nv + r] = a[i * m + j];
+      ++r;
+    }
+  }
+  struct Memory {
+    Backend& dev;
+    void* p;
+    ~Memory() { dev.release(p); }
+  };
+  const Memory g{*dev, dev->alloc(m * m * sizeof(double))};
+  const Memory rhs{*dev, dev->alloc(count * m * sizeof(double))};
+  const Memory av_d{*dev, dev->alloc(std::max<std::size_t>(n * m, 1) * sizeof(double))};
+  const Memory y_d{*dev, dev->alloc(std::max<std::size_t>(n, 1) * sizeof(double))};
+  const Memory info{*dev, dev->alloc(count * sizeof(int))};
+  auto* G = static_cast<double*>(g.p);
+  auto* R = static_cast<double*>(rhs.p);
+  auto* A = static_cast<double*>(av_d.p);
+  auto* Y = static_cast<double*>(y_d.p);
+  auto* I = static_cast<int*>(info.p);
+  const int M = static_cast<int>(m);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t k = 0; k < count; ++k) {
+    const int nv = static_cast<int>(yv[k].size());
+    dev->upload(0, A, av[k].data(), av[k].size() * sizeof(double));
+    dev->upload(0, Y, yv[k].data(), yv[k].size() * sizeof(double));
+    dev->gemm(0, 'T', 'N', M, M, nv, 1.0, A, std::max(nv, 1), A, std::max(nv, 1), 0.0, G, M);
+    dev->gemm(0, 'T', 'N', M, 1, nv, 1.0, A, std::max(nv, 1), Y, std::max(nv, 1), 0.0, R + k * m, M);
+    dev->factor(0, G, M, 1, I + k);
+    dev->solve(0, G, R + k * m, M, 1);
+  }
+  x.resize(count * m);
+  std::vector<int> status(count);
+  dev->download(0, x.data(), R, count * m * sizeof(double));
+  dev->download(0, status.data(), I, count * sizeof(int));
+  dev->sync(0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (std::size_t k = 0; k < count; ++k)
+    if (status[k] != 0 || yv[k].empty()) std::fill(x.begin() + static_cast<long>(k * m), x.begin() + static_cast<long>((k + 1) * m), std::numeric_limits<double>::quiet_NaN());
+  return seconds;
 }
 
 }  // namespace cubesolve::detail::gpu
