@@ -267,7 +267,7 @@ struct Workspace {
   std::vector<int> rows, nv;
   std::vector<std::size_t> gram, exact_list;
   std::vector<double> rss;
-  std::vector<std::uint8_t> gpu_kind, gpu_ok;
+  std::vector<std::uint8_t> gpu_kind, gpu_done;
   std::vector<std::size_t> gpu_sample;  // pixels the device solved, for the check
   PathCounts paths{};
 };
@@ -346,8 +346,59 @@ void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B) {
   }
 }
 
+/// On a device, the pixels of the full, deletion and dual paths straight
+/// from the cube. Returns true when no pixel of the chunk is left for the
+/// CPU; ws.gpu_done marks those the device wrote.
+bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
+  const std::size_t M = job.M;
+  ws.gpu_done.clear();
+  ws.x.resize(M * B);
+  ws.nv.assign(B, 0);
+  ws.gpu_kind.assign(B, detail::gpu::kSkip);
+  ws.rss.assign(B, kNaN);
+  std::vector<std::uint8_t> done(B, 0);
+  detail::gpu::Chunk in;
+  in.cube = job.cube.raw();
+  in.float32 = job.cube.dtype() == DType::Float32;
+  in.stride = job.P;
+  in.begin = begin;
+  in.count = B;
+  in.skip = job.taken.empty() ? nullptr : job.taken.data() + begin;
+  in.rss = job.options.residuals;
+  try {
+    job.gpu->solve(in, {ws.x.data(), ws.nv.data(), ws.gpu_kind.data(), done.data(), ws.rss.data()});
+  } catch (const detail::gpu::OutOfMemory&) {
+    job.gpu_short += B;  // the CPU does the chunk
+    return false;
+  }
+  bool rest = false;
+  ws.skip.assign(B, 1);
+  for (std::size_t k = 0; k < B; ++k) {
+    if (!job.taken.empty() && job.taken[begin + k]) continue;
+    if (!done[k]) {
+      rest = true;
+      continue;
+    }
+    ws.skip[k] = 0;
+    const auto nv = static_cast<std::size_t>(ws.nv[k]);
+    const std::uint8_t kind = ws.gpu_kind[k];
+    const std::size_t rank = kind == detail::gpu::kFull ? job.f.rank : kind == detail::gpu::kDeletion ? M : nv;
+    job.write_diagnostics(begin + k, rank_status(rank, M), static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);
+    ++ws.paths[static_cast<std::size_t>(kind == detail::gpu::kFull       ? SolvePath::Full
+                                        : kind == detail::gpu::kDeletion ? SolvePath::Deletion
+                                                                         : SolvePath::Dual)];
+    if (ws.gpu_sample.size() < 8 && kind != detail::gpu::kFull) ws.gpu_sample.push_back(begin + k);
+  }
+  if (job.r.x.dtype() == DType::Float32) job.write_block(job.r.x.data<float>(), begin, B, ws.x.data(), ws.skip);
+  else job.write_block(job.r.x.data<double>(), begin, B, ws.x.data(), ws.skip);
+  if (rest) ws.gpu_done.assign(done.begin(), done.end());
+  return !rest;
+}
+
 CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
   const std::size_t N = job.N, M = job.M, B = end - begin;
+  ws.gpu_done.clear();
+  if (job.gpu && solve_chunk_on_device(job, ws, begin, B)) return;
   const auto& f = job.f;
   const double* A = job.design.values().data();
   ws.y.resize(N * B);
@@ -376,8 +427,8 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
   }
 
   for (std::size_t k = 0; k < B; ++k) {
-    if (!job.taken.empty() && job.taken[begin + k]) {
-      ws.kind[k] = Kind::Group;
+    if ((!job.taken.empty() && job.taken[begin + k]) || (!ws.gpu_done.empty() && ws.gpu_done[k])) {
+      ws.kind[k] = Kind::Group;  // written by another pass
       continue;
     }
     if (!rows_mode) {
@@ -396,48 +447,17 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
   for (std::size_t k = 0; k < B; ++k)  // unsolved pixels are NaN; group pixels are written by their pass
     if (ws.kind[k] == Kind::Skip || ws.kind[k] == Kind::Group)
       std::fill(ws.x.data() + k * M, ws.x.data() + (k + 1) * M, ws.kind[k] == Kind::Skip ? kNaN : 0.0);
-  // On a device: the full, deletion and dual (Schur) pixels, in one call.
-  // Without the memory even for a small piece, the chunk stays on the CPU.
-  bool on_device = job.gpu != nullptr;
-  if (on_device) {
-    ws.gpu_kind.assign(B, detail::gpu::kSkip);
-    ws.gpu_ok.assign(B, 0);
-    for (std::size_t k = 0; k < B; ++k)
-      ws.gpu_kind[k] = ws.kind[k] == Kind::Full       ? detail::gpu::kFull
-                       : ws.kind[k] == Kind::Deletion ? detail::gpu::kDeletion
-                       : ws.kind[k] == Kind::DualSchur ? detail::gpu::kDual
-                                                       : detail::gpu::kSkip;
-    try {
-      job.gpu->solve(ws.y.data(), ws.valid.data(), ws.gpu_kind.data(), B, ws.x0.data(), ws.gpu_ok.data());
-    } catch (const detail::gpu::OutOfMemory&) {
-      on_device = false;
-      job.gpu_short += B;
-    }
-  }
-  if (on_device) {
-    for (std::size_t k = 0; k < B; ++k) {
-      if (ws.gpu_kind[k] == detail::gpu::kSkip) continue;
-      if (!ws.gpu_ok[k]) {
-        ws.exact_list.push_back(k);
-        continue;
-      }
-      std::copy(ws.x0.data() + k * M, ws.x0.data() + (k + 1) * M, ws.x.data() + k * M);
-      if (ws.gpu_sample.size() < 8 && ws.kind[k] != Kind::Full) ws.gpu_sample.push_back(begin + k);
-    }
-  }
-
   // The small-system paths are bucketed by system size.
   bool need_product = false;
   for (auto& bucket : ws.buckets) bucket.clear();
   ws.buckets.resize(kMaxSmall + 1);
   for (std::size_t k = 0; k < B; ++k) {
     const Kind kind = ws.kind[k];
-    const bool on_gpu = on_device && (kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur);
-    need_product = need_product || (!on_gpu && (kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur));
+    need_product = need_product || kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur;
     if (rows_mode && kind == Kind::Full) std::copy(ws.x0.data() + k * M, ws.x0.data() + (k + 1) * M, ws.x.data() + k * M);
     if (kind == Kind::Gram) ws.gram.push_back(k);
     else if (kind == Kind::Exact) ws.exact_list.push_back(k);
-    else if (!on_gpu && (kind == Kind::Deletion || kind == Kind::DualSchur || kind == Kind::DualGather))
+    else if (kind == Kind::Deletion || kind == Kind::DualSchur || kind == Kind::DualGather)
       ws.buckets[kind == Kind::DualGather ? static_cast<std::size_t>(ws.nv[k]) : N - static_cast<std::size_t>(ws.nv[k])]
           .push_back(k);
   }
@@ -803,7 +823,15 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
   std::unique_ptr<detail::gpu::Solver> gpu;
   if (options.device == Device::Cuda && planner.fast_ok && !planner.exact_only && !weights && options.ridge == 0) {
     try {
-      gpu = std::make_unique<detail::gpu::Solver>(f, design.values().data(), kSmallTau, kMaxGrowth,
+      std::vector<std::uint8_t> table(N + 1);  // the planner's choice by valid count, for the device
+      for (std::size_t nv = 0; nv <= N; ++nv) {
+        const Kind kind = planner.choose(nv).first;
+        table[nv] = kind == Kind::Full       ? detail::gpu::kFull
+                    : kind == Kind::Deletion ? detail::gpu::kDeletion
+                    : kind == Kind::DualSchur ? detail::gpu::kDual
+                                              : detail::gpu::kSkip;
+      }
+      gpu = std::make_unique<detail::gpu::Solver>(f, design.values().data(), std::move(table), kSmallTau, kMaxGrowth,
                                                   !options.device_float64);
       job.gpu = gpu.get();
       r.device = Device::Cuda;

@@ -60,7 +60,10 @@ public:
   virtual void solve(int lane, const double* s, double* z, int n, int count) = 0;
   virtual void solve(int lane, const float* s, float* z, int n, int count) = 0;
 
-  // The kernels of device_kernels.hpp over a batch or a range.
+  // The kernels of device_kernels.hpp, over a piece's pixels or a batch.
+  virtual void prepare(int lane, const Piece<float>& p, int count) = 0;  // prepare_pixel
+  virtual void prepare(int lane, const Piece<double>& p, int count) = 0;
+  virtual void assign(int lane, const int* bucket, const int* offset, int* fill, int* pix, int count) = 0;
   virtual void build(int lane, const Batch<double>& b) = 0;  // build_entry, then rhs_entry
   virtual void build(int lane, const Batch<float>& b) = 0;
   virtual void check_pivots(int lane, const Batch<double>& b) = 0;  // check_system after factor
@@ -69,8 +72,8 @@ public:
   virtual void rhs(int lane, const Batch<float>& b) = 0;
   virtual void scatter(int lane, const Batch<double>& b, bool bounded) = 0;
   virtual void scatter(int lane, const Batch<float>& b, bool bounded) = 0;
-  /// dst = src as float64, n values.
-  virtual void widen(int lane, const float* src, double* dst, std::size_t n) = 0;
+  virtual void rss(int lane, const float* raw, const double* r, int n, int ld, double* out) = 0;  // rss_pixel
+  virtual void rss(int lane, const double* raw, const double* r, int n, int ld, double* out) = 0;
 };
 
 /// The first CUDA device, or why there is none (never throws).

@@ -2,7 +2,9 @@
 // The device pipeline's kernels, one element or one system per call, written
 // once for both backends: nvcc compiles them into CUDA kernels (gpu.cu), the
 // host compiler into the loops of the reference backend (host_backend.cpp).
-// Nothing here allocates, throws or calls a library.
+// Nothing here allocates, throws or calls a library. The cube's layout is
+// kept: a piece of the cube is observation-major (value i of pixel k at
+// i * ld + k), so that neighbouring threads read neighbouring values.
 
 #include <cstdint>
 
@@ -17,10 +19,81 @@ namespace cubesolve::detail::gpu {
 /// Per-pixel kinds the device takes; everything else stays on the CPU.
 enum : std::uint8_t { kSkip = 0, kFull = 1, kDeletion = 2, kDual = 3 };
 
+constexpr int kMaxQ = 1024;                 // larger systems stay on the CPU
+constexpr int kSizes = kMaxQ / 8;           // systems are padded to a multiple of 8
+constexpr int kBuckets = 2 * kSizes;        // (kind, padded size) of a batch
+
+CUBESOLVE_HD int padded(int q) { return (q + 7) / 8 * 8; }
+CUBESOLVE_HD int bucket_of(int kind, int q) { return (kind == kDual ? kSizes : 0) + padded(q) / 8 - 1; }
+CUBESOLVE_HD bool finite(double v) { return v - v == 0.0; }  // false for NaN and +-Inf
+
+/// Adds one to *p and returns the old value (atomically on the device; the
+/// host backend runs its kernels on one thread).
+CUBESOLVE_HD int bump(int* p) {
+#ifdef __CUDA_ARCH__
+  return atomicAdd(p, 1);
+#else
+  return (*p)++;
+#endif
+}
+
+/// A piece of the cube on the device: `ld` pixels, observation-major as the
+/// cube is (value i of pixel k at i * ld + k), in the type R it came in.
+template <class R> struct Piece {
+  int n = 0, ld = 0, max_q = 0;
+  const R* raw = nullptr;
+  const std::uint8_t* skip = nullptr;   // per pixel, or null: solved elsewhere
+  const std::uint8_t* table = nullptr;  // n + 1: the device's kind for a pixel with that many valid values
+  double* y = nullptr;     // y~, n x ld like raw, 0 where missing
+  double* r = nullptr;     // a copy of y~ for the residuals, or null
+  int* rows = nullptr;     // missing rows, the a-th of pixel k at a * ld + k
+  int* q = nullptr;        // per pixel: missing rows
+  int* nv = nullptr;       // per pixel: valid values
+  std::uint8_t* kind = nullptr;
+  std::uint8_t* done = nullptr;  // per pixel: 1 = solved here
+  int* bucket = nullptr;   // per pixel: its batch, -1 for none
+  int* counts = nullptr;   // kBuckets: systems per batch
+};
+
+/// Pixel k of the piece: its values, missing rows, valid count, kind and batch.
+template <class R> CUBESOLVE_HD void prepare_pixel(const Piece<R>& p, int k) {
+  int c = 0;
+  for (int i = 0; i < p.n; ++i) {
+    const long long e = static_cast<long long>(i) * p.ld + k;
+    const double v = static_cast<double>(p.raw[e]);
+    const bool ok = finite(v);
+    p.y[e] = ok ? v : 0.0;
+    if (p.r) p.r[e] = ok ? v : 0.0;
+    if (!ok) {
+      if (c < p.max_q) p.rows[static_cast<long long>(c) * p.ld + k] = i;
+      ++c;
+    }
+  }
+  int kd = p.skip && p.skip[k] ? static_cast<int>(kSkip) : static_cast<int>(p.table[p.n - c]);
+  if ((kd == kDeletion || kd == kDual) && (c == 0 || c > p.max_q)) kd = kSkip;
+  if (kd == kFull && c != 0) kd = kSkip;
+  int b = -1;
+  if (kd == kDeletion || kd == kDual) {
+    b = bucket_of(kd, c);
+    bump(p.counts + b);
+  }
+  p.q[k] = c;
+  p.nv[k] = p.n - c;
+  p.kind[k] = static_cast<std::uint8_t>(kd);
+  p.done[k] = kd == kFull ? 1 : 0;
+  p.bucket[k] = b;
+}
+
+/// Pixel k joins its batch: pix[offset[b] + next free place].
+CUBESOLVE_HD void assign_pixel(const int* bucket, const int* offset, int* fill, int* pix, int k) {
+  const int b = bucket[k];
+  if (b >= 0) pix[offset[b] + bump(fill + b)] = k;
+}
+
 /// One batch of small systems of one kind, padded to one size qb with the
-/// identity. System j belongs to pixel pix[j] (its column in the chunk) and
-/// has q[j] <= qb missing rows, rows[roff[j] ...]. With y~ the pixel's values
-/// (its missing rows to be filled in) and x = P y~, the filled rows satisfy
+/// identity. System j belongs to pixel pix[j] of the piece, which has
+/// q[pix[j]] <= qb missing rows. With y~ the pixel's values (its missing rows
+/// to be filled in) and x = P y~, the filled rows satisfy
 ///   deletion  ((I - H) y~)_I = 0     residual  y~_I - A_I t,  t = P y~
 ///   dual      (Q y~)_I = 0           residual  t_I,           t = Q y~
 /// Each pass takes the residual r, solves S z = r with S = (I - H)_II or
@@ -28,21 +101,22 @@ enum : std::uint8_t { kSkip = 0, kFull = 1, kDeletion = 2, kDual = 3 };
 /// pass with the residual in float64 refines a float32 one. Systems and their
 /// solutions are in the work precision T, everything else in float64.
 template <class T> struct Batch {
-  int n = 0, m = 0, qb = 0, count = 0, kind = kDeletion;
+  int n = 0, m = 0, ld = 0, qb = 0, count = 0, kind = kDeletion;
   const int* pix = nullptr;
-  const int* roff = nullptr;
-  const int* q = nullptr;
-  const int* rows = nullptr;
+  const int* q = nullptr;     // per pixel of the piece
+  const int* rows = nullptr;  // per pixel of the piece, a-th at a * ld + k
   const T* K = nullptr;       // H (deletion) or Q (dual), n x n, symmetric
   const double* A = nullptr;  // the design, row-major (n, m)
-  const double* t = nullptr;  // P y~ (m x B) or Q y~ (n x B), a column per pixel
+  const double* t = nullptr;  // P y~ (m x ld) or Q y~ (n x ld), a column per pixel
   T* S = nullptr;             // count systems, qb x qb column-major each
   T* z = nullptr;             // count right-hand sides / solutions, qb each
-  double* y = nullptr;        // y~, n x B
+  double* y = nullptr;        // y~, n x ld observation-major
   const int* info = nullptr;  // the factorization's status per system
-  std::uint8_t* ok = nullptr;  // per pixel of the chunk: 1 = the device vouches for it
+  std::uint8_t* done = nullptr;  // per pixel: 1 = the device vouches for it
   double tau = 0;     // smallest relative pivot
   double growth = 0;  // largest |z| / |y~|
+
+  CUBESOLVE_HD int row(int j, int a) const { return rows[static_cast<long long>(a) * ld + pix[j]]; }
 };
 
 template <class T> CUBESOLVE_HD T abs_of(T v) { return v < T(0) ? -v : v; }
@@ -52,11 +126,10 @@ template <class T> CUBESOLVE_HD void build_entry(const Batch<T>& b, long long e)
   const long long size = static_cast<long long>(b.qb) * b.qb;
   const int j = static_cast<int>(e / size);
   const int rem = static_cast<int>(e % size), a = rem % b.qb, c = rem / b.qb;
-  const int q = b.q[j];
+  const int q = b.q[b.pix[j]];
   T v = a == c ? T(1) : T(0);
   if (a < q && c < q) {
-    const int* I = b.rows + b.roff[j];
-    const T k = b.K[static_cast<long long>(I[a]) * b.n + I[c]];
+    const T k = b.K[static_cast<long long>(b.row(j, a)) * b.n + b.row(j, c)];
     v = b.kind == kDeletion ? v - k : k;
   }
   b.S[e] = v;
@@ -65,15 +138,15 @@ template <class T> CUBESOLVE_HD void build_entry(const Batch<T>& b, long long e)
 /// Element e of the batch's residuals (count * qb of them), in float64.
 template <class T> CUBESOLVE_HD void rhs_entry(const Batch<T>& b, long long e) {
   const int j = static_cast<int>(e / b.qb), a = static_cast<int>(e % b.qb);
+  const long long k = b.pix[j];
   double v = 0;
-  if (a < b.q[j]) {
-    const int row = b.rows[b.roff[j] + a];
-    const long long k = b.pix[j];
+  if (a < b.q[k]) {
+    const int row = b.row(j, a);
     if (b.kind == kDeletion) {  // y~_I - A_I t
       const double* ar = b.A + static_cast<long long>(row) * b.m;
       const double* tk = b.t + k * b.m;
       for (int i = 0; i < b.m; ++i) v -= ar[i] * tk[i];
-      v += b.y[k * b.n + row];
+      v += b.y[static_cast<long long>(row) * b.ld + k];
     } else {
       v = b.t[k * b.n + row];
     }
@@ -82,14 +155,14 @@ template <class T> CUBESOLVE_HD void rhs_entry(const Batch<T>& b, long long e) {
 }
 
 /// After the factorization of system j: the CPU's pivot rule, every pivot
-/// L_aa^2 > tau * (the largest diagonal entry of the system). Sets ok.
+/// L_aa^2 > tau * (the largest diagonal entry of the system). Sets done.
 template <class T> CUBESOLVE_HD void check_system(const Batch<T>& b, int j) {
-  const int q = b.q[j];
-  const int* I = b.rows + b.roff[j];
+  const int q = b.q[b.pix[j]];
   const T* L = b.S + static_cast<long long>(j) * b.qb * b.qb;
   double dmax = 0;
   for (int a = 0; a < q; ++a) {
-    const double k = static_cast<double>(b.K[static_cast<long long>(I[a]) * b.n + I[a]]);
+    const long long r = b.row(j, a);
+    const double k = static_cast<double>(b.K[r * b.n + r]);
     const double d = b.kind == kDeletion ? 1.0 - k : k;
     dmax = d > dmax ? d : dmax;
   }
@@ -98,33 +171,42 @@ template <class T> CUBESOLVE_HD void check_system(const Batch<T>& b, int j) {
     const double l = static_cast<double>(L[static_cast<long long>(a) * b.qb + a]);
     good = l * l > b.tau * dmax;
   }
-  b.ok[b.pix[j]] = good ? 1 : 0;
+  b.done[b.pix[j]] = good ? 1 : 0;
 }
 
 /// After the solve of system j: y~_I -= z. With `bounded` (the first pass),
 /// a solution that grows beyond `growth` times the pixel's largest value is
-/// refused (ok = 0) and not applied.
+/// refused (done = 0) and not applied.
 template <class T> CUBESOLVE_HD void scatter_system(const Batch<T>& b, int j, bool bounded) {
   const long long k = b.pix[j];
-  if (!b.ok[k]) return;
-  const int q = b.q[j];
-  const int* I = b.rows + b.roff[j];
+  if (!b.done[k]) return;
+  const int q = b.q[k];
   const T* z = b.z + static_cast<long long>(j) * b.qb;
-  double* y = b.y + k * b.n;
   if (bounded) {
     double ymax = 0, zmax = 0;
-    for (int i = 0; i < b.n; ++i) ymax = abs_of(y[i]) > ymax ? abs_of(y[i]) : ymax;
+    for (int i = 0; i < b.n; ++i) {
+      const double v = abs_of(b.y[static_cast<long long>(i) * b.ld + k]);
+      ymax = v > ymax ? v : ymax;
+    }
     for (int a = 0; a < q; ++a) zmax = abs_of(static_cast<double>(z[a])) > zmax ? abs_of(static_cast<double>(z[a])) : zmax;
     // Written so that NaN fails.
     if (!(zmax <= b.growth * (ymax > 1e-300 ? ymax : 1e-300))) {
-      b.ok[k] = 0;
+      b.done[k] = 0;
       return;
     }
   }
-  for (int a = 0; a < q; ++a) y[I[a]] -= static_cast<double>(z[a]);
+  for (int a = 0; a < q; ++a) b.y[static_cast<long long>(b.row(j, a)) * b.ld + k] -= static_cast<double>(z[a]);
 }
 
-/// The values as float64, from the float32 they travelled in.
-CUBESOLVE_HD void widen_entry(const float* src, double* dst, long long e) { dst[e] = static_cast<double>(src[e]); }
+/// Pixel k's residual sum of squares from r = y~ - A x (observation-major),
+/// over its valid values.
+template <class R> CUBESOLVE_HD double rss_pixel(const R* raw, const double* r, int n, int ld, int k) {
+  double s = 0;
+  for (int i = 0; i < n; ++i) {
+    const long long e = static_cast<long long>(i) * ld + k;
+    if (finite(static_cast<double>(raw[e]))) s += r[e] * r[e];
+  }
+  return s;
+}
 
 }  // namespace cubesolve::detail::gpu

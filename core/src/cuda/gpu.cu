@@ -60,8 +60,14 @@ template <class T> __global__ void k_check(Batch<T> b) {
 template <class T> __global__ void k_scatter(Batch<T> b, bool bounded) {
   CUBESOLVE_GRID_LOOP(j, b.count) scatter_system(b, static_cast<int>(j), bounded);
 }
-__global__ void k_widen(const float* src, double* dst, long long count) {
-  CUBESOLVE_GRID_LOOP(e, count) widen_entry(src, dst, e);
+template <class R> __global__ void k_prepare(Piece<R> p, int count) {
+  CUBESOLVE_GRID_LOOP(k, count) prepare_pixel(p, static_cast<int>(k));
+}
+__global__ void k_assign(const int* bucket, const int* offset, int* fill, int* pix, int count) {
+  CUBESOLVE_GRID_LOOP(k, count) assign_pixel(bucket, offset, fill, pix, static_cast<int>(k));
+}
+template <class R> __global__ void k_rss(const R* raw, const double* r, int n, int ld, double* out) {
+  CUBESOLVE_GRID_LOOP(k, ld) out[k] = rss_pixel(raw, r, n, ld, static_cast<int>(k));
 }
 /// The pointer arrays of the batched routines: base + j * stride.
 template <class T> __global__ void k_pointers(T** out, T* base, long long stride, int count) {
@@ -147,10 +153,17 @@ public:
   void rhs(int lane, const Batch<float>& b) override { rhs_batch(lane, b); }
   void scatter(int lane, const Batch<double>& b, bool bounded) override { scatter_batch(lane, b, bounded); }
   void scatter(int lane, const Batch<float>& b, bool bounded) override { scatter_batch(lane, b, bounded); }
-  void widen(int lane, const float* src, double* dst, std::size_t n) override {
-    const auto count = static_cast<long long>(n);
-    k_widen<<<blocks_for(count), kThreads, 0, lanes_[lane].stream>>>(src, dst, count);
-    check(cudaGetLastError(), "widen");
+  void prepare(int lane, const Piece<float>& p, int count) override { prepare_piece(lane, p, count); }
+  void prepare(int lane, const Piece<double>& p, int count) override { prepare_piece(lane, p, count); }
+  void assign(int lane, const int* bucket, const int* offset, int* fill, int* pix, int count) override {
+    k_assign<<<blocks_for(count), kThreads, 0, lanes_[lane].stream>>>(bucket, offset, fill, pix, count);
+    check(cudaGetLastError(), "batches");
+  }
+  void rss(int lane, const float* raw, const double* r, int n, int ld, double* out) override {
+    rss_piece(lane, raw, r, n, ld, out);
+  }
+  void rss(int lane, const double* raw, const double* r, int n, int ld, double* out) override {
+    rss_piece(lane, raw, r, n, ld, out);
   }
 
 private:
@@ -211,6 +224,14 @@ private:
     if (b.count == 0) return;
     k_check<<<blocks_for(b.count), kThreads, 0, lanes_[lane].stream>>>(b);
     check(cudaGetLastError(), "pivot check");
+  }
+  template <class R> void prepare_piece(int lane, const Piece<R>& p, int count) {
+    k_prepare<<<blocks_for(count), kThreads, 0, lanes_[lane].stream>>>(p, count);
+    check(cudaGetLastError(), "masks");
+  }
+  template <class R> void rss_piece(int lane, const R* raw, const double* r, int n, int ld, double* out) {
+    k_rss<<<blocks_for(ld), kThreads, 0, lanes_[lane].stream>>>(raw, r, n, ld, out);
+    check(cudaGetLastError(), "residuals");
   }
   template <class T> void build_batch(int lane, const Batch<T>& b) {
     const long long area = static_cast<long long>(b.count) * b.qb * b.qb;

@@ -32,11 +32,33 @@ struct DeviceInfo {
 /// means "none".
 DeviceInfo query();
 
-/// The full, deletion and dual (Schur) paths on a device. Per chunk: the
-/// small systems of each size in batches (Cholesky), their solutions fill
-/// the missing rows, then one GEMM X = P·Y~. In float32 mode the work is
+/// A chunk of the cube for the device: pixels [begin, begin + count) of a
+/// cube stored observation-major (value i of pixel p at i * stride + p).
+struct Chunk {
+  const void* cube = nullptr;
+  bool float32 = true;  // else float64
+  std::size_t stride = 0, begin = 0, count = 0;
+  const char* skip = nullptr;  // count flags, or null: pixels solved elsewhere
+  bool rss = false;            // also each pixel's residual sum of squares
+};
+
+/// What the device found, per pixel of the chunk (host arrays).
+struct ChunkResult {
+  double* x = nullptr;           // count x M, pixel-major
+  std::int32_t* nv = nullptr;    // valid values
+  std::uint8_t* kind = nullptr;  // kSkip, kFull, kDeletion, kDual
+  std::uint8_t* done = nullptr;  // 1: x (and rss) are the device's answer; 0: solve it on the CPU
+  double* rss = nullptr;         // when asked for
+};
+
+/// The full, deletion and dual (Schur) paths on a device. Per piece of the
+/// cube: the values go up as they are stored (float32 or float64); the
+/// device finds each pixel's missing rows and, from its valid count, its
+/// path (the planner's choice, given as a table); the small systems of each
+/// size are solved in batches (Cholesky), their solutions fill the missing
+/// rows, and one GEMM gives X = P·Y~. In float32 mode the systems are
 /// float32 and one step of iterative refinement against float64 residuals
-/// follows (the same factors, applied to r = y - A x on the valid rows);
+/// follows (the same factors, applied to the residual of the filled rows);
 /// in float64 mode everything is float64.
 ///
 /// Thread-safe: each call takes one of the backend's lanes (a stream with its
@@ -45,19 +67,18 @@ DeviceInfo query();
 /// allocation fails, the pieces shrink and the call is repeated.
 class Solver {
 public:
-  /// Uploads the design's factors. Throws NumericalError when the device fails.
-  Solver(const DesignFactors& f, const double* a, double tau, double max_growth, bool float32);
+  /// Uploads the design's factors. `table` (n + 1 entries): the device kind
+  /// for a pixel with that many valid values. Throws OutOfMemory, or
+  /// NumericalError when the device fails.
+  Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, double tau, double max_growth,
+         bool float32);
   ~Solver();
   Solver(const Solver&) = delete;
   Solver& operator=(const Solver&) = delete;
 
-  /// y: B pixels x N values (pixel-major, zero where missing); valid: the
-  /// same layout, 1 = valid; kind: per pixel. Writes x (B x M, pixel-major)
-  /// for the pixels of kinds full/deletion/dual and ok[k] = 1 where the
-  /// device vouches for it (0: solve it on the CPU). Throws OutOfMemory when
-  /// not even a small piece fits, NumericalError when the device fails.
-  void solve(const double* y, const std::uint8_t* valid, const std::uint8_t* kind, std::size_t B, double* x,
-             std::uint8_t* ok);
+  /// Throws OutOfMemory when not even a small piece fits, NumericalError
+  /// when the device fails.
+  void solve(const Chunk& in, const ChunkResult& out);
 
   std::string name() const;
   /// Pixels in the largest piece one call may send; shrinks after an
@@ -71,19 +92,19 @@ public:
 private:
   struct Lane;
   struct Factors;
-  void run(Lane& lane, const double* y, const std::uint8_t* valid, const std::uint8_t* kind, std::size_t B, double* x,
-           std::uint8_t* ok);
-  template <class T> void run_typed(Lane& lane, const double* y, const std::uint8_t* valid, const std::uint8_t* kind,
-                                    std::size_t B, double* x, std::uint8_t* ok);
+  void run(Lane& lane, const Chunk& in, const ChunkResult& out);
+  template <class T, class R> void run_typed(Lane& lane, const Chunk& in, const ChunkResult& out);
 
   std::unique_ptr<Backend> dev_;
   std::unique_ptr<Factors> factors_;
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<std::uint8_t> table_;
   std::mutex mutex_;
   std::condition_variable freed_;
   std::size_t n_ = 0, m_ = 0;
+  int max_q_ = 0;  // the largest system the table sends to the device
   double tau_ = 0, growth_ = 0;
-  bool float32_ = true, dual_ = false;
+  bool float32_ = true;
   std::atomic<std::size_t> limit_{0};
   std::atomic<int> shrinks_{0};
   std::atomic<std::size_t> pieces_{0};

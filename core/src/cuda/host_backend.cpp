@@ -79,17 +79,27 @@ public:
   void solve(int, const float* s, float* z, int n, int count) override { solve_all(s, z, n, count); }
   void check_pivots(int, const Batch<double>& b) override { check_all(b); }
   void check_pivots(int, const Batch<float>& b) override { check_all(b); }
+  void prepare(int, const Piece<float>& p, int count) override { prepare_all(p, count); }
+  void prepare(int, const Piece<double>& p, int count) override { prepare_all(p, count); }
+  void assign(int, const int* bucket, const int* offset, int* fill, int* pix, int count) override {
+    for (int k = 0; k < count; ++k) assign_pixel(bucket, offset, fill, pix, k);
+  }
   void build(int, const Batch<double>& b) override { build_all(b); }
   void build(int, const Batch<float>& b) override { build_all(b); }
   void rhs(int, const Batch<double>& b) override { rhs_all(b); }
   void rhs(int, const Batch<float>& b) override { rhs_all(b); }
   void scatter(int, const Batch<double>& b, bool bounded) override { scatter_all(b, bounded); }
   void scatter(int, const Batch<float>& b, bool bounded) override { scatter_all(b, bounded); }
-  void widen(int, const float* src, double* dst, std::size_t n) override {
-    for (std::size_t e = 0; e < n; ++e) widen_entry(src, dst, static_cast<long long>(e));
-  }
+  void rss(int, const float* raw, const double* r, int n, int ld, double* out) override { rss_all(raw, r, n, ld, out); }
+  void rss(int, const double* raw, const double* r, int n, int ld, double* out) override { rss_all(raw, r, n, ld, out); }
 
 private:
+  template <class R> static void prepare_all(const Piece<R>& p, int count) {
+    for (int k = 0; k < count; ++k) prepare_pixel(p, k);
+  }
+  template <class R> static void rss_all(const R* raw, const double* r, int n, int ld, double* out) {
+    for (int k = 0; k < ld; ++k) out[k] = rss_pixel(raw, r, n, ld, k);
+  }
   template <class T> static void build_all(const Batch<T>& b) {
     const long long area = static_cast<long long>(b.count) * b.qb * b.qb;
     for (long long e = 0; e < area; ++e) build_entry(b, e);

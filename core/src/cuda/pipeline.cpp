@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <utility>
 
 namespace cubesolve::detail::gpu {
@@ -30,12 +29,8 @@ std::unique_ptr<Backend> make_backend() {
 
 constexpr std::size_t kAlign = 256;
 constexpr std::size_t kMinPiece = 64;  // fewer pixels than this: the device gives up
-constexpr int kMaxQ = 1024;            // larger systems stay on the CPU
 
 std::size_t align(std::size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
-
-/// Systems are padded to a multiple of 8 (the identity below the pixel's own).
-int padded(int q) { return (q + 7) / 8 * 8; }
 
 /// Lays out one piece's buffers in one allocation: offsets in bytes.
 struct Layout {
@@ -139,8 +134,10 @@ struct Solver::Lane {
   }
 };
 
-Solver::Solver(const DesignFactors& f, const double* a, double tau, double max_growth, bool float32)
-    : dev_(make_backend()), n_(f.n), m_(f.m), tau_(tau), growth_(max_growth), float32_(float32) {
+Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, double tau,
+               double max_growth, bool float32)
+    : dev_(make_backend()), table_(std::move(table)), n_(f.n), m_(f.m), tau_(tau), growth_(max_growth),
+      float32_(float32) {
   factors_ = std::make_unique<Factors>(*dev_);
   Factors& d = *factors_;
   d.pinv = d.put<double>(f.pinv);
@@ -153,7 +150,13 @@ Solver::Solver(const DesignFactors& f, const double* a, double tau, double max_g
     d.hat_work = d.put<double>(f.hat);
     d.qinv_work = d.qinv;
   }
-  dual_ = d.qinv != nullptr;
+  // Kinds the device cannot take (no H or no Q) stay on the CPU.
+  table_.resize(n_ + 1, kSkip);
+  for (std::size_t nv = 0; nv <= n_; ++nv) {
+    std::uint8_t& t = table_[nv];
+    if ((t == kDeletion && !d.hat_work) || (t == kDual && !d.qinv)) t = kSkip;
+    if (t == kDeletion || t == kDual) max_q_ = std::max(max_q_, std::min(static_cast<int>(n_ - nv), kMaxQ));
+  }
   const int lanes = std::max(1, dev_->lanes());
   // Pieces are sized to the memory left, shared by the lanes, with room for
   // the libraries' own workspace.
@@ -172,8 +175,7 @@ Solver::~Solver() {
 
 std::string Solver::name() const { return dev_->name(); }
 
-void Solver::solve(const double* y, const std::uint8_t* valid, const std::uint8_t* kind, std::size_t B, double* x,
-                   std::uint8_t* ok) {
+void Solver::solve(const Chunk& in, const ChunkResult& out) {
   Lane* lane = nullptr;
   {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -198,21 +200,22 @@ void Solver::solve(const double* y, const std::uint8_t* valid, const std::uint8_
       s.freed_.notify_one();
     }
   } release{*this, *lane};
-  run(*lane, y, valid, kind, B, x, ok);
+  run(*lane, in, out);
 }
 
-void Solver::run(Lane& lane, const double* y, const std::uint8_t* valid, const std::uint8_t* kind, std::size_t B,
-                 double* x, std::uint8_t* ok) {
+void Solver::run(Lane& lane, const Chunk& in, const ChunkResult& out) {
   for (;;) {
     try {
-      if (float32_) run_typed<float>(lane, y, valid, kind, B, x, ok);
-      else run_typed<double>(lane, y, valid, kind, B, x, ok);
+      if (float32_ && in.float32) run_typed<float, float>(lane, in, out);
+      else if (float32_) run_typed<float, double>(lane, in, out);
+      else if (in.float32) run_typed<double, float>(lane, in, out);
+      else run_typed<double, double>(lane, in, out);
       return;
     } catch (const OutOfMemory&) {
       // Smaller pieces, from the start of the call (pieces already done are
       // simply done again); none smaller than kMinPiece.
       lane.drop();
-      const std::size_t now = std::min(limit_.load(), B);
+      const std::size_t now = std::min(limit_.load(), in.count);
       if (now <= kMinPiece) throw;
       limit_ = std::max(kMinPiece, now / 2);
       ++shrinks_;
@@ -220,9 +223,8 @@ void Solver::run(Lane& lane, const double* y, const std::uint8_t* valid, const s
   }
 }
 
-template <class T>
-void Solver::run_typed(Lane& lane, const double* y, const std::uint8_t* valid, const std::uint8_t* kind,
-                       std::size_t B, double* x, std::uint8_t* ok) {
+/// T: the work precision of the small systems; R: the cube's values.
+template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, const ChunkResult& out) {
   Backend& dev = *dev_;
   const Factors& d = *factors_;
   const int L = lane.index;
@@ -230,160 +232,169 @@ void Solver::run_typed(Lane& lane, const double* y, const std::uint8_t* valid, c
   const bool refine = std::is_same_v<T, float>;
   const T* hat = static_cast<const T*>(d.hat_work);
   const T* qinv = static_cast<const T*>(d.qinv_work);
+  const auto maxq = static_cast<std::size_t>(max_q_), maxqb = static_cast<std::size_t>(padded(max_q_));
 
-  // Missing-row counts: a system per deletion or dual pixel the device can take.
-  std::vector<int> q(B, 0);
-  for (std::size_t k = 0; k < B; ++k) {
-    ok[k] = 0;
-    if (!(kind[k] == kDeletion && hat) && !(kind[k] == kDual && qinv)) continue;
-    int c = 0;
-    for (std::size_t i = 0; i < n; ++i) c += !valid[k * n + i];
-    q[k] = c;
-  }
-  auto takes = [&](std::size_t k) { return q[k] > 0 && q[k] <= kMaxQ; };
-  // The values travel as float32 when that loses nothing (a float32 cube).
-  bool narrow = true;
-  for (std::size_t e = 0; narrow && e < B * n; ++e) narrow = static_cast<double>(static_cast<float>(y[e])) == y[e];
-  const std::size_t value_size = narrow ? sizeof(float) : sizeof(double);
-
-  auto piece_bytes = [&](std::size_t count, std::size_t systems, std::size_t rows, std::size_t area, std::size_t len,
-                         std::size_t* staging) {
+  // Device memory for a piece of `count` pixels (every one may need the
+  // largest system), and its page-locked transfer buffers.
+  auto piece_bytes = [&](std::size_t count, std::size_t* staging) {
     Layout dl, hl;
-    dl.add(n * count * sizeof(double));             // y~
-    if (narrow) dl.add(n * count * sizeof(float));  // the values as they came
-    if (hat) dl.add(m * count * sizeof(double));    // P y~ for the deletions
-    if (dual_) dl.add(n * count * sizeof(double));  // Q y~ for the duals
-    dl.add(m * count * sizeof(double));             // x
-    dl.add(count);                                  // ok
-    dl.add((3 * systems + rows) * sizeof(int));     // pix, roff, q, rows
-    dl.add(systems * sizeof(int));                  // info
-    dl.add(area * sizeof(T));                       // systems
-    dl.add(len * sizeof(T));                        // right-hand sides
-    hl.add(n * count * value_size);
-    hl.add(count);
-    hl.add((3 * systems + rows) * sizeof(int));
+    dl.add(n * count * sizeof(R));                   // the values as stored
+    if (in.skip) dl.add(count);                      // pixels solved elsewhere
+    dl.add(table_.size());                           // kinds by valid count
+    dl.add(n * count * sizeof(double));              // y~
+    if (in.rss) dl.add(n * count * sizeof(double));  // y~ again, then the residuals
+    dl.add(maxq * count * sizeof(int));              // missing rows
+    for (int i = 0; i < 4; ++i) dl.add(count * sizeof(int));  // q, nv, bucket, pix
+    dl.add(count);                                   // kind
+    dl.add(count);                                   // done
+    dl.add(3 * kBuckets * sizeof(int));              // counts, offsets, fill
+    if (hat) dl.add(m * count * sizeof(double));     // P y~ for the deletions
+    if (qinv) dl.add(n * count * sizeof(double));    // Q y~ for the duals
+    dl.add(m * count * sizeof(double));              // x
+    if (in.rss) dl.add(count * sizeof(double));      // rss
+    dl.add(count * sizeof(int));                     // info
+    dl.add(maxqb * maxqb * count * sizeof(T));       // systems
+    dl.add(maxqb * count * sizeof(T));               // right-hand sides
+    hl.add(n * count * sizeof(R));
+    if (in.skip) hl.add(count);
+    hl.add(3 * kBuckets * sizeof(int));
     hl.add(m * count * sizeof(double));
+    hl.add(count * sizeof(int));
+    hl.add(count);
+    hl.add(count);
+    if (in.rss) hl.add(count * sizeof(double));
     *staging = hl.bytes;
     return dl.bytes;
   };
 
   std::size_t begin = 0;
-  while (begin < B) {
+  while (begin < in.count) {
     // The piece: as many pixels as fit the lane's budget and the limit.
-    std::size_t end = begin, systems = 0, rows = 0, area = 0, len = 0, staging = 0;
-    const std::size_t limit = limit_.load();
-    while (end < B && end - begin < limit) {
-      const std::size_t qb = takes(end) ? static_cast<std::size_t>(padded(q[end])) : 0;
-      const std::size_t s2 = systems + (qb > 0), r2 = rows + (qb > 0 ? static_cast<std::size_t>(q[end]) : 0);
-      std::size_t stage = 0;
-      const std::size_t bytes = piece_bytes(end - begin + 1, s2, r2, area + qb * qb, len + qb, &stage);
-      if (bytes > lane.budget && end > begin) break;
-      if (bytes > lane.budget) throw OutOfMemory("the device has too little free memory for one pixel's work");
-      systems = s2;
-      rows = r2;
-      area += qb * qb;
-      len += qb;
-      ++end;
-    }
-    const std::size_t count = end - begin;
-    const std::size_t bytes = piece_bytes(count, systems, rows, area, len, &staging);
-
-    // Batches: systems of one kind and one padded size.
-    std::map<std::pair<int, int>, std::vector<int>> groups;  // (kind, qb) -> pixels (piece-local)
-    for (std::size_t k = begin; k < end; ++k)
-      if (takes(k)) groups[{kind[k], padded(q[k])}].push_back(static_cast<int>(k - begin));
-
-    // Device and host buffers, laid out as piece_bytes counted them.
+    std::size_t count = std::min(in.count - begin, limit_.load()), staging = 0;
+    if (piece_bytes(1, &staging) > lane.budget)
+      throw OutOfMemory("the device has too little free memory for one pixel's work");
+    while (piece_bytes(count, &staging) > lane.budget) count = std::max<std::size_t>(1, count / 2);
+    const std::size_t bytes = piece_bytes(count, &staging);
     char* dbase = lane.device(bytes);
     char* hbase = lane.host(staging);
+
+    // Buffers, laid out as piece_bytes counted them.
     Layout dl;
-    double* yw = reinterpret_cast<double*>(dbase + dl.add(n * count * sizeof(double)));
-    float* values = narrow ? reinterpret_cast<float*>(dbase + dl.add(n * count * sizeof(float))) : nullptr;
-    double* tdel = hat ? reinterpret_cast<double*>(dbase + dl.add(m * count * sizeof(double))) : nullptr;
-    double* tdual = dual_ ? reinterpret_cast<double*>(dbase + dl.add(n * count * sizeof(double))) : nullptr;
-    double* xd = reinterpret_cast<double*>(dbase + dl.add(m * count * sizeof(double)));
-    std::uint8_t* okd = reinterpret_cast<std::uint8_t*>(dbase + dl.add(count));
-    int* ints = reinterpret_cast<int*>(dbase + dl.add((3 * systems + rows) * sizeof(int)));
-    int* info = reinterpret_cast<int*>(dbase + dl.add(systems * sizeof(int)));
-    T* sys = reinterpret_cast<T*>(dbase + dl.add(area * sizeof(T)));
-    T* rhs = reinterpret_cast<T*>(dbase + dl.add(len * sizeof(T)));
+    auto dev_at = [&](std::size_t size) { return dbase + dl.add(size); };
+    R* raw = reinterpret_cast<R*>(dev_at(n * count * sizeof(R)));
+    std::uint8_t* skip = in.skip ? reinterpret_cast<std::uint8_t*>(dev_at(count)) : nullptr;
+    std::uint8_t* table = reinterpret_cast<std::uint8_t*>(dev_at(table_.size()));
+    double* y = reinterpret_cast<double*>(dev_at(n * count * sizeof(double)));
+    double* r = in.rss ? reinterpret_cast<double*>(dev_at(n * count * sizeof(double))) : nullptr;
+    int* rows = reinterpret_cast<int*>(dev_at(maxq * count * sizeof(int)));
+    int* q = reinterpret_cast<int*>(dev_at(count * sizeof(int)));
+    int* nv = reinterpret_cast<int*>(dev_at(count * sizeof(int)));
+    int* bucket = reinterpret_cast<int*>(dev_at(count * sizeof(int)));
+    int* pix = reinterpret_cast<int*>(dev_at(count * sizeof(int)));
+    std::uint8_t* kind = reinterpret_cast<std::uint8_t*>(dev_at(count));
+    std::uint8_t* done = reinterpret_cast<std::uint8_t*>(dev_at(count));
+    int* counts = reinterpret_cast<int*>(dev_at(3 * kBuckets * sizeof(int)));
+    int* offsets = counts + kBuckets;
+    int* fill = counts + 2 * kBuckets;
+    double* tdel = hat ? reinterpret_cast<double*>(dev_at(m * count * sizeof(double))) : nullptr;
+    double* tdual = qinv ? reinterpret_cast<double*>(dev_at(n * count * sizeof(double))) : nullptr;
+    double* x = reinterpret_cast<double*>(dev_at(m * count * sizeof(double)));
+    double* rss = in.rss ? reinterpret_cast<double*>(dev_at(count * sizeof(double))) : nullptr;
+    int* info = reinterpret_cast<int*>(dev_at(count * sizeof(int)));
+    T* sys = reinterpret_cast<T*>(dev_at(maxqb * maxqb * count * sizeof(T)));
+    T* rhs = reinterpret_cast<T*>(dev_at(maxqb * count * sizeof(T)));
 
     Layout hl;
-    char* hvalues = hbase + hl.add(n * count * value_size);
-    std::uint8_t* hok = reinterpret_cast<std::uint8_t*>(hbase + hl.add(count));
-    int* hints = reinterpret_cast<int*>(hbase + hl.add((3 * systems + rows) * sizeof(int)));
-    double* hx = reinterpret_cast<double*>(hbase + hl.add(m * count * sizeof(double)));
+    auto host_at = [&](std::size_t size) { return hbase + hl.add(size); };
+    R* hraw = reinterpret_cast<R*>(host_at(n * count * sizeof(R)));
+    std::uint8_t* hskip = in.skip ? reinterpret_cast<std::uint8_t*>(host_at(count)) : nullptr;
+    int* hcounts = reinterpret_cast<int*>(host_at(3 * kBuckets * sizeof(int)));
+    double* hx = reinterpret_cast<double*>(host_at(m * count * sizeof(double)));
+    int* hnv = reinterpret_cast<int*>(host_at(count * sizeof(int)));
+    std::uint8_t* hkind = reinterpret_cast<std::uint8_t*>(host_at(count));
+    std::uint8_t* hdone = reinterpret_cast<std::uint8_t*>(host_at(count));
+    double* hrss = in.rss ? reinterpret_cast<double*>(host_at(count * sizeof(double))) : nullptr;
 
-    // Host side: values, flags and the batches' index lists.
-    const double* yp = y + begin * n;
-    if (narrow) {
-      float* v = reinterpret_cast<float*>(hvalues);
-      for (std::size_t e = 0; e < count * n; ++e) v[e] = static_cast<float>(yp[e]);
-    } else {
-      std::memcpy(hvalues, yp, count * n * sizeof(double));
+    // Up: the piece's rows of the cube as they are stored, the flags, the table.
+    const R* cube = static_cast<const R*>(in.cube);
+    const std::size_t first = in.begin + begin;
+    for (std::size_t i = 0; i < n; ++i) std::memcpy(hraw + i * count, cube + i * in.stride + first, count * sizeof(R));
+    dev.upload(L, raw, hraw, n * count * sizeof(R));
+    if (skip) {
+      for (std::size_t k = 0; k < count; ++k) hskip[k] = in.skip[begin + k] ? 1 : 0;
+      dev.upload(L, skip, hskip, count);
     }
-    for (std::size_t k = 0; k < count; ++k) hok[k] = kind[begin + k] == kFull ? 1 : 0;
+    dev.upload(L, table, table_.data(), table_.size());
+    std::fill(hcounts, hcounts + 3 * kBuckets, 0);
+    dev.upload(L, counts, hcounts, 3 * kBuckets * sizeof(int));
+
+    // Masks, kinds and batch sizes on the device; the sizes come back.
+    Piece<R> pc;
+    pc.n = static_cast<int>(n);
+    pc.ld = static_cast<int>(count);
+    pc.max_q = max_q_;
+    pc.raw = raw;
+    pc.skip = skip;
+    pc.table = table;
+    pc.y = y;
+    pc.r = r;
+    pc.rows = rows;
+    pc.q = q;
+    pc.nv = nv;
+    pc.kind = kind;
+    pc.done = done;
+    pc.bucket = bucket;
+    pc.counts = counts;
+    dev.prepare(L, pc, static_cast<int>(count));
+    dev.download(L, hcounts, counts, kBuckets * sizeof(int));
+    dev.sync(L);
+
+    // Batches: one per (kind, padded size), laid out one after another.
     std::vector<Batch<T>> batches;
     {
-      int* pix = hints;
-      int* roff = hints + systems;
-      int* qs = hints + 2 * systems;
-      int* rws = hints + 3 * systems;
-      std::size_t s = 0, r = 0, a = 0, l = 0;
-      for (const auto& [key, members] : groups) {
-        Batch<T> b;
-        b.n = static_cast<int>(n);
-        b.m = static_cast<int>(m);
-        b.kind = key.first;
-        b.qb = key.second;
-        b.count = static_cast<int>(members.size());
-        b.pix = ints + s;
-        b.roff = ints + systems + s;
-        b.q = ints + 2 * systems + s;
-        b.rows = ints + 3 * systems;
-        b.K = b.kind == kDeletion ? hat : qinv;
-        b.A = d.a;
-        b.t = b.kind == kDeletion ? tdel : tdual;
-        b.S = sys + a;
-        b.z = rhs + l;
-        b.y = yw;
-        b.info = info + s;
-        b.ok = okd;
-        b.tau = tau_;
-        b.growth = growth_;
-        for (int k : members) {
-          const std::size_t g = begin + static_cast<std::size_t>(k);
-          pix[s] = k;
-          roff[s] = static_cast<int>(r);
-          qs[s] = q[g];
-          for (std::size_t i = 0; i < n; ++i)
-            if (!valid[g * n + i]) rws[r++] = static_cast<int>(i);
-          ++s;
-        }
-        a += static_cast<std::size_t>(b.count) * b.qb * b.qb;
-        l += static_cast<std::size_t>(b.count) * b.qb;
-        batches.push_back(b);
+      int* hoffsets = hcounts + kBuckets;
+      std::size_t s = 0, a = 0, l = 0;
+      for (int b = 0; b < kBuckets; ++b) {
+        hoffsets[b] = static_cast<int>(s);
+        if (hcounts[b] == 0) continue;
+        Batch<T> bt;
+        bt.n = static_cast<int>(n);
+        bt.m = static_cast<int>(m);
+        bt.ld = static_cast<int>(count);
+        bt.kind = b < kSizes ? kDeletion : kDual;
+        bt.qb = (b % kSizes + 1) * 8;
+        bt.count = hcounts[b];
+        bt.pix = pix + s;
+        bt.q = q;
+        bt.rows = rows;
+        bt.K = bt.kind == kDeletion ? hat : qinv;
+        bt.A = d.a;
+        bt.t = bt.kind == kDeletion ? tdel : tdual;
+        bt.S = sys + a;
+        bt.z = rhs + l;
+        bt.y = y;
+        bt.info = info + s;
+        bt.done = done;
+        bt.tau = tau_;
+        bt.growth = growth_;
+        s += static_cast<std::size_t>(bt.count);
+        a += static_cast<std::size_t>(bt.count) * bt.qb * bt.qb;
+        l += static_cast<std::size_t>(bt.count) * bt.qb;
+        batches.push_back(bt);
       }
+      dev.upload(L, offsets, hoffsets, kBuckets * sizeof(int));
+      dev.assign(L, bucket, offsets, fill, pix, static_cast<int>(count));
     }
-
-    // Up, in one lane: values, flags and lists.
-    if (narrow) {
-      dev.upload(L, values, hvalues, count * n * sizeof(float));
-      dev.widen(L, values, yw, count * n);
-    } else {
-      dev.upload(L, yw, hvalues, count * n * sizeof(double));
-    }
-    dev.upload(L, okd, hok, count);
-    if (systems > 0) dev.upload(L, ints, hints, (3 * systems + rows) * sizeof(int));
 
     const int M = static_cast<int>(m), N = static_cast<int>(n), C = static_cast<int>(count);
     bool any_del = false, any_dual = false;
     for (const auto& b : batches) (b.kind == kDeletion ? any_del : any_dual) = true;
     // Pass 1 solves for the missing rows; in float32, pass 2 refines them
-    // from the float64 residual with the same factors.
+    // from the float64 residual with the same factors. Y~ is (C x N)
+    // column-major as stored, so the products take it transposed.
     for (int pass = 0; pass < (refine ? 2 : 1); ++pass) {
-      if (any_del) dev.gemm(L, 'N', 'N', M, C, N, 1.0, d.pinv, M, yw, N, 0.0, tdel, M);
-      if (any_dual) dev.gemm(L, 'N', 'N', N, C, N, 1.0, d.qinv, N, yw, N, 0.0, tdual, N);
+      if (any_del) dev.gemm(L, 'N', 'T', M, C, N, 1.0, d.pinv, M, y, C, 0.0, tdel, M);
+      if (any_dual) dev.gemm(L, 'N', 'T', N, C, N, 1.0, d.qinv, N, y, C, 0.0, tdual, N);
       for (const auto& b : batches) {
         if (pass == 0) {
           dev.build(L, b);
@@ -396,14 +407,24 @@ void Solver::run_typed(Lane& lane, const double* y, const std::uint8_t* valid, c
         dev.scatter(L, b, pass == 0);
       }
     }
-    dev.gemm(L, 'N', 'N', M, C, N, 1.0, d.pinv, M, yw, N, 0.0, xd, M);
-    dev.download(L, hx, xd, count * m * sizeof(double));
-    dev.download(L, hok, okd, count);
+    dev.gemm(L, 'N', 'T', M, C, N, 1.0, d.pinv, M, y, C, 0.0, x, M);
+    if (in.rss) {  // r = y~ - (X^T A^T) over the valid values
+      dev.gemm(L, 'T', 'N', C, N, M, -1.0, x, M, d.a, M, 1.0, r, C);
+      dev.rss(L, raw, r, N, C, rss);
+    }
+    dev.download(L, hx, x, count * m * sizeof(double));
+    dev.download(L, hnv, nv, count * sizeof(int));
+    dev.download(L, hkind, kind, count);
+    dev.download(L, hdone, done, count);
+    if (in.rss) dev.download(L, hrss, rss, count * sizeof(double));
     dev.sync(L);
-    std::memcpy(x + begin * m, hx, count * m * sizeof(double));
-    std::memcpy(ok + begin, hok, count);
+    std::memcpy(out.x + begin * m, hx, count * m * sizeof(double));
+    std::memcpy(out.nv + begin, hnv, count * sizeof(int));
+    std::memcpy(out.kind + begin, hkind, count);
+    std::memcpy(out.done + begin, hdone, count);
+    if (in.rss && out.rss) std::memcpy(out.rss + begin, hrss, count * sizeof(double));
     ++pieces_;
-    begin = end;
+    begin += count;
   }
 }
 
