@@ -130,8 +130,9 @@ SolveOptions solve_options(const Args& args) {
   return o;
 }
 
-/// --device and --device-precision.
+/// --device, --device-precision and --device-memory.
 void device_options(const Args& args, SolveOptions& o, const char* fallback) {
+  o.device_memory = static_cast<std::size_t>(args.integer("device-memory", 0, 0, 1 << 24)) << 20;
   o.device = resolve_device(parse_device(args.get("device", fallback)));
   const std::string precision = args.get("device-precision", "mixed");
   if (precision != "mixed" && precision != "float64")
@@ -218,7 +219,8 @@ Streams open_inputs(const std::string& cube_path, const std::string& design_arg,
 int cmd_solve(const std::vector<std::string>& argv) {
   const Args args("solve", argv, {"json"},
                   {"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype", "model",
-                   "residual", "method", "memory", "pairs", "times", "device-precision"});
+                   "residual", "method", "memory", "pairs", "times", "device-precision",
+                   "device-memory"});
   args.expect_positional(2, 2, "CUBE DESIGN");
   const auto output = args.get("output");
   if (!output) throw InputError("solve: expected -o X.npy for the solution, found none");
@@ -607,7 +609,8 @@ int cmd_verify(const std::vector<std::string>& argv) {
 
 int cmd_bench(const std::vector<std::string>& argv) {
   const Args args("bench", argv, {"json"},
-                  {"size", "n", "m", "nan", "masks", "threads", "sample", "repeat", "memory", "device", "device-precision"});
+                  {"size", "n", "m", "nan", "masks", "threads", "sample", "repeat", "memory", "device", "device-precision",
+                   "device-memory"});
   args.expect_positional(0, 0, "no positional arguments");
   const auto size = static_cast<std::size_t>(args.integer("size", 500, 1, 8192));
   const auto n = static_cast<std::size_t>(args.integer("n", 50, 1, 100000));

@@ -19,14 +19,14 @@ usage:
                 [--rcond R] [--min-valid K] [--ridge L] [--diag PREFIX] [--threads T]
                 [--dtype float32|float64] [--model F.npy] [--residual F.npy]
                 [--method auto|exact] [--memory MB] [--pairs FILE] [--times FILE]
-                [--device-precision mixed|float64] [--json]
+                [--device-precision mixed|float64] [--device-memory MB] [--json]
   cubesolve-cli info CUBE [DESIGN] [--weights W.npy] [--min-valid K] [--pairs F] [--times F] [--json]
   cubesolve-cli demo [-o DIR] [--size S] [--name insar|seed] [--threads T] [--json]
   cubesolve-cli verify CUBE DESIGN X.npy [--sample K] [--weights W.npy] [--rcond R]
                 [--min-valid K] [--ridge L] [--threads T] [--pairs F] [--times F] [--json]
   cubesolve-cli bench [--size S] [--n N] [--m M] [--nan F] [--masks random|blobs]
                 [--threads T] [--sample K] [--repeat R] [--device cpu|cuda|auto]
-                [--device-precision mixed|float64] [--json]
+                [--device-precision mixed|float64] [--device-memory MB] [--json]
 
 CUBE: (N, H, W) .npy, float32 or float64, or any raster GDAL opens (bands =
 observations; nodata is missing); NaN and Inf are missing values.
@@ -37,7 +37,9 @@ band, numbers or YYYYMMDD; else band index). X: (M, H, W) as .npy, or GeoTIFF
 (.tif) with the cube's georeference. solve reads, solves and writes in row
 blocks that keep the data within --memory MB (default 256). On a CUDA device
 the small systems are solved in float32 and refined once against float64
-residuals (--device-precision mixed, the default) or in float64 throughout.
+residuals (--device-precision mixed, the default) or in float64 throughout;
+the work goes to the device in pieces that fit its free memory (or
+--device-memory MB), and pixels it cannot take are solved on the CPU.
 Exit codes: 0 ok, 2 bad input, 3 I/O failure, 4 numerical or device failure.
 )";
 

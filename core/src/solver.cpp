@@ -832,7 +832,7 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
                                               : detail::gpu::kSkip;
       }
       gpu = std::make_unique<detail::gpu::Solver>(f, design.values().data(), std::move(table), kSmallTau, kMaxGrowth,
-                                                  !options.device_float64);
+                                                  !options.device_float64, options.device_memory);
       job.gpu = gpu.get();
       r.device = Device::Cuda;
       // Few, large chunks: each is one call with its transfers; a few

@@ -183,6 +183,19 @@ private slots:
       QVERIFY(warned(r, "too little free memory"));
       QVERIFY(max_error(c, r, o) <= 1e-9);
     }
+    {  // a cap on the device memory used: more pieces, nothing to warn about
+      const Emulated device(256 * kMiB);
+      SolveOptions capped = o;
+      capped.device_memory = 2 * kMiB;
+      const SolveResult r = run(c, capped);
+      QCOMPARE(r.device, Device::Cuda);
+      QVERIFY(r.warnings.empty());
+      QVERIFY(same(r));
+      capped.device_memory = 64 * 1024;  // less than the factors
+      const SolveResult cpu = run(c, capped);
+      QCOMPARE(cpu.device, Device::Cpu);
+      QVERIFY(warned(cpu, "factors alone take"));
+    }
   }
 
   // A chunk larger than the device's memory is cut into pieces by the free

@@ -106,6 +106,8 @@ struct SolveOptions {
   /// On a device: float64 work throughout. Default: float32 work and one
   /// step of iterative refinement against float64 residuals.
   bool device_float64 = false;
+  /// Device memory the solve may use, in bytes; 0: what is free.
+  std::size_t device_memory = 0;
 };
 
 struct SolveResult {

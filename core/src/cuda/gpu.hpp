@@ -68,10 +68,11 @@ struct ChunkResult {
 class Solver {
 public:
   /// Uploads the design's factors. `table` (n + 1 entries): the device kind
-  /// for a pixel with that many valid values. Throws OutOfMemory, or
-  /// NumericalError when the device fails.
+  /// for a pixel with that many valid values. `memory`: device bytes to use
+  /// at most (0: what is free). Throws OutOfMemory, or NumericalError when
+  /// the device fails.
   Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, double tau, double max_growth,
-         bool float32);
+         bool float32, std::size_t memory = 0);
   ~Solver();
   Solver(const Solver&) = delete;
   Solver& operator=(const Solver&) = delete;

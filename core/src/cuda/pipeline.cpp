@@ -135,9 +135,10 @@ struct Solver::Lane {
 };
 
 Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, double tau,
-               double max_growth, bool float32)
+               double max_growth, bool float32, std::size_t memory)
     : dev_(make_backend()), table_(std::move(table)), n_(f.n), m_(f.m), tau_(tau), growth_(max_growth),
       float32_(float32) {
+  const std::size_t free_before = dev_->free_memory();
   factors_ = std::make_unique<Factors>(*dev_);
   Factors& d = *factors_;
   d.pinv = d.put<double>(f.pinv);
@@ -160,7 +161,13 @@ Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t
   const int lanes = std::max(1, dev_->lanes());
   // Pieces are sized to the memory left, shared by the lanes, with room for
   // the libraries' own workspace.
-  const std::size_t budget = dev_->free_memory() / 10 * 8 / static_cast<std::size_t>(lanes);
+  std::size_t free = dev_->free_memory();
+  if (memory > 0) {
+    const std::size_t factors = free_before > free ? free_before - free : 0;
+    if (memory <= factors) throw OutOfMemory("the design's factors alone take " + std::to_string(factors >> 20) + " MiB");
+    free = std::min(free, memory - factors);
+  }
+  const std::size_t budget = free / 10 * 8 / static_cast<std::size_t>(lanes);
   for (int i = 0; i < lanes; ++i) {
     lanes_.push_back(std::make_unique<Lane>(*dev_, i));
     lanes_.back()->budget = budget;
