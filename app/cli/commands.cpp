@@ -687,8 +687,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::cout << j.str() << "\n";
     return 0;
   }
-  std::printf("bench: N=%zu M=%zu, %zux%zu = %zu pixels, %.0f%% missing (%s), %s, %d threads\n", n, m, size, size, P,
-              100 * nan, masks.c_str(), device_name(r.device), threads);
+  std::printf("bench: N=%zu M=%zu, %zux%zu = %zu pixels, %.0f%% missing (%s), %s%s, %d threads\n", n, m, size, size, P,
+              100 * nan, masks.c_str(), device_name(r.device),
+              r.device != Device::Cuda ? "" : options.device_float64 ? " (float64)" : " (mixed precision)", threads);
   std::printf("  engine                %9.4f s   (best of %d; X in float32 like the cube)\n", engine, repeat);
   std::printf("  engine, X in float64  %9.4f s   (one run; the errors below are from it)\n", engine64);
   std::printf("  floor: GEMM P*Y       %9.4f s   engine/floor %.2f\n", floor_gemm, engine / floor_gemm);

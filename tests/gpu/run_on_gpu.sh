@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU and the CUDA toolkit, but no Qt, VTK or
-# GDAL: builds the core and the CLI with CUDA, then checks the device's
-# answers against per-pixel gelsd and prints the bench figures.
+# GDAL: builds the core and the CLI with CUDA, checks the device's answers
+# against per-pixel gelsd (both precisions, and in small pieces), then prints
+# the bench figures. Takes a few minutes on an H200.
 #
 #   tests/gpu/run_on_gpu.sh [DEPS]
 #
@@ -29,17 +30,29 @@ cmake -S . -B build-gpu "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release -DCUBESOLVE_GUI=O
 cmake --build build-gpu -j "$(nproc)"
 CLI=build-gpu/app/cubesolve-cli
 "$CLI" --version
+nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv || true
 
-# Correctness: solved on the device, compared with per-pixel gelsd.
+# Correctness: solved on the device, compared with per-pixel gelsd. Every
+# warning (a failed self-check, a fallback to the CPU) is printed by the CLI.
 OUT=$(mktemp -d)
 "$CLI" demo -o "$OUT" --size 300 --json >/dev/null
 for name in insar seed; do
-  "$CLI" solve "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" -o "$OUT/${name}_gpu.npy" --device cuda --dtype float64 --json
-  "$CLI" verify "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" "$OUT/${name}_gpu.npy" --sample 2000
+  for precision in mixed float64; do
+    echo "== $name, --device-precision $precision"
+    "$CLI" solve "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" -o "$OUT/${name}_$precision.npy" --device cuda \
+      --device-precision "$precision" --dtype float64 --diag "$OUT/${name}_$precision" --json
+    "$CLI" verify "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" "$OUT/${name}_$precision.npy" --sample 3000
+  done
+  echo "== $name, in pieces of at most 64 MB of device memory"
+  "$CLI" solve "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" -o "$OUT/${name}_small.npy" --device cuda \
+    --device-memory 64 --dtype float64 --json
+  "$CLI" verify "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" "$OUT/${name}_small.npy" --sample 3000
 done
 
-# Figures: the seed shape, and a large InSAR-like stack.
+# Figures: the seed shape (both precisions), and a large InSAR-like stack.
 "$CLI" bench --device cuda --sample 300
+"$CLI" bench --device cuda --device-precision float64 --sample 300
 "$CLI" bench --device cuda --n 100 --m 50 --sample 300
-"$CLI" bench --device cuda --n 1231 --m 270 --size 632 --nan 0.1 --masks blobs --sample 50 --repeat 3
-"$CLI" bench --device cuda --n 1231 --m 270 --size 632 --nan 0.1 --masks random --sample 50 --repeat 3
+"$CLI" bench --device cuda --n 1231 --m 270 --size 632 --nan 0.1 --masks blobs --sample 50 --repeat 3 --memory 8192
+"$CLI" bench --device cuda --n 1231 --m 270 --size 632 --nan 0.1 --masks random --sample 50 --repeat 3 --memory 8192
+echo "run_on_gpu: done"
