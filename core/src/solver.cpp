@@ -352,7 +352,6 @@ void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B) {
 bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
   const std::size_t M = job.M;
   ws.gpu_done.clear();
-  ws.x.resize(M * B);
   ws.nv.assign(B, 0);
   ws.gpu_kind.assign(B, detail::gpu::kSkip);
   ws.rss.assign(B, kNaN);
@@ -365,21 +364,27 @@ bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
   in.count = B;
   in.skip = job.taken.empty() ? nullptr : job.taken.data() + begin;
   in.rss = job.options.residuals;
+  detail::gpu::ChunkResult out;
+  out.x_float32 = job.r.x.dtype() == DType::Float32;
+  out.x = static_cast<char*>(job.r.x.raw()) + begin * (out.x_float32 ? sizeof(float) : sizeof(double));
+  out.x_stride = job.P;
+  out.nv = ws.nv.data();
+  out.kind = ws.gpu_kind.data();
+  out.done = done.data();
+  out.rss = ws.rss.data();
   try {
-    job.gpu->solve(in, {ws.x.data(), ws.nv.data(), ws.gpu_kind.data(), done.data(), ws.rss.data()});
+    job.gpu->solve(in, out);
   } catch (const detail::gpu::OutOfMemory&) {
     job.gpu_short += B;  // the CPU does the chunk
     return false;
   }
   bool rest = false;
-  ws.skip.assign(B, 1);
   for (std::size_t k = 0; k < B; ++k) {
     if (!job.taken.empty() && job.taken[begin + k]) continue;
     if (!done[k]) {
       rest = true;
       continue;
     }
-    ws.skip[k] = 0;
     const auto nv = static_cast<std::size_t>(ws.nv[k]);
     const std::uint8_t kind = ws.gpu_kind[k];
     const std::size_t rank = kind == detail::gpu::kFull ? job.f.rank : kind == detail::gpu::kDeletion ? M : nv;
@@ -389,8 +394,6 @@ bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
                                                                          : SolvePath::Dual)];
     if (ws.gpu_sample.size() < 8 && kind != detail::gpu::kFull) ws.gpu_sample.push_back(begin + k);
   }
-  if (job.r.x.dtype() == DType::Float32) job.write_block(job.r.x.data<float>(), begin, B, ws.x.data(), ws.skip);
-  else job.write_block(job.r.x.data<double>(), begin, B, ws.x.data(), ws.skip);
   if (rest) ws.gpu_done.assign(done.begin(), done.end());
   return !rest;
 }

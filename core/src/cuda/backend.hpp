@@ -74,6 +74,7 @@ public:
   virtual void scatter(int lane, const Batch<float>& b, bool bounded) = 0;
   virtual void rss(int lane, const float* raw, const double* r, int n, int ld, double* out) = 0;  // rss_pixel
   virtual void rss(int lane, const double* raw, const double* r, int n, int ld, double* out) = 0;
+  virtual void narrow(int lane, const double* src, float* dst, std::size_t n) = 0;  // narrow_entry
 };
 
 /// The first CUDA device, or why there is none (never throws).

@@ -198,6 +198,9 @@ template <class T> CUBESOLVE_HD void scatter_system(const Batch<T>& b, int j, bo
   for (int a = 0; a < q; ++a) b.y[static_cast<long long>(b.row(j, a)) * b.ld + k] -= static_cast<double>(z[a]);
 }
 
+/// The solutions in the output's float32.
+CUBESOLVE_HD void narrow_entry(const double* src, float* dst, long long e) { dst[e] = static_cast<float>(src[e]); }
+
 /// Pixel k's residual sum of squares from r = y~ - A x (observation-major),
 /// over its valid values.
 template <class R> CUBESOLVE_HD double rss_pixel(const R* raw, const double* r, int n, int ld, int k) {

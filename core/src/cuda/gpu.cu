@@ -69,6 +69,9 @@ __global__ void k_assign(const int* bucket, const int* offset, int* fill, int* p
 template <class R> __global__ void k_rss(const R* raw, const double* r, int n, int ld, double* out) {
   CUBESOLVE_GRID_LOOP(k, ld) out[k] = rss_pixel(raw, r, n, ld, static_cast<int>(k));
 }
+__global__ void k_narrow(const double* src, float* dst, long long count) {
+  CUBESOLVE_GRID_LOOP(e, count) narrow_entry(src, dst, e);
+}
 /// The pointer arrays of the batched routines: base + j * stride.
 template <class T> __global__ void k_pointers(T** out, T* base, long long stride, int count) {
   CUBESOLVE_GRID_LOOP(j, count) out[j] = base + j * stride;
@@ -164,6 +167,11 @@ public:
   }
   void rss(int lane, const double* raw, const double* r, int n, int ld, double* out) override {
     rss_piece(lane, raw, r, n, ld, out);
+  }
+  void narrow(int lane, const double* src, float* dst, std::size_t n) override {
+    const auto count = static_cast<long long>(n);
+    k_narrow<<<blocks_for(count), kThreads, 0, lanes_[lane].stream>>>(src, dst, count);
+    check(cudaGetLastError(), "narrow");
   }
 
 private:

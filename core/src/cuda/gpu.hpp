@@ -44,7 +44,12 @@ struct Chunk {
 
 /// What the device found, per pixel of the chunk (host arrays).
 struct ChunkResult {
-  double* x = nullptr;           // count x M, pixel-major
+  /// The solutions, written for the pixels marked done only: M rows of
+  /// `count` values, row j at x + j * x_stride, float32 or float64 (an
+  /// output cube's rows, say).
+  void* x = nullptr;
+  bool x_float32 = false;
+  std::size_t x_stride = 0;
   std::int32_t* nv = nullptr;    // valid values
   std::uint8_t* kind = nullptr;  // kSkip, kFull, kDeletion, kDual
   std::uint8_t* done = nullptr;  // 1: x (and rss) are the device's answer; 0: solve it on the CPU

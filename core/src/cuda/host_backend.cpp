@@ -92,6 +92,9 @@ public:
   void scatter(int, const Batch<float>& b, bool bounded) override { scatter_all(b, bounded); }
   void rss(int, const float* raw, const double* r, int n, int ld, double* out) override { rss_all(raw, r, n, ld, out); }
   void rss(int, const double* raw, const double* r, int n, int ld, double* out) override { rss_all(raw, r, n, ld, out); }
+  void narrow(int, const double* src, float* dst, std::size_t n) override {
+    for (std::size_t e = 0; e < n; ++e) narrow_entry(src, dst, static_cast<long long>(e));
+  }
 
 private:
   template <class R> static void prepare_all(const Piece<R>& p, int count) {

@@ -257,7 +257,8 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     dl.add(3 * kBuckets * sizeof(int));              // counts, offsets, fill
     if (hat) dl.add(m * count * sizeof(double));     // P y~ for the deletions
     if (qinv) dl.add(n * count * sizeof(double));    // Q y~ for the duals
-    dl.add(m * count * sizeof(double));              // x
+    dl.add(m * count * sizeof(double));              // x, observation-major
+    if (out.x_float32) dl.add(m * count * sizeof(float));
     if (in.rss) dl.add(count * sizeof(double));      // rss
     dl.add(count * sizeof(int));                     // info
     dl.add(maxqb * maxqb * count * sizeof(T));       // systems
@@ -265,7 +266,7 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     hl.add(n * count * sizeof(R));
     if (in.skip) hl.add(count);
     hl.add(3 * kBuckets * sizeof(int));
-    hl.add(m * count * sizeof(double));
+    hl.add(m * count * (out.x_float32 ? sizeof(float) : sizeof(double)));
     hl.add(count * sizeof(int));
     hl.add(count);
     hl.add(count);
@@ -306,6 +307,7 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     double* tdel = hat ? reinterpret_cast<double*>(dev_at(m * count * sizeof(double))) : nullptr;
     double* tdual = qinv ? reinterpret_cast<double*>(dev_at(n * count * sizeof(double))) : nullptr;
     double* x = reinterpret_cast<double*>(dev_at(m * count * sizeof(double)));
+    float* xf = out.x_float32 ? reinterpret_cast<float*>(dev_at(m * count * sizeof(float))) : nullptr;
     double* rss = in.rss ? reinterpret_cast<double*>(dev_at(count * sizeof(double))) : nullptr;
     int* info = reinterpret_cast<int*>(dev_at(count * sizeof(int)));
     T* sys = reinterpret_cast<T*>(dev_at(maxqb * maxqb * count * sizeof(T)));
@@ -316,7 +318,8 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     R* hraw = reinterpret_cast<R*>(host_at(n * count * sizeof(R)));
     std::uint8_t* hskip = in.skip ? reinterpret_cast<std::uint8_t*>(host_at(count)) : nullptr;
     int* hcounts = reinterpret_cast<int*>(host_at(3 * kBuckets * sizeof(int)));
-    double* hx = reinterpret_cast<double*>(host_at(m * count * sizeof(double)));
+    const std::size_t x_size = out.x_float32 ? sizeof(float) : sizeof(double);
+    char* hx = host_at(m * count * x_size);
     int* hnv = reinterpret_cast<int*>(host_at(count * sizeof(int)));
     std::uint8_t* hkind = reinterpret_cast<std::uint8_t*>(host_at(count));
     std::uint8_t* hdone = reinterpret_cast<std::uint8_t*>(host_at(count));
@@ -414,18 +417,36 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
         dev.scatter(L, b, pass == 0);
       }
     }
-    dev.gemm(L, 'N', 'T', M, C, N, 1.0, d.pinv, M, y, C, 0.0, x, M);
-    if (in.rss) {  // r = y~ - (X^T A^T) over the valid values
-      dev.gemm(L, 'T', 'N', C, N, M, -1.0, x, M, d.a, M, 1.0, r, C);
+    // X observation-major like the output cube: (C x M) = Y~ P^T.
+    dev.gemm(L, 'N', 'T', C, M, N, 1.0, y, C, d.pinv, M, 0.0, x, C);
+    if (in.rss) {  // r = y~ - X A^T over the valid values
+      dev.gemm(L, 'N', 'N', C, N, M, -1.0, x, C, d.a, M, 1.0, r, C);
       dev.rss(L, raw, r, N, C, rss);
     }
-    dev.download(L, hx, x, count * m * sizeof(double));
+    if (xf) {
+      dev.narrow(L, x, xf, count * m);
+      dev.download(L, hx, xf, count * m * sizeof(float));
+    } else {
+      dev.download(L, hx, x, count * m * sizeof(double));
+    }
     dev.download(L, hnv, nv, count * sizeof(int));
     dev.download(L, hkind, kind, count);
     dev.download(L, hdone, done, count);
     if (in.rss) dev.download(L, hrss, rss, count * sizeof(double));
     dev.sync(L);
-    std::memcpy(out.x + begin * m, hx, count * m * sizeof(double));
+    // The solutions of the pixels done here, row by row into the output.
+    bool all = true;
+    for (std::size_t k = 0; k < count && all; ++k) all = hdone[k] != 0;
+    for (std::size_t j = 0; j < m; ++j) {
+      const char* src = hx + j * count * x_size;
+      char* dst = static_cast<char*>(out.x) + (j * out.x_stride + begin) * x_size;
+      if (all) {
+        std::memcpy(dst, src, count * x_size);
+        continue;
+      }
+      for (std::size_t k = 0; k < count; ++k)
+        if (hdone[k]) std::memcpy(dst + k * x_size, src + k * x_size, x_size);
+    }
     std::memcpy(out.nv + begin, hnv, count * sizeof(int));
     std::memcpy(out.kind + begin, hkind, count);
     std::memcpy(out.done + begin, hdone, count);
