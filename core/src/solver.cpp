@@ -270,6 +270,7 @@ struct Workspace {
   std::vector<std::uint8_t> gpu_kind, gpu_done;
   std::vector<std::size_t> gpu_sample;  // pixels the device solved, for the check
   PathCounts paths{};
+  std::size_t device_pixels = 0;
 };
 
 template <class T>
@@ -364,6 +365,10 @@ bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
   in.count = B;
   in.skip = job.taken.empty() ? nullptr : job.taken.data() + begin;
   in.rss = job.options.residuals;
+  if (job.weights) {
+    in.weights = job.weights->raw();
+    in.weights_float32 = job.weights->dtype() == DType::Float32;
+  }
   detail::gpu::ChunkResult out;
   out.x_float32 = job.r.x.dtype() == DType::Float32;
   out.x = static_cast<char*>(job.r.x.raw()) + begin * (out.x_float32 ? sizeof(float) : sizeof(double));
@@ -387,11 +392,15 @@ bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
     }
     const auto nv = static_cast<std::size_t>(ws.nv[k]);
     const std::uint8_t kind = ws.gpu_kind[k];
-    const std::size_t rank = kind == detail::gpu::kFull ? job.f.rank : kind == detail::gpu::kDeletion ? M : nv;
+    const std::size_t rank = kind == detail::gpu::kFull                                        ? job.f.rank
+                             : kind == detail::gpu::kDeletion || kind == detail::gpu::kGram ? M
+                                                                                            : nv;
     job.write_diagnostics(begin + k, rank_status(rank, M), static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);
     ++ws.paths[static_cast<std::size_t>(kind == detail::gpu::kFull       ? SolvePath::Full
                                         : kind == detail::gpu::kDeletion ? SolvePath::Deletion
+                                        : kind == detail::gpu::kGram     ? SolvePath::Gram
                                                                          : SolvePath::Dual)];
+    ++ws.device_pixels;
     if (ws.gpu_sample.size() < 8 && kind != detail::gpu::kFull) ws.gpu_sample.push_back(begin + k);
   }
   if (rest) ws.gpu_done.assign(done.begin(), done.end());
@@ -824,18 +833,26 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
   const std::size_t cached = std::clamp<std::size_t>((std::size_t{1} << 19) / (8 * N), 512, 2048);
   std::size_t chunk = std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, planner.exact_only ? 64 : cached);
   std::unique_ptr<detail::gpu::Solver> gpu;
-  if (options.device == Device::Cuda && planner.fast_ok && !planner.exact_only && !weights && options.ridge == 0) {
+  if (options.device == Device::Cuda && planner.fast_ok && !planner.exact_only) {
     try {
       std::vector<std::uint8_t> table(N + 1);  // the planner's choice by valid count, for the device
       for (std::size_t nv = 0; nv <= N; ++nv) {
         const Kind kind = planner.choose(nv).first;
-        table[nv] = kind == Kind::Full       ? detail::gpu::kFull
-                    : kind == Kind::Deletion ? detail::gpu::kDeletion
-                    : kind == Kind::DualSchur ? detail::gpu::kDual
-                                              : detail::gpu::kSkip;
+        table[nv] = kind == Kind::Full        ? detail::gpu::kFull
+                    : kind == Kind::Deletion   ? detail::gpu::kDeletion
+                    : kind == Kind::DualSchur  ? detail::gpu::kDual
+                    : kind == Kind::DualGather ? detail::gpu::kGather
+                    : kind == Kind::Gram       ? detail::gpu::kGram
+                                               : detail::gpu::kSkip;
       }
-      gpu = std::make_unique<detail::gpu::Solver>(f, design.values().data(), std::move(table), kSmallTau, kMaxGrowth,
-                                                  !options.device_float64, options.device_memory);
+      detail::gpu::Settings settings;
+      settings.tau = kSmallTau;
+      settings.gram_tau = kGramTau;
+      settings.growth = kMaxGrowth;
+      settings.ridge = options.ridge;
+      settings.float32 = !options.device_float64;
+      settings.memory = options.device_memory;
+      gpu = std::make_unique<detail::gpu::Solver>(f, design.values().data(), std::move(table), settings);
       job.gpu = gpu.get();
       r.device = Device::Cuda;
       // Few, large chunks: each is one call with its transfers; a few
@@ -854,8 +871,10 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
   detail::parallel_for(
       P, chunk, r.threads, [&](int t, std::size_t b, std::size_t e) { solve_chunk(job, ws[static_cast<std::size_t>(t)], b, e); },
       part(progress, done, 1.0));
-  for (const auto& w : ws)
+  for (const auto& w : ws) {
     for (std::size_t i = 0; i < kPathCount; ++i) r.paths[i] += w.paths[i];
+    r.device_pixels += w.device_pixels;
+  }
   for (const auto& c : counts)
     for (std::size_t i = 0; i < kPathCount; ++i) r.paths[i] += c[i];
   // A device's answers are checked against the exact path on a sample of
@@ -867,9 +886,9 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
     r.warnings.push_back("the CUDA device had no memory left for " + std::to_string(job.gpu_short.load()) +
                          " pixels; they were solved on the CPU");
   if (gpu) {
-    detail::ExactSolver exact(design, N, false);
+    detail::ExactSolver exact(design, N, options.ridge > 0);
     std::vector<int> rows(N);
-    std::vector<double> yv(N), x(M);
+    std::vector<double> yv(N), sw(N), x(M);
     // float32 work with refinement is held to 1e-6 where A_V is well conditioned.
     const double tol = r.x.dtype() == DType::Float32 ? 1e-5 : options.device_float64 ? 1e-8 : 1e-6;
     const double max_cond = options.device_float64 ? 1e8 : 1e4;
@@ -877,12 +896,14 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
       for (std::size_t p : w.gpu_sample) {
         std::size_t q = 0;
         for (std::size_t i = 0; i < N; ++i) {
-          const double v = cube.value(i * P + p);
-          if (!std::isfinite(v)) continue;
+          const double v = cube.value(i * P + p), wt = weights ? weights->value(i * P + p) : 1.0;
+          if (!std::isfinite(v) || !(wt > 0) || !std::isfinite(wt)) continue;
           rows[q] = static_cast<int>(i);
+          sw[q] = std::sqrt(wt);
           yv[q++] = v;
         }
-        const auto out = exact.solve(rows.data(), nullptr, yv.data(), q, options.rcond, 0.0, x.data());
+        const auto out = exact.solve(rows.data(), weights ? sw.data() : nullptr, yv.data(), q, options.rcond,
+                                     options.ridge, x.data());
         double d = 0, n = 0;
         for (std::size_t j = 0; j < M; ++j) {
           const double g = r.x.value(j * P + p);

@@ -122,6 +122,7 @@ struct SolveResult {
   double engine_seconds = 0;
   int threads = 1;
   Device device = Device::Cpu;        // where the fast paths ran
+  std::size_t device_pixels = 0;      // pixels the device solved
   std::vector<std::string> warnings;  // e.g. a device result that failed its check
 
   std::size_t count(PixelStatus s) const;

@@ -72,8 +72,12 @@ public:
   virtual void rhs(int lane, const Batch<float>& b) = 0;
   virtual void scatter(int lane, const Batch<double>& b, bool bounded) = 0;
   virtual void scatter(int lane, const Batch<float>& b, bool bounded) = 0;
-  virtual void rss(int lane, const float* raw, const double* r, int n, int ld, double* out) = 0;  // rss_pixel
-  virtual void rss(int lane, const double* raw, const double* r, int n, int ld, double* out) = 0;
+  virtual void rss(int lane, const float* raw, const double* w, const double* r, int n, int ld, double* out) = 0;
+  virtual void rss(int lane, const double* raw, const double* w, const double* r, int n, int ld, double* out) = 0;
+  /// x[e] = from[e] where kind[e % ld] == want, n entries (select_entry).
+  virtual void select(int lane, const std::uint8_t* kind, int want, const double* from, double* x, int ld,
+                      std::size_t n) = 0;
+  virtual void zero(int lane, void* p, std::size_t bytes) = 0;
   virtual void narrow(int lane, const double* src, float* dst, std::size_t n) = 0;  // narrow_entry
 };
 

@@ -17,14 +17,15 @@
 namespace cubesolve::detail::gpu {
 
 /// Per-pixel kinds the device takes; everything else stays on the CPU.
-enum : std::uint8_t { kSkip = 0, kFull = 1, kDeletion = 2, kDual = 3 };
+enum : std::uint8_t { kSkip = 0, kFull = 1, kDeletion = 2, kDual = 3, kGather = 4, kGram = 5 };
 
 constexpr int kMaxQ = 1024;                 // larger systems stay on the CPU
 constexpr int kSizes = kMaxQ / 8;           // systems are padded to a multiple of 8
-constexpr int kBuckets = 2 * kSizes;        // (kind, padded size) of a batch
+constexpr int kBuckets = 4 * kSizes;        // (kind, padded size) of a batch
 
 CUBESOLVE_HD int padded(int q) { return (q + 7) / 8 * 8; }
-CUBESOLVE_HD int bucket_of(int kind, int q) { return (kind == kDual ? kSizes : 0) + padded(q) / 8 - 1; }
+/// Batches: deletion, dual, gather and Gram systems, by padded size.
+CUBESOLVE_HD int bucket_of(int kind, int q) { return (kind - kDeletion) * kSizes + padded(q) / 8 - 1; }
 CUBESOLVE_HD bool finite(double v) { return v - v == 0.0; }  // false for NaN and +-Inf
 
 /// Adds one to *p and returns the old value (atomically on the device; the
@@ -40,14 +41,17 @@ CUBESOLVE_HD int bump(int* p) {
 /// A piece of the cube on the device: `ld` pixels, observation-major as the
 /// cube is (value i of pixel k at i * ld + k), in the type R it came in.
 template <class R> struct Piece {
-  int n = 0, ld = 0, max_q = 0;
+  int n = 0, m = 0, ld = 0, max_q = 0;  // max_q: the most rows a deletion, dual or gather system has
   const R* raw = nullptr;
+  const double* weights = nullptr;      // like raw, or null
   const std::uint8_t* skip = nullptr;   // per pixel, or null: solved elsewhere
   const std::uint8_t* table = nullptr;  // n + 1: the device's kind for a pixel with that many valid values
   double* y = nullptr;     // y~, n x ld like raw, 0 where missing
   double* r = nullptr;     // a copy of y~ for the residuals, or null
-  int* rows = nullptr;     // missing rows, the a-th of pixel k at a * ld + k
-  int* q = nullptr;        // per pixel: missing rows
+  double* w = nullptr;     // weights, 0 where missing (1 without weights); null without Gram systems
+  double* wy = nullptr;    // w y, likewise
+  int* rows = nullptr;     // a system's rows (missing ones; valid ones for gather), a-th at a * ld + k
+  int* q = nullptr;        // per pixel: its system's size
   int* nv = nullptr;       // per pixel: valid values
   std::uint8_t* kind = nullptr;
   std::uint8_t* done = nullptr;  // per pixel: 1 = solved here
@@ -55,30 +59,41 @@ template <class R> struct Piece {
   int* counts = nullptr;   // kBuckets: systems per batch
 };
 
-/// Pixel k of the piece: its values, missing rows, valid count, kind and batch.
+/// Pixel k of the piece: its values, valid count, kind, system rows and batch.
 template <class R> CUBESOLVE_HD void prepare_pixel(const Piece<R>& p, int k) {
+  auto valid = [&](long long e, double v) {
+    return finite(v) && (!p.weights || (p.weights[e] > 0 && finite(p.weights[e])));
+  };
+  int nv = 0;
+  for (int i = 0; i < p.n; ++i) {
+    const long long e = static_cast<long long>(i) * p.ld + k;
+    nv += valid(e, static_cast<double>(p.raw[e]));
+  }
+  int kd = p.skip && p.skip[k] ? static_cast<int>(kSkip) : static_cast<int>(p.table[nv]);
+  const int q = kd == kGather ? nv : kd == kGram ? p.m : p.n - nv;
+  if (kd == kFull && nv != p.n) kd = kSkip;
+  if ((kd == kDeletion || kd == kDual || kd == kGather) && (q == 0 || q > p.max_q)) kd = kSkip;
   int c = 0;
   for (int i = 0; i < p.n; ++i) {
     const long long e = static_cast<long long>(i) * p.ld + k;
     const double v = static_cast<double>(p.raw[e]);
-    const bool ok = finite(v);
+    const bool ok = valid(e, v);
     p.y[e] = ok ? v : 0.0;
     if (p.r) p.r[e] = ok ? v : 0.0;
-    if (!ok) {
-      if (c < p.max_q) p.rows[static_cast<long long>(c) * p.ld + k] = i;
-      ++c;
+    if (p.w) {
+      const double wt = ok ? (p.weights ? p.weights[e] : 1.0) : 0.0;
+      p.w[e] = wt;
+      p.wy[e] = ok ? wt * v : 0.0;
     }
+    if ((kd == kDeletion || kd == kDual) ? !ok : (kd == kGather && ok)) p.rows[static_cast<long long>(c++) * p.ld + k] = i;
   }
-  int kd = p.skip && p.skip[k] ? static_cast<int>(kSkip) : static_cast<int>(p.table[p.n - c]);
-  if ((kd == kDeletion || kd == kDual) && (c == 0 || c > p.max_q)) kd = kSkip;
-  if (kd == kFull && c != 0) kd = kSkip;
   int b = -1;
-  if (kd == kDeletion || kd == kDual) {
-    b = bucket_of(kd, c);
+  if (kd == kDeletion || kd == kDual || kd == kGather || kd == kGram) {
+    b = bucket_of(kd, q);
     bump(p.counts + b);
   }
-  p.q[k] = c;
-  p.nv[k] = p.n - c;
+  p.q[k] = q;
+  p.nv[k] = nv;
   p.kind[k] = static_cast<std::uint8_t>(kd);
   p.done[k] = kd == kFull ? 1 : 0;
   p.bucket[k] = b;
@@ -90,33 +105,61 @@ CUBESOLVE_HD void assign_pixel(const int* bucket, const int* offset, int* fill, 
   if (b >= 0) pix[offset[b] + bump(fill + b)] = k;
 }
 
+/// Where packed Gram entry (a, c) of the upper triangle sits (row after row).
+CUBESOLVE_HD long long packed_index(int a, int c, int m) {
+  if (a > c) {
+    const int t = a;
+    a = c;
+    c = t;
+  }
+  return static_cast<long long>(a) * m - static_cast<long long>(a) * (a - 1) / 2 + (c - a);
+}
+
 /// One batch of small systems of one kind, padded to one size qb with the
-/// identity. System j belongs to pixel pix[j] of the piece, which has
-/// q[pix[j]] <= qb missing rows. With y~ the pixel's values (its missing rows
-/// to be filled in) and x = P y~, the filled rows satisfy
-///   deletion  ((I - H) y~)_I = 0     residual  y~_I - A_I t,  t = P y~
-///   dual      (Q y~)_I = 0           residual  t_I,           t = Q y~
-/// Each pass takes the residual r, solves S z = r with S = (I - H)_II or
-/// Q_II and sets y~_I -= z: from y~_I = 0 that is the solution, and a second
-/// pass with the residual in float64 refines a float32 one. Systems and their
-/// solutions are in the work precision T, everything else in float64.
+/// identity. System j belongs to pixel pix[j] of the piece; its size is
+/// q[pix[j]] <= qb. Each kind keeps an unknown u per pixel and has a residual:
+///   deletion  u = y~_I (in y),   r = y~_I - A_I t,        t = P y~
+///   dual      u = y~_I (in y),   r = t_I,                 t = Q y~
+///   gather    u = w_V (in out),  r = t_V - y_V,           t = C w
+///   gram      u = x (in out),    r = G x - A^T W y        (G packed in g)
+/// and then x = P y~ (deletion, dual), A^T w (gather) or u (gram). Each pass
+/// takes r, solves S z = r with S = (I - H)_II, Q_II, C_VV or G and sets
+/// u -= z: from u = 0 that is the solution, and a second pass with r in
+/// float64 refines a float32 one. Systems and their solutions are in the work
+/// precision T, everything else in float64; Gram systems, whose condition is
+/// that of A_V squared, are always float64.
 template <class T> struct Batch {
   int n = 0, m = 0, ld = 0, qb = 0, count = 0, kind = kDeletion;
   const int* pix = nullptr;
   const int* q = nullptr;     // per pixel of the piece
   const int* rows = nullptr;  // per pixel of the piece, a-th at a * ld + k
-  const T* K = nullptr;       // H (deletion) or Q (dual), n x n, symmetric
+  const T* K = nullptr;       // H, Q or C (n x n, symmetric); null for Gram
   const double* A = nullptr;  // the design, row-major (n, m)
-  const double* t = nullptr;  // P y~ (m x ld) or Q y~ (n x ld), a column per pixel
+  const double* t = nullptr;  // P y~ (m x ld), Q y~ or C w (n x ld), a column per pixel
+  const double* g = nullptr;  // Gram: packed A^T W A, (m(m+1)/2) x ld observation-major
+  const double* b = nullptr;  // Gram: A^T W y, m x ld observation-major
+  double ridge = 0;           // Gram: added to the diagonal
   T* S = nullptr;             // count systems, qb x qb column-major each
   T* z = nullptr;             // count right-hand sides / solutions, qb each
   double* y = nullptr;        // y~, n x ld observation-major
+  double* u = nullptr;        // the unknowns: y (deletion, dual), w (gather, n x ld) or x (gram, m x ld)
   const int* info = nullptr;  // the factorization's status per system
   std::uint8_t* done = nullptr;  // per pixel: 1 = the device vouches for it
   double tau = 0;     // smallest relative pivot
-  double growth = 0;  // largest |z| / |y~|
+  double growth = 0;  // largest |z| / |y~|; 0: unbounded
 
-  CUBESOLVE_HD int row(int j, int a) const { return rows[static_cast<long long>(a) * ld + pix[j]]; }
+  CUBESOLVE_HD int row(int j, int a) const {
+    return kind == kGram ? a : rows[static_cast<long long>(a) * ld + pix[j]];
+  }
+  CUBESOLVE_HD double gram(long long k, int a, int c) const {
+    return g[packed_index(a, c, m) * ld + k] + (a == c ? ridge : 0.0);
+  }
+  /// Entry (a, c) of system j, a, c < its size.
+  CUBESOLVE_HD double entry(int j, int a, int c) const {
+    if (kind == kGram) return gram(pix[j], a, c);
+    const double k = static_cast<double>(K[static_cast<long long>(row(j, a)) * n + row(j, c)]);
+    return kind == kDeletion ? (a == c ? 1.0 : 0.0) - k : k;
+  }
 };
 
 template <class T> CUBESOLVE_HD T abs_of(T v) { return v < T(0) ? -v : v; }
@@ -127,12 +170,7 @@ template <class T> CUBESOLVE_HD void build_entry(const Batch<T>& b, long long e)
   const int j = static_cast<int>(e / size);
   const int rem = static_cast<int>(e % size), a = rem % b.qb, c = rem / b.qb;
   const int q = b.q[b.pix[j]];
-  T v = a == c ? T(1) : T(0);
-  if (a < q && c < q) {
-    const T k = b.K[static_cast<long long>(b.row(j, a)) * b.n + b.row(j, c)];
-    v = b.kind == kDeletion ? v - k : k;
-  }
-  b.S[e] = v;
+  b.S[e] = a < q && c < q ? static_cast<T>(b.entry(j, a, c)) : (a == c ? T(1) : T(0));
 }
 
 /// Element e of the batch's residuals (count * qb of them), in float64.
@@ -147,8 +185,13 @@ template <class T> CUBESOLVE_HD void rhs_entry(const Batch<T>& b, long long e) {
       const double* tk = b.t + k * b.m;
       for (int i = 0; i < b.m; ++i) v -= ar[i] * tk[i];
       v += b.y[static_cast<long long>(row) * b.ld + k];
-    } else {
+    } else if (b.kind == kDual) {
       v = b.t[k * b.n + row];
+    } else if (b.kind == kGather) {
+      v = b.t[k * b.n + row] - b.y[static_cast<long long>(row) * b.ld + k];
+    } else {  // G x - b
+      for (int c = 0; c < b.m; ++c) v += b.gram(k, a, c) * b.u[static_cast<long long>(c) * b.ld + k];
+      v -= b.b[static_cast<long long>(a) * b.ld + k];
     }
   }
   b.z[e] = static_cast<T>(v);
@@ -161,9 +204,7 @@ template <class T> CUBESOLVE_HD void check_system(const Batch<T>& b, int j) {
   const T* L = b.S + static_cast<long long>(j) * b.qb * b.qb;
   double dmax = 0;
   for (int a = 0; a < q; ++a) {
-    const long long r = b.row(j, a);
-    const double k = static_cast<double>(b.K[r * b.n + r]);
-    const double d = b.kind == kDeletion ? 1.0 - k : k;
+    const double d = b.entry(j, a, a);
     dmax = d > dmax ? d : dmax;
   }
   bool good = b.info[j] == 0 && dmax > 0;
@@ -174,15 +215,15 @@ template <class T> CUBESOLVE_HD void check_system(const Batch<T>& b, int j) {
   b.done[b.pix[j]] = good ? 1 : 0;
 }
 
-/// After the solve of system j: y~_I -= z. With `bounded` (the first pass),
-/// a solution that grows beyond `growth` times the pixel's largest value is
-/// refused (done = 0) and not applied.
+/// After the solve of system j: u -= z. With `bounded` (the first pass) and
+/// a growth limit, a solution that grows beyond `growth` times the pixel's
+/// largest value is refused (done = 0) and not applied.
 template <class T> CUBESOLVE_HD void scatter_system(const Batch<T>& b, int j, bool bounded) {
   const long long k = b.pix[j];
   if (!b.done[k]) return;
   const int q = b.q[k];
   const T* z = b.z + static_cast<long long>(j) * b.qb;
-  if (bounded) {
+  if (bounded && b.growth > 0) {
     double ymax = 0, zmax = 0;
     for (int i = 0; i < b.n; ++i) {
       const double v = abs_of(b.y[static_cast<long long>(i) * b.ld + k]);
@@ -195,19 +236,26 @@ template <class T> CUBESOLVE_HD void scatter_system(const Batch<T>& b, int j, bo
       return;
     }
   }
-  for (int a = 0; a < q; ++a) b.y[static_cast<long long>(b.row(j, a)) * b.ld + k] -= static_cast<double>(z[a]);
+  for (int a = 0; a < q; ++a) b.u[static_cast<long long>(b.row(j, a)) * b.ld + k] -= static_cast<double>(z[a]);
+}
+
+/// The solutions of one kind's pixels into X (both m x ld observation-major).
+CUBESOLVE_HD void select_entry(const std::uint8_t* kind, int want, const double* from, double* x, int ld, long long e) {
+  if (kind[e % ld] == want) x[e] = from[e];
 }
 
 /// The solutions in the output's float32.
 CUBESOLVE_HD void narrow_entry(const double* src, float* dst, long long e) { dst[e] = static_cast<float>(src[e]); }
 
-/// Pixel k's residual sum of squares from r = y~ - A x (observation-major),
-/// over its valid values.
-template <class R> CUBESOLVE_HD double rss_pixel(const R* raw, const double* r, int n, int ld, int k) {
+/// Pixel k's (weighted) residual sum of squares from r = y~ - A x
+/// (observation-major), over its valid values: w holds the weights (0 where
+/// missing), or is null and the values decide.
+template <class R> CUBESOLVE_HD double rss_pixel(const R* raw, const double* w, const double* r, int n, int ld, int k) {
   double s = 0;
   for (int i = 0; i < n; ++i) {
     const long long e = static_cast<long long>(i) * ld + k;
-    if (finite(static_cast<double>(raw[e]))) s += r[e] * r[e];
+    if (w) s += w[e] * r[e] * r[e];
+    else if (finite(static_cast<double>(raw[e]))) s += r[e] * r[e];
   }
   return s;
 }

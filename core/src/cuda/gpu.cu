@@ -66,8 +66,11 @@ template <class R> __global__ void k_prepare(Piece<R> p, int count) {
 __global__ void k_assign(const int* bucket, const int* offset, int* fill, int* pix, int count) {
   CUBESOLVE_GRID_LOOP(k, count) assign_pixel(bucket, offset, fill, pix, static_cast<int>(k));
 }
-template <class R> __global__ void k_rss(const R* raw, const double* r, int n, int ld, double* out) {
-  CUBESOLVE_GRID_LOOP(k, ld) out[k] = rss_pixel(raw, r, n, ld, static_cast<int>(k));
+template <class R> __global__ void k_rss(const R* raw, const double* w, const double* r, int n, int ld, double* out) {
+  CUBESOLVE_GRID_LOOP(k, ld) out[k] = rss_pixel(raw, w, r, n, ld, static_cast<int>(k));
+}
+__global__ void k_select(const std::uint8_t* kind, int want, const double* from, double* x, int ld, long long count) {
+  CUBESOLVE_GRID_LOOP(e, count) select_entry(kind, want, from, x, ld, e);
 }
 __global__ void k_narrow(const double* src, float* dst, long long count) {
   CUBESOLVE_GRID_LOOP(e, count) narrow_entry(src, dst, e);
@@ -162,11 +165,20 @@ public:
     k_assign<<<blocks_for(count), kThreads, 0, lanes_[lane].stream>>>(bucket, offset, fill, pix, count);
     check(cudaGetLastError(), "batches");
   }
-  void rss(int lane, const float* raw, const double* r, int n, int ld, double* out) override {
-    rss_piece(lane, raw, r, n, ld, out);
+  void rss(int lane, const float* raw, const double* w, const double* r, int n, int ld, double* out) override {
+    rss_piece(lane, raw, w, r, n, ld, out);
   }
-  void rss(int lane, const double* raw, const double* r, int n, int ld, double* out) override {
-    rss_piece(lane, raw, r, n, ld, out);
+  void rss(int lane, const double* raw, const double* w, const double* r, int n, int ld, double* out) override {
+    rss_piece(lane, raw, w, r, n, ld, out);
+  }
+  void select(int lane, const std::uint8_t* kind, int want, const double* from, double* x, int ld,
+              std::size_t n) override {
+    const auto count = static_cast<long long>(n);
+    k_select<<<blocks_for(count), kThreads, 0, lanes_[lane].stream>>>(kind, want, from, x, ld, count);
+    check(cudaGetLastError(), "select");
+  }
+  void zero(int lane, void* p, std::size_t bytes) override {
+    check(cudaMemsetAsync(p, 0, bytes, lanes_[lane].stream), "cudaMemsetAsync");
   }
   void narrow(int lane, const double* src, float* dst, std::size_t n) override {
     const auto count = static_cast<long long>(n);
@@ -237,8 +249,8 @@ private:
     k_prepare<<<blocks_for(count), kThreads, 0, lanes_[lane].stream>>>(p, count);
     check(cudaGetLastError(), "masks");
   }
-  template <class R> void rss_piece(int lane, const R* raw, const double* r, int n, int ld, double* out) {
-    k_rss<<<blocks_for(ld), kThreads, 0, lanes_[lane].stream>>>(raw, r, n, ld, out);
+  template <class R> void rss_piece(int lane, const R* raw, const double* w, const double* r, int n, int ld, double* out) {
+    k_rss<<<blocks_for(ld), kThreads, 0, lanes_[lane].stream>>>(raw, w, r, n, ld, out);
     check(cudaGetLastError(), "residuals");
   }
   template <class T> void build_batch(int lane, const Batch<T>& b) {

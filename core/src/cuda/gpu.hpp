@@ -40,6 +40,17 @@ struct Chunk {
   std::size_t stride = 0, begin = 0, count = 0;
   const char* skip = nullptr;  // count flags, or null: pixels solved elsewhere
   bool rss = false;            // also each pixel's residual sum of squares
+  const void* weights = nullptr;  // laid out like the cube, or null
+  bool weights_float32 = true;
+};
+
+struct Settings {
+  double tau = 0;       // smallest relative pivot of I - H_II, Q_II and C_VV
+  double gram_tau = 0;  // smallest relative pivot of a Gram matrix
+  double growth = 0;    // largest |correction| / |y| of a deletion or dual fill
+  double ridge = 0;     // added to the Gram matrices' diagonal
+  bool float32 = true;  // float32 systems refined once; else float64
+  std::size_t memory = 0;  // device bytes to use at most; 0: what is free
 };
 
 /// What the device found, per pixel of the chunk (host arrays).
@@ -60,8 +71,10 @@ struct ChunkResult {
 /// cube: the values go up as they are stored (float32 or float64); the
 /// device finds each pixel's missing rows and, from its valid count, its
 /// path (the planner's choice, given as a table); the small systems of each
-/// size are solved in batches (Cholesky), their solutions fill the missing
-/// rows, and one GEMM gives X = P·Y~. In float32 mode the systems are
+/// kind and size are solved in batches (Cholesky): deletion and dual fill
+/// the missing rows and one GEMM gives X = P·Y~; gather solves C_VV w = y_V
+/// and X = A^T w; Gram matrices (weights, ridge) come from one GEMM of A's
+/// packed row products. In float32 mode the systems are
 /// float32 and one step of iterative refinement against float64 residuals
 /// follows (the same factors, applied to the residual of the filled rows);
 /// in float64 mode everything is float64.
@@ -73,11 +86,9 @@ struct ChunkResult {
 class Solver {
 public:
   /// Uploads the design's factors. `table` (n + 1 entries): the device kind
-  /// for a pixel with that many valid values. `memory`: device bytes to use
-  /// at most (0: what is free). Throws OutOfMemory, or NumericalError when
-  /// the device fails.
-  Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, double tau, double max_growth,
-         bool float32, std::size_t memory = 0);
+  /// for a pixel with that many valid values. Throws OutOfMemory, or
+  /// NumericalError when the device fails.
+  Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, const Settings& settings);
   ~Solver();
   Solver(const Solver&) = delete;
   Solver& operator=(const Solver&) = delete;
@@ -109,8 +120,7 @@ private:
   std::condition_variable freed_;
   std::size_t n_ = 0, m_ = 0;
   int max_q_ = 0;  // the largest system the table sends to the device
-  double tau_ = 0, growth_ = 0;
-  bool float32_ = true;
+  Settings settings_;
   std::atomic<std::size_t> limit_{0};
   std::atomic<int> shrinks_{0};
   std::atomic<std::size_t> pieces_{0};

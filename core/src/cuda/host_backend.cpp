@@ -90,8 +90,16 @@ public:
   void rhs(int, const Batch<float>& b) override { rhs_all(b); }
   void scatter(int, const Batch<double>& b, bool bounded) override { scatter_all(b, bounded); }
   void scatter(int, const Batch<float>& b, bool bounded) override { scatter_all(b, bounded); }
-  void rss(int, const float* raw, const double* r, int n, int ld, double* out) override { rss_all(raw, r, n, ld, out); }
-  void rss(int, const double* raw, const double* r, int n, int ld, double* out) override { rss_all(raw, r, n, ld, out); }
+  void rss(int, const float* raw, const double* w, const double* r, int n, int ld, double* out) override {
+    rss_all(raw, w, r, n, ld, out);
+  }
+  void rss(int, const double* raw, const double* w, const double* r, int n, int ld, double* out) override {
+    rss_all(raw, w, r, n, ld, out);
+  }
+  void select(int, const std::uint8_t* kind, int want, const double* from, double* x, int ld, std::size_t n) override {
+    for (std::size_t e = 0; e < n; ++e) select_entry(kind, want, from, x, ld, static_cast<long long>(e));
+  }
+  void zero(int, void* p, std::size_t bytes) override { std::memset(p, 0, bytes); }
   void narrow(int, const double* src, float* dst, std::size_t n) override {
     for (std::size_t e = 0; e < n; ++e) narrow_entry(src, dst, static_cast<long long>(e));
   }
@@ -100,8 +108,8 @@ private:
   template <class R> static void prepare_all(const Piece<R>& p, int count) {
     for (int k = 0; k < count; ++k) prepare_pixel(p, k);
   }
-  template <class R> static void rss_all(const R* raw, const double* r, int n, int ld, double* out) {
-    for (int k = 0; k < ld; ++k) out[k] = rss_pixel(raw, r, n, ld, k);
+  template <class R> static void rss_all(const R* raw, const double* w, const double* r, int n, int ld, double* out) {
+    for (int k = 0; k < ld; ++k) out[k] = rss_pixel(raw, w, r, n, ld, k);
   }
   template <class T> static void build_all(const Batch<T>& b) {
     const long long area = static_cast<long long>(b.count) * b.qb * b.qb;

@@ -29,6 +29,10 @@ std::unique_ptr<Backend> make_backend() {
 
 constexpr std::size_t kAlign = 256;
 constexpr std::size_t kMinPiece = 64;  // fewer pixels than this: the device gives up
+// Smallest relative pivot of a float32 system: one refinement step leaves an
+// error of about (2^-24 cond)^2, so systems with cond above ~1e2 go to the
+// CPU (float64) instead.
+constexpr double kFloat32Tau = 1e-2;
 
 std::size_t align(std::size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
@@ -64,13 +68,14 @@ DeviceInfo query() {
   return cuda_query();
 }
 
-/// The design's factors on the device: P, A and Q in float64 for the GEMMs
-/// and residuals, H and Q in the work precision for the small systems.
+/// The design's factors on the device: P, A, Q, C and the packed row
+/// products in float64 for the GEMMs and residuals; H, Q and C in the work
+/// precision for the small systems.
 struct Solver::Factors {
   Backend& dev;
   std::vector<void*> owned;
-  const double *pinv = nullptr, *a = nullptr, *qinv = nullptr;
-  const void *hat_work = nullptr, *qinv_work = nullptr;
+  const double *pinv = nullptr, *a = nullptr, *qinv = nullptr, *gram = nullptr, *outer = nullptr;
+  const void *hat_work = nullptr, *qinv_work = nullptr, *gram_work = nullptr;
 
   explicit Factors(Backend& d) : dev(d) {}
   ~Factors() {
@@ -134,38 +139,46 @@ struct Solver::Lane {
   }
 };
 
-Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, double tau,
-               double max_growth, bool float32, std::size_t memory)
-    : dev_(make_backend()), table_(std::move(table)), n_(f.n), m_(f.m), tau_(tau), growth_(max_growth),
-      float32_(float32) {
+Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, const Settings& settings)
+    : dev_(make_backend()), table_(std::move(table)), n_(f.n), m_(f.m), settings_(settings) {
   const std::size_t free_before = dev_->free_memory();
+  table_.resize(n_ + 1, kSkip);
+  auto wanted = [&](std::uint8_t kind) { return std::find(table_.begin(), table_.end(), kind) != table_.end(); };
   factors_ = std::make_unique<Factors>(*dev_);
   Factors& d = *factors_;
   d.pinv = d.put<double>(f.pinv);
   d.a = d.put<double>(std::vector<double>(a, a + f.n * f.m));
-  d.qinv = d.put<double>(f.gram_rows_inv);
-  if (float32_) {
-    d.hat_work = d.put<float>(f.hat);
-    d.qinv_work = d.put<float>(f.gram_rows_inv);
+  if (wanted(kDual)) d.qinv = d.put<double>(f.gram_rows_inv);
+  if (wanted(kGather)) d.gram = d.put<double>(f.gram_rows);
+  if (wanted(kGram)) d.outer = d.put<double>(f.outer);
+  if (settings_.float32) {
+    if (wanted(kDeletion)) d.hat_work = d.put<float>(f.hat);
+    if (wanted(kDual)) d.qinv_work = d.put<float>(f.gram_rows_inv);
+    if (wanted(kGather)) d.gram_work = d.put<float>(f.gram_rows);
   } else {
-    d.hat_work = d.put<double>(f.hat);
+    if (wanted(kDeletion)) d.hat_work = d.put<double>(f.hat);
     d.qinv_work = d.qinv;
+    d.gram_work = d.gram;
   }
-  // Kinds the device cannot take (no H or no Q) stay on the CPU.
-  table_.resize(n_ + 1, kSkip);
+  // Kinds the device cannot take (a factor too large to keep) stay on the CPU.
   for (std::size_t nv = 0; nv <= n_; ++nv) {
     std::uint8_t& t = table_[nv];
-    if ((t == kDeletion && !d.hat_work) || (t == kDual && !d.qinv)) t = kSkip;
-    if (t == kDeletion || t == kDual) max_q_ = std::max(max_q_, std::min(static_cast<int>(n_ - nv), kMaxQ));
+    if ((t == kDeletion && !d.hat_work) || (t == kDual && !d.qinv) || (t == kGather && !d.gram) ||
+        (t == kGram && !d.outer))
+      t = kSkip;
+    if (t == kGram && m_ > static_cast<std::size_t>(kMaxQ)) t = kSkip;
+    const int q = t == kGather ? static_cast<int>(nv) : static_cast<int>(n_ - nv);
+    if ((t == kDeletion || t == kDual || t == kGather) && q <= kMaxQ) max_q_ = std::max(max_q_, q);
   }
   const int lanes = std::max(1, dev_->lanes());
   // Pieces are sized to the memory left, shared by the lanes, with room for
   // the libraries' own workspace.
   std::size_t free = dev_->free_memory();
-  if (memory > 0) {
+  if (settings_.memory > 0) {
     const std::size_t factors = free_before > free ? free_before - free : 0;
-    if (memory <= factors) throw OutOfMemory("the design's factors alone take " + std::to_string(factors >> 20) + " MiB");
-    free = std::min(free, memory - factors);
+    if (settings_.memory <= factors)
+      throw OutOfMemory("the design's factors alone take " + std::to_string(factors >> 20) + " MiB");
+    free = std::min(free, settings_.memory - factors);
   }
   const std::size_t budget = free / 10 * 8 / static_cast<std::size_t>(lanes);
   for (int i = 0; i < lanes; ++i) {
@@ -213,8 +226,8 @@ void Solver::solve(const Chunk& in, const ChunkResult& out) {
 void Solver::run(Lane& lane, const Chunk& in, const ChunkResult& out) {
   for (;;) {
     try {
-      if (float32_ && in.float32) run_typed<float, float>(lane, in, out);
-      else if (float32_) run_typed<float, double>(lane, in, out);
+      if (settings_.float32 && in.float32) run_typed<float, float>(lane, in, out);
+      else if (settings_.float32) run_typed<float, double>(lane, in, out);
       else if (in.float32) run_typed<double, float>(lane, in, out);
       else run_typed<double, double>(lane, in, out);
       return;
@@ -235,42 +248,91 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
   Backend& dev = *dev_;
   const Factors& d = *factors_;
   const int L = lane.index;
-  const std::size_t n = n_, m = m_;
+  const std::size_t n = n_, m = m_, packed = m * (m + 1) / 2;
   const bool refine = std::is_same_v<T, float>;
-  const T* hat = static_cast<const T*>(d.hat_work);
-  const T* qinv = static_cast<const T*>(d.qinv_work);
+  const bool del = d.hat_work != nullptr, dual = d.qinv != nullptr, gather = d.gram != nullptr;
+  const bool gram = d.outer != nullptr, weighted = in.weights != nullptr;
   const auto maxq = static_cast<std::size_t>(max_q_), maxqb = static_cast<std::size_t>(padded(max_q_));
+  const auto mb = static_cast<std::size_t>(padded(static_cast<int>(m)));  // a Gram system's padded size
+  const std::size_t x_size = out.x_float32 ? sizeof(float) : sizeof(double);
 
-  // Device memory for a piece of `count` pixels (every one may need the
-  // largest system), and its page-locked transfer buffers.
-  auto piece_bytes = [&](std::size_t count, std::size_t* staging) {
+  // The buffers of a piece of `count` pixels (every one may need the largest
+  // system): device memory, then page-locked host memory. Called once to
+  // count and once to place them.
+  struct Buffers {
+    R* raw;
+    double *weights, *y, *r, *w, *wy, *tdel, *tdual, *tgather, *ugather, *xgather, *g, *b, *ugram, *x, *rss;
+    float* xf;
+    std::uint8_t *skip, *table, *kind, *done;
+    int *rows, *q, *nv, *bucket, *pix, *counts, *info;
+    T *sys, *rhs;
+    double *gsys, *grhs;
+    R* hraw;
+    double *hweights, *hrss;
+    char* hx;
+    std::uint8_t *hskip, *hkind, *hdone;
+    int *hcounts, *hnv;
+  };
+  auto lay_out = [&](std::size_t count, char* dbase, char* hbase, Buffers* bf, std::size_t* staging) {
     Layout dl, hl;
-    dl.add(n * count * sizeof(R));                   // the values as stored
-    if (in.skip) dl.add(count);                      // pixels solved elsewhere
-    dl.add(table_.size());                           // kinds by valid count
-    dl.add(n * count * sizeof(double));              // y~
-    if (in.rss) dl.add(n * count * sizeof(double));  // y~ again, then the residuals
-    dl.add(maxq * count * sizeof(int));              // missing rows
-    for (int i = 0; i < 4; ++i) dl.add(count * sizeof(int));  // q, nv, bucket, pix
-    dl.add(count);                                   // kind
-    dl.add(count);                                   // done
-    dl.add(3 * kBuckets * sizeof(int));              // counts, offsets, fill
-    if (hat) dl.add(m * count * sizeof(double));     // P y~ for the deletions
-    if (qinv) dl.add(n * count * sizeof(double));    // Q y~ for the duals
-    dl.add(m * count * sizeof(double));              // x, observation-major
-    if (out.x_float32) dl.add(m * count * sizeof(float));
-    if (in.rss) dl.add(count * sizeof(double));      // rss
-    dl.add(count * sizeof(int));                     // info
-    dl.add(maxqb * maxqb * count * sizeof(T));       // systems
-    dl.add(maxqb * count * sizeof(T));               // right-hand sides
-    hl.add(n * count * sizeof(R));
-    if (in.skip) hl.add(count);
-    hl.add(3 * kBuckets * sizeof(int));
-    hl.add(m * count * (out.x_float32 ? sizeof(float) : sizeof(double)));
-    hl.add(count * sizeof(int));
-    hl.add(count);
-    hl.add(count);
-    if (in.rss) hl.add(count * sizeof(double));
+    auto dv = [&](auto*& ptr, std::size_t elements, bool want = true) {
+      using P = std::remove_reference_t<decltype(*ptr)>;
+      ptr = nullptr;
+      if (!want) return;
+      const std::size_t at = dl.add(elements * sizeof(P));
+      if (dbase) ptr = reinterpret_cast<P*>(dbase + at);
+    };
+    auto hv = [&](auto*& ptr, std::size_t elements, bool want = true) {
+      using P = std::remove_reference_t<decltype(*ptr)>;
+      ptr = nullptr;
+      if (!want) return;
+      const std::size_t at = hl.add(elements * sizeof(P));
+      if (hbase) ptr = reinterpret_cast<P*>(hbase + at);
+    };
+    Buffers& b = *bf;
+    const std::size_t nc = n * count, mc = m * count;
+    dv(b.raw, nc);                                    // the values as stored
+    dv(b.weights, nc, weighted);
+    dv(b.skip, count, in.skip != nullptr);            // pixels solved elsewhere
+    dv(b.table, table_.size());                       // kinds by valid count
+    dv(b.y, nc);                                      // y~
+    dv(b.r, nc, in.rss);                              // y~ again, then the residuals
+    dv(b.w, nc, gram);                                // weights, 0 where missing
+    dv(b.wy, nc, gram);                               // w y
+    dv(b.rows, maxq * count);                         // the systems' rows
+    dv(b.q, count);
+    dv(b.nv, count);
+    dv(b.bucket, count);
+    dv(b.pix, count);
+    dv(b.kind, count);
+    dv(b.done, count);
+    dv(b.counts, 3 * static_cast<std::size_t>(kBuckets));  // counts, offsets, fill
+    dv(b.tdel, mc, del);                              // P y~
+    dv(b.tdual, nc, dual);                            // Q y~
+    dv(b.tgather, nc, gather);                        // C w
+    dv(b.ugather, nc, gather);                        // w
+    dv(b.xgather, mc, gather);                        // A^T w
+    dv(b.g, packed * count, gram);                    // packed A^T W A
+    dv(b.b, mc, gram);                                // A^T W y
+    dv(b.ugram, mc, gram);                            // x of the Gram systems
+    dv(b.x, mc);                                      // X, observation-major
+    dv(b.xf, mc, out.x_float32);
+    dv(b.rss, count, in.rss);
+    dv(b.info, count);
+    dv(b.sys, maxqb * maxqb * count);                 // systems
+    dv(b.rhs, maxqb * count);                         // right-hand sides
+    dv(b.gsys, mb * mb * count, gram);                // Gram systems, float64
+    dv(b.grhs, mb * count, gram);
+    hv(b.hraw, nc);
+    hv(b.hweights, nc, weighted);
+    hv(b.hskip, count, in.skip != nullptr);
+    hv(b.hcounts, 3 * static_cast<std::size_t>(kBuckets));
+    hl.add(mc * x_size);
+    if (hbase) b.hx = hbase + hl.bytes - align(mc * x_size);
+    hv(b.hnv, count);
+    hv(b.hkind, count);
+    hv(b.hdone, count);
+    hv(b.hrss, count, in.rss);
     *staging = hl.bytes;
     return dl.bytes;
   };
@@ -278,179 +340,216 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
   std::size_t begin = 0;
   while (begin < in.count) {
     // The piece: as many pixels as fit the lane's budget and the limit.
+    Buffers bf{};
     std::size_t count = std::min(in.count - begin, limit_.load()), staging = 0;
-    if (piece_bytes(1, &staging) > lane.budget)
+    if (lay_out(1, nullptr, nullptr, &bf, &staging) > lane.budget)
       throw OutOfMemory("the device has too little free memory for one pixel's work");
-    while (piece_bytes(count, &staging) > lane.budget) count = std::max<std::size_t>(1, count / 2);
-    const std::size_t bytes = piece_bytes(count, &staging);
+    while (lay_out(count, nullptr, nullptr, &bf, &staging) > lane.budget) count = std::max<std::size_t>(1, count / 2);
+    const std::size_t bytes = lay_out(count, nullptr, nullptr, &bf, &staging);
     char* dbase = lane.device(bytes);
     char* hbase = lane.host(staging);
+    lay_out(count, dbase, hbase, &bf, &staging);
 
-    // Buffers, laid out as piece_bytes counted them.
-    Layout dl;
-    auto dev_at = [&](std::size_t size) { return dbase + dl.add(size); };
-    R* raw = reinterpret_cast<R*>(dev_at(n * count * sizeof(R)));
-    std::uint8_t* skip = in.skip ? reinterpret_cast<std::uint8_t*>(dev_at(count)) : nullptr;
-    std::uint8_t* table = reinterpret_cast<std::uint8_t*>(dev_at(table_.size()));
-    double* y = reinterpret_cast<double*>(dev_at(n * count * sizeof(double)));
-    double* r = in.rss ? reinterpret_cast<double*>(dev_at(n * count * sizeof(double))) : nullptr;
-    int* rows = reinterpret_cast<int*>(dev_at(maxq * count * sizeof(int)));
-    int* q = reinterpret_cast<int*>(dev_at(count * sizeof(int)));
-    int* nv = reinterpret_cast<int*>(dev_at(count * sizeof(int)));
-    int* bucket = reinterpret_cast<int*>(dev_at(count * sizeof(int)));
-    int* pix = reinterpret_cast<int*>(dev_at(count * sizeof(int)));
-    std::uint8_t* kind = reinterpret_cast<std::uint8_t*>(dev_at(count));
-    std::uint8_t* done = reinterpret_cast<std::uint8_t*>(dev_at(count));
-    int* counts = reinterpret_cast<int*>(dev_at(3 * kBuckets * sizeof(int)));
-    int* offsets = counts + kBuckets;
-    int* fill = counts + 2 * kBuckets;
-    double* tdel = hat ? reinterpret_cast<double*>(dev_at(m * count * sizeof(double))) : nullptr;
-    double* tdual = qinv ? reinterpret_cast<double*>(dev_at(n * count * sizeof(double))) : nullptr;
-    double* x = reinterpret_cast<double*>(dev_at(m * count * sizeof(double)));
-    float* xf = out.x_float32 ? reinterpret_cast<float*>(dev_at(m * count * sizeof(float))) : nullptr;
-    double* rss = in.rss ? reinterpret_cast<double*>(dev_at(count * sizeof(double))) : nullptr;
-    int* info = reinterpret_cast<int*>(dev_at(count * sizeof(int)));
-    T* sys = reinterpret_cast<T*>(dev_at(maxqb * maxqb * count * sizeof(T)));
-    T* rhs = reinterpret_cast<T*>(dev_at(maxqb * count * sizeof(T)));
-
-    Layout hl;
-    auto host_at = [&](std::size_t size) { return hbase + hl.add(size); };
-    R* hraw = reinterpret_cast<R*>(host_at(n * count * sizeof(R)));
-    std::uint8_t* hskip = in.skip ? reinterpret_cast<std::uint8_t*>(host_at(count)) : nullptr;
-    int* hcounts = reinterpret_cast<int*>(host_at(3 * kBuckets * sizeof(int)));
-    const std::size_t x_size = out.x_float32 ? sizeof(float) : sizeof(double);
-    char* hx = host_at(m * count * x_size);
-    int* hnv = reinterpret_cast<int*>(host_at(count * sizeof(int)));
-    std::uint8_t* hkind = reinterpret_cast<std::uint8_t*>(host_at(count));
-    std::uint8_t* hdone = reinterpret_cast<std::uint8_t*>(host_at(count));
-    double* hrss = in.rss ? reinterpret_cast<double*>(host_at(count * sizeof(double))) : nullptr;
-
-    // Up: the piece's rows of the cube as they are stored, the flags, the table.
-    const R* cube = static_cast<const R*>(in.cube);
+    // Up: the piece's rows of the cube (and weights) as stored, the flags, the table.
     const std::size_t first = in.begin + begin;
-    for (std::size_t i = 0; i < n; ++i) std::memcpy(hraw + i * count, cube + i * in.stride + first, count * sizeof(R));
-    dev.upload(L, raw, hraw, n * count * sizeof(R));
-    if (skip) {
-      for (std::size_t k = 0; k < count; ++k) hskip[k] = in.skip[begin + k] ? 1 : 0;
-      dev.upload(L, skip, hskip, count);
+    const R* cube = static_cast<const R*>(in.cube);
+    for (std::size_t i = 0; i < n; ++i) std::memcpy(bf.hraw + i * count, cube + i * in.stride + first, count * sizeof(R));
+    dev.upload(L, bf.raw, bf.hraw, n * count * sizeof(R));
+    if (weighted) {
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t k = 0; k < count; ++k) {
+          const std::size_t e = i * in.stride + first + k;
+          bf.hweights[i * count + k] = in.weights_float32 ? static_cast<const float*>(in.weights)[e]
+                                                           : static_cast<const double*>(in.weights)[e];
+        }
+      dev.upload(L, bf.weights, bf.hweights, n * count * sizeof(double));
     }
-    dev.upload(L, table, table_.data(), table_.size());
-    std::fill(hcounts, hcounts + 3 * kBuckets, 0);
-    dev.upload(L, counts, hcounts, 3 * kBuckets * sizeof(int));
+    if (in.skip) {
+      for (std::size_t k = 0; k < count; ++k) bf.hskip[k] = in.skip[begin + k] ? 1 : 0;
+      dev.upload(L, bf.skip, bf.hskip, count);
+    }
+    dev.upload(L, bf.table, table_.data(), table_.size());
+    std::fill(bf.hcounts, bf.hcounts + 3 * kBuckets, 0);
+    dev.upload(L, bf.counts, bf.hcounts, 3 * kBuckets * sizeof(int));
 
     // Masks, kinds and batch sizes on the device; the sizes come back.
     Piece<R> pc;
     pc.n = static_cast<int>(n);
+    pc.m = static_cast<int>(m);
     pc.ld = static_cast<int>(count);
     pc.max_q = max_q_;
-    pc.raw = raw;
-    pc.skip = skip;
-    pc.table = table;
-    pc.y = y;
-    pc.r = r;
-    pc.rows = rows;
-    pc.q = q;
-    pc.nv = nv;
-    pc.kind = kind;
-    pc.done = done;
-    pc.bucket = bucket;
-    pc.counts = counts;
+    pc.raw = bf.raw;
+    pc.weights = bf.weights;
+    pc.skip = bf.skip;
+    pc.table = bf.table;
+    pc.y = bf.y;
+    pc.r = bf.r;
+    pc.w = bf.w;
+    pc.wy = bf.wy;
+    pc.rows = bf.rows;
+    pc.q = bf.q;
+    pc.nv = bf.nv;
+    pc.kind = bf.kind;
+    pc.done = bf.done;
+    pc.bucket = bf.bucket;
+    pc.counts = bf.counts;
     dev.prepare(L, pc, static_cast<int>(count));
-    dev.download(L, hcounts, counts, kBuckets * sizeof(int));
+    dev.download(L, bf.hcounts, bf.counts, kBuckets * sizeof(int));
     dev.sync(L);
 
     // Batches: one per (kind, padded size), laid out one after another.
     std::vector<Batch<T>> batches;
+    std::vector<Batch<double>> gram_batches;
+    bool has[6] = {};
     {
-      int* hoffsets = hcounts + kBuckets;
-      std::size_t s = 0, a = 0, l = 0;
-      for (int b = 0; b < kBuckets; ++b) {
-        hoffsets[b] = static_cast<int>(s);
-        if (hcounts[b] == 0) continue;
+      int* hoffsets = bf.hcounts + kBuckets;
+      std::size_t s = 0, a = 0, l = 0, ga = 0, gl = 0;
+      for (int bk = 0; bk < kBuckets; ++bk) {
+        hoffsets[bk] = static_cast<int>(s);
+        if (bf.hcounts[bk] == 0) continue;
         Batch<T> bt;
         bt.n = static_cast<int>(n);
         bt.m = static_cast<int>(m);
         bt.ld = static_cast<int>(count);
-        bt.kind = b < kSizes ? kDeletion : kDual;
-        bt.qb = (b % kSizes + 1) * 8;
-        bt.count = hcounts[b];
-        bt.pix = pix + s;
-        bt.q = q;
-        bt.rows = rows;
-        bt.K = bt.kind == kDeletion ? hat : qinv;
+        bt.kind = kDeletion + bk / kSizes;
+        bt.qb = (bk % kSizes + 1) * 8;
+        bt.count = bf.hcounts[bk];
+        bt.pix = bf.pix + s;
+        bt.q = bf.q;
+        bt.rows = bf.rows;
         bt.A = d.a;
-        bt.t = bt.kind == kDeletion ? tdel : tdual;
-        bt.S = sys + a;
-        bt.z = rhs + l;
-        bt.y = y;
-        bt.info = info + s;
-        bt.done = done;
-        bt.tau = tau_;
-        bt.growth = growth_;
+        bt.y = bf.y;
+        bt.S = bf.sys + a;
+        bt.z = bf.rhs + l;
+        bt.info = bf.info + s;
+        bt.done = bf.done;
+        bt.tau = refine ? std::max(settings_.tau, kFloat32Tau) : settings_.tau;
+        switch (bt.kind) {
+          case kDeletion:
+            bt.K = static_cast<const T*>(d.hat_work);
+            bt.t = bf.tdel;
+            bt.u = bf.y;
+            bt.growth = settings_.growth;
+            break;
+          case kDual:
+            bt.K = static_cast<const T*>(d.qinv_work);
+            bt.t = bf.tdual;
+            bt.u = bf.y;
+            bt.growth = settings_.growth;
+            break;
+          case kGather:
+            bt.K = static_cast<const T*>(d.gram_work);
+            bt.t = bf.tgather;
+            bt.u = bf.ugather;
+            break;
+          default: {  // Gram, in float64
+            Batch<double> gb;
+            gb.n = bt.n;
+            gb.m = bt.m;
+            gb.ld = bt.ld;
+            gb.kind = kGram;
+            gb.qb = bt.qb;
+            gb.count = bt.count;
+            gb.pix = bt.pix;
+            gb.q = bt.q;
+            gb.A = d.a;
+            gb.y = bf.y;
+            gb.g = bf.g;
+            gb.b = bf.b;
+            gb.ridge = settings_.ridge;
+            gb.u = bf.ugram;
+            gb.S = bf.gsys + ga;
+            gb.z = bf.grhs + gl;
+            gb.info = bt.info;
+            gb.done = bf.done;
+            gb.tau = settings_.gram_tau;
+            ga += static_cast<std::size_t>(gb.count) * gb.qb * gb.qb;
+            gl += static_cast<std::size_t>(gb.count) * gb.qb;
+            gram_batches.push_back(gb);
+            break;
+          }
+        }
+        has[bt.kind] = true;
         s += static_cast<std::size_t>(bt.count);
+        if (bt.kind == kGram) continue;
         a += static_cast<std::size_t>(bt.count) * bt.qb * bt.qb;
         l += static_cast<std::size_t>(bt.count) * bt.qb;
         batches.push_back(bt);
       }
-      dev.upload(L, offsets, hoffsets, kBuckets * sizeof(int));
-      dev.assign(L, bucket, offsets, fill, pix, static_cast<int>(count));
+      dev.upload(L, bf.counts + kBuckets, hoffsets, kBuckets * sizeof(int));
+      dev.assign(L, bf.bucket, bf.counts + kBuckets, bf.counts + 2 * kBuckets, bf.pix, static_cast<int>(count));
     }
 
     const int M = static_cast<int>(m), N = static_cast<int>(n), C = static_cast<int>(count);
-    bool any_del = false, any_dual = false;
-    for (const auto& b : batches) (b.kind == kDeletion ? any_del : any_dual) = true;
-    // Pass 1 solves for the missing rows; in float32, pass 2 refines them
-    // from the float64 residual with the same factors. Y~ is (C x N)
-    // column-major as stored, so the products take it transposed.
+    const int TP = static_cast<int>(packed);
+    if (has[kGram]) {  // G = packed A^T W A and b = A^T W y for every pixel: two GEMMs
+      dev.gemm(L, 'N', 'T', C, TP, N, 1.0, bf.w, C, d.outer, TP, 0.0, bf.g, C);
+      dev.gemm(L, 'N', 'T', C, M, N, 1.0, bf.wy, C, d.a, M, 0.0, bf.b, C);
+      dev.zero(L, bf.ugram, m * count * sizeof(double));
+    }
+    if (has[kGather]) dev.zero(L, bf.ugather, n * count * sizeof(double));
+    // Pass 1 solves; in float32, pass 2 refines from the float64 residuals
+    // with the same factors. Y~ and W are (C x N) column-major as stored,
+    // so the products take them transposed.
     for (int pass = 0; pass < (refine ? 2 : 1); ++pass) {
-      if (any_del) dev.gemm(L, 'N', 'T', M, C, N, 1.0, d.pinv, M, y, C, 0.0, tdel, M);
-      if (any_dual) dev.gemm(L, 'N', 'T', N, C, N, 1.0, d.qinv, N, y, C, 0.0, tdual, N);
-      for (const auto& b : batches) {
+      if (has[kDeletion]) dev.gemm(L, 'N', 'T', M, C, N, 1.0, d.pinv, M, bf.y, C, 0.0, bf.tdel, M);
+      if (has[kDual]) dev.gemm(L, 'N', 'T', N, C, N, 1.0, d.qinv, N, bf.y, C, 0.0, bf.tdual, N);
+      if (has[kGather]) dev.gemm(L, 'N', 'T', N, C, N, 1.0, d.gram, N, bf.ugather, C, 0.0, bf.tgather, N);
+      auto run_batch = [&](const auto& b) {
         if (pass == 0) {
           dev.build(L, b);
-          dev.factor(L, b.S, b.qb, b.count, info + (b.info - info));
+          dev.factor(L, b.S, b.qb, b.count, const_cast<int*>(b.info));
           dev.check_pivots(L, b);
         } else {
           dev.rhs(L, b);
         }
         dev.solve(L, b.S, b.z, b.qb, b.count);
         dev.scatter(L, b, pass == 0);
-      }
+      };
+      for (const auto& b : batches) run_batch(b);
+      if (pass == 0)
+        for (const auto& b : gram_batches) run_batch(b);
     }
-    // X observation-major like the output cube: (C x M) = Y~ P^T.
-    dev.gemm(L, 'N', 'T', C, M, N, 1.0, y, C, d.pinv, M, 0.0, x, C);
-    if (in.rss) {  // r = y~ - X A^T over the valid values
-      dev.gemm(L, 'N', 'N', C, N, M, -1.0, x, C, d.a, M, 1.0, r, C);
-      dev.rss(L, raw, r, N, C, rss);
+    // X observation-major like the output cube: (C x M) = Y~ P^T, then the
+    // gather pixels' W A and the Gram pixels' own x.
+    dev.gemm(L, 'N', 'T', C, M, N, 1.0, bf.y, C, d.pinv, M, 0.0, bf.x, C);
+    if (has[kGather]) {
+      dev.gemm(L, 'N', 'T', C, M, N, 1.0, bf.ugather, C, d.a, M, 0.0, bf.xgather, C);
+      dev.select(L, bf.kind, kGather, bf.xgather, bf.x, C, m * count);
     }
-    if (xf) {
-      dev.narrow(L, x, xf, count * m);
-      dev.download(L, hx, xf, count * m * sizeof(float));
+    if (has[kGram]) dev.select(L, bf.kind, kGram, bf.ugram, bf.x, C, m * count);
+    if (in.rss) {  // r = y~ - X A^T over the valid values (weighted)
+      dev.gemm(L, 'N', 'N', C, N, M, -1.0, bf.x, C, d.a, M, 1.0, bf.r, C);
+      dev.rss(L, bf.raw, bf.w, bf.r, N, C, bf.rss);
+    }
+    if (bf.xf) {
+      dev.narrow(L, bf.x, bf.xf, count * m);
+      dev.download(L, bf.hx, bf.xf, count * m * sizeof(float));
     } else {
-      dev.download(L, hx, x, count * m * sizeof(double));
+      dev.download(L, bf.hx, bf.x, count * m * sizeof(double));
     }
-    dev.download(L, hnv, nv, count * sizeof(int));
-    dev.download(L, hkind, kind, count);
-    dev.download(L, hdone, done, count);
-    if (in.rss) dev.download(L, hrss, rss, count * sizeof(double));
+    dev.download(L, bf.hnv, bf.nv, count * sizeof(int));
+    dev.download(L, bf.hkind, bf.kind, count);
+    dev.download(L, bf.hdone, bf.done, count);
+    if (in.rss) dev.download(L, bf.hrss, bf.rss, count * sizeof(double));
     dev.sync(L);
     // The solutions of the pixels done here, row by row into the output.
     bool all = true;
-    for (std::size_t k = 0; k < count && all; ++k) all = hdone[k] != 0;
+    for (std::size_t k = 0; k < count && all; ++k) all = bf.hdone[k] != 0;
     for (std::size_t j = 0; j < m; ++j) {
-      const char* src = hx + j * count * x_size;
+      const char* src = bf.hx + j * count * x_size;
       char* dst = static_cast<char*>(out.x) + (j * out.x_stride + begin) * x_size;
       if (all) {
         std::memcpy(dst, src, count * x_size);
         continue;
       }
       for (std::size_t k = 0; k < count; ++k)
-        if (hdone[k]) std::memcpy(dst + k * x_size, src + k * x_size, x_size);
+        if (bf.hdone[k]) std::memcpy(dst + k * x_size, src + k * x_size, x_size);
     }
-    std::memcpy(out.nv + begin, hnv, count * sizeof(int));
-    std::memcpy(out.kind + begin, hkind, count);
-    std::memcpy(out.done + begin, hdone, count);
-    if (in.rss && out.rss) std::memcpy(out.rss + begin, hrss, count * sizeof(double));
+    std::memcpy(out.nv + begin, bf.hnv, count * sizeof(int));
+    std::memcpy(out.kind + begin, bf.hkind, count);
+    std::memcpy(out.done + begin, bf.hdone, count);
+    if (in.rss && out.rss) std::memcpy(out.rss + begin, bf.hrss, count * sizeof(double));
     ++pieces_;
     begin += count;
   }
