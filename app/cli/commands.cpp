@@ -102,10 +102,12 @@ struct Totals {
   std::size_t pixels = 0;
   int threads = 1;
   Device device = Device::Cpu;
+  std::size_t device_pixels = 0;
   std::vector<std::string> warnings;
 
   void add(const SolveResult& r) {
     device = r.device;
+    device_pixels += r.device_pixels;
     warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
     for (std::size_t i = 0; i < kPathCount; ++i) paths[i] += r.paths[i];
     for (std::size_t s = 0; s < status.size(); ++s) status[s] += r.count(static_cast<PixelStatus>(s));
@@ -327,6 +329,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
         .field("engine_seconds", totals.engine_seconds)
         .field("pixels", totals.pixels)
         .field("device", device_name(totals.device))
+        .field("device_pixels", totals.device_pixels)
         .field("threads", totals.threads)
         .field("blocks", blocks)
         .field("rows_per_block", rows)
@@ -681,7 +684,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
       j.field("normal_equations_device_seconds", normal_device_seconds)
           .field("normal_equations_device_speedup", normal_device_seconds / engine);
     j
-        .field("max_rel_error", worst).field("device", device_name(r.device));
+        .field("max_rel_error", worst).field("device", device_name(r.device)).field("device_pixels", r.device_pixels);
     json_paths(j, r.paths);
     j.end_object();
     std::cout << j.str() << "\n";
@@ -702,6 +705,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::printf("  normal equations, GPU %9.3f s   engine is %.0fx faster (the same loop on the device)\n",
                 normal_device_seconds, normal_device_seconds / engine);
   std::printf("  max relative error vs gelsd: %.3g over %zu sampled pixels\n", worst, compared);
+  if (r.device == Device::Cuda) std::printf("  pixels solved on the device: %zu of %zu\n", r.device_pixels, P);
   std::printf("  paths:");
   for (std::size_t i = 0; i < kPathCount; ++i)
     if (r.paths[i]) std::printf(" %s %zu", path_name(static_cast<SolvePath>(i)), r.paths[i]);

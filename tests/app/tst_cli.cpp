@@ -110,6 +110,7 @@ private slots:
     QVERIFY(j.contains("engine_seconds"));
     QCOMPARE(j["pixels"].toInt(), int(H * W));
     QCOMPARE(j["device"].toString(), QString("cpu"));
+    QCOMPARE(j["device_pixels"].toInt(), 0);
     const QJsonObject paths = j["paths"].toObject();
     int total = 0;
     for (const auto& v : paths) total += v.toInt();
