@@ -71,32 +71,22 @@ private slots:
     QVERIFY(describe_devices().size() == 2);
   }
 
-  void agreesWithTheCpu_data() {
-    QTest::addColumn<int>("n");
-    QTest::addColumn<int>("m");
-    QTest::addColumn<double>("missing");
-    QTest::newRow("deletion: N=100, M=50") << 100 << 50 << 0.2;
-    QTest::newRow("dual: N=50, M=100 (the seed)") << 50 << 100 << 0.2;
-    QTest::newRow("full data") << 30 << 8 << 0.0;
+  // The device pipeline on the reference backend (the same kernels and
+  // pipeline as on a GPU, run by the host), and on a real device when there is one.
+  void pipelineMatchesGelsd_data() { pipelineCases(); }
+  void pipelineMatchesGelsd() {
+    const Emulated device(256 * kMiB);
+    checkPipeline();
   }
-  void agreesWithTheCpu() {
+  void deviceMatchesGelsd_data() { pipelineCases(); }
+  void deviceMatchesGelsd() {
     const std::string why = no_device_reason();
     if (!why.empty()) QSKIP(why.c_str());
-    QFETCH(int, n);
-    QFETCH(int, m);
-    QFETCH(double, missing);
-    const Case c = random_case(static_cast<std::size_t>(n), static_cast<std::size_t>(m), 64, 64, missing, 0.0, 17);
-    SolveOptions gpu;
-    gpu.device = Device::Cuda;
-    const SolveResult r = run(c, gpu);
-    QCOMPARE(r.device, Device::Cuda);
-    QVERIFY(r.warnings.empty());
-    QVERIFY(max_error(c, r, gpu) <= 1e-9);
+    checkPipeline();
   }
 
-  // The device pipeline on the reference backend: the same kernels and
-  // pipeline as on a GPU, run by the host. Holds with or without a GPU.
-  void pipelineMatchesGelsd_data() {
+private:
+  static void pipelineCases() {
     QTest::addColumn<int>("n");
     QTest::addColumn<int>("m");
     QTest::addColumn<double>("missing");
@@ -120,7 +110,7 @@ private slots:
     QTest::newRow("some pixels for the CPU paths") << 20 << 5 << 0.5 << false << true << false << 0.0;
     QTest::newRow("mostly missing (no-data pixels)") << 4 << 2 << 0.7 << false << false << false << 0.0;
   }
-  void pipelineMatchesGelsd() {
+  static void checkPipeline() {
     QFETCH(int, n);
     QFETCH(int, m);
     QFETCH(double, missing);
@@ -128,7 +118,6 @@ private slots:
     QFETCH(bool, signal);
     QFETCH(bool, weighted);
     QFETCH(double, ridge);
-    const Emulated device(256 * kMiB);
     const auto N = static_cast<std::size_t>(n), M = static_cast<std::size_t>(m);
     Case c = signal ? signal_case(N, M, 40, missing, 23) : random_case(N, M, 40, 40, missing, 0.0, 23);
     if (weighted) {  // weights in (0.2, 2), and a few zeros (missing too)
@@ -174,6 +163,8 @@ private slots:
       }
     }
   }
+
+private slots:
 
   void outOfDeviceMemory() {
     const Case c = signal_case(100, 50, 48, 0.2, 5);
