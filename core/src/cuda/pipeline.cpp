@@ -112,30 +112,27 @@ struct Solver::Lane {
   Lane(Backend& d, int i) : dev(d), index(i) {}
   ~Lane() { drop(); }
   void drop() {
-    if (arena) dev.release(arena);
-    if (staging) dev.release_host(staging);
-    arena = staging = nullptr;
+    free(arena, false);
+    free(staging, true);
     arena_bytes = staging_bytes = 0;
   }
-  char* device(std::size_t bytes) {
-    if (bytes > arena_bytes) {
-      if (arena) dev.release(arena);
-      arena = nullptr;
-      arena_bytes = 0;
-      arena = dev.alloc(bytes);
-      arena_bytes = bytes;
-    }
-    return static_cast<char*>(arena);
+  char* device(std::size_t bytes) { return grow(arena, arena_bytes, bytes, false); }
+  char* host(std::size_t bytes) { return grow(staging, staging_bytes, bytes, true); }
+
+private:
+  void free(void*& p, bool on_host) {
+    if (p) on_host ? dev.release_host(p) : dev.release(p);
+    p = nullptr;
   }
-  char* host(std::size_t bytes) {
-    if (bytes > staging_bytes) {
-      if (staging) dev.release_host(staging);
-      staging = nullptr;
-      staging_bytes = 0;
-      staging = dev.alloc_host(bytes);
-      staging_bytes = bytes;
+  /// `p` (of `size` bytes) made at least `bytes` long.
+  char* grow(void*& p, std::size_t& size, std::size_t bytes, bool on_host) {
+    if (bytes > size) {
+      free(p, on_host);
+      size = 0;
+      p = on_host ? dev.alloc_host(bytes) : dev.alloc(bytes);
+      size = bytes;
     }
-    return static_cast<char*>(staging);
+    return static_cast<char*>(p);
   }
 };
 
@@ -407,67 +404,49 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
       for (int bk = 0; bk < kBuckets; ++bk) {
         hoffsets[bk] = static_cast<int>(s);
         if (bf.hcounts[bk] == 0) continue;
+        const int kind = kDeletion + bk / kSizes, qb = (bk % kSizes + 1) * 8;
+        auto common = [&](auto& b) {  // what every batch of either precision has
+          b.n = static_cast<int>(n);
+          b.m = static_cast<int>(m);
+          b.ld = static_cast<int>(count);
+          b.kind = kind;
+          b.qb = qb;
+          b.count = bf.hcounts[bk];
+          b.pix = bf.pix + s;
+          b.q = bf.q;
+          b.rows = bf.rows;
+          b.A = d.a;
+          b.y = bf.y;
+          b.info = bf.info + s;
+          b.done = bf.done;
+        };
         Batch<T> bt;
-        bt.n = static_cast<int>(n);
-        bt.m = static_cast<int>(m);
-        bt.ld = static_cast<int>(count);
-        bt.kind = kDeletion + bk / kSizes;
-        bt.qb = (bk % kSizes + 1) * 8;
-        bt.count = bf.hcounts[bk];
-        bt.pix = bf.pix + s;
-        bt.q = bf.q;
-        bt.rows = bf.rows;
-        bt.A = d.a;
-        bt.y = bf.y;
+        common(bt);
         bt.S = bf.sys + a;
         bt.z = bf.rhs + l;
-        bt.info = bf.info + s;
-        bt.done = bf.done;
         bt.tau = refine ? std::max(settings_.tau, kFloat32Tau) : settings_.tau;
-        switch (bt.kind) {
-          case kDeletion:
-            bt.K = static_cast<const T*>(d.hat_work);
-            bt.t = bf.tdel;
-            bt.u = bf.y;
-            bt.growth = settings_.growth;
-            break;
-          case kDual:
-            bt.K = static_cast<const T*>(d.qinv_work);
-            bt.t = bf.tdual;
-            bt.u = bf.y;
-            bt.growth = settings_.growth;
-            break;
-          case kGather:
-            bt.K = static_cast<const T*>(d.gram_work);
-            bt.t = bf.tgather;
-            bt.u = bf.ugather;
-            break;
-          default: {  // Gram, in float64
-            Batch<double> gb;
-            gb.n = bt.n;
-            gb.m = bt.m;
-            gb.ld = bt.ld;
-            gb.kind = kGram;
-            gb.qb = bt.qb;
-            gb.count = bt.count;
-            gb.pix = bt.pix;
-            gb.q = bt.q;
-            gb.A = d.a;
-            gb.y = bf.y;
-            gb.g = bf.g;
-            gb.b = bf.b;
-            gb.ridge = settings_.ridge;
-            gb.u = bf.ugram;
-            gb.S = bf.gsys + ga;
-            gb.z = bf.grhs + gl;
-            gb.info = bt.info;
-            gb.done = bf.done;
-            gb.tau = settings_.gram_tau;
-            ga += static_cast<std::size_t>(gb.count) * gb.qb * gb.qb;
-            gl += static_cast<std::size_t>(gb.count) * gb.qb;
-            gram_batches.push_back(gb);
-            break;
-          }
+        if (kind == kDeletion || kind == kDual) {
+          bt.K = static_cast<const T*>(kind == kDeletion ? d.hat_work : d.qinv_work);
+          bt.t = kind == kDeletion ? bf.tdel : bf.tdual;
+          bt.u = bf.y;
+          bt.growth = settings_.growth;
+        } else if (kind == kGather) {
+          bt.K = static_cast<const T*>(d.gram_work);
+          bt.t = bf.tgather;
+          bt.u = bf.ugather;
+        } else {  // Gram, in float64
+          Batch<double> gb;
+          common(gb);
+          gb.g = bf.g;
+          gb.b = bf.b;
+          gb.ridge = settings_.ridge;
+          gb.u = bf.ugram;
+          gb.S = bf.gsys + ga;
+          gb.z = bf.grhs + gl;
+          gb.tau = settings_.gram_tau;
+          ga += static_cast<std::size_t>(gb.count) * gb.qb * gb.qb;
+          gl += static_cast<std::size_t>(gb.count) * gb.qb;
+          gram_batches.push_back(gb);
         }
         has[bt.kind] = true;
         s += static_cast<std::size_t>(bt.count);
