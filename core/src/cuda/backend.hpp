@@ -40,8 +40,19 @@ public:
   virtual void* alloc_host(std::size_t bytes) = 0;
   virtual void release_host(void* p) noexcept = 0;
 
+  /// Page-locks `bytes` of host memory at p for fast transfers (false: it
+  /// cannot; transfers still work, more slowly); unpin undoes it.
+  virtual bool pin(const void* p, std::size_t bytes) = 0;
+  virtual void unpin(const void* p) noexcept = 0;
+
   virtual void upload(int lane, void* dst, const void* src, std::size_t bytes) = 0;
   virtual void download(int lane, void* dst, const void* src, std::size_t bytes) = 0;
+  /// `rows` rows of `width` bytes, `pitch` bytes apart on the host,
+  /// contiguous on the device.
+  virtual void upload_rows(int lane, void* dst, const void* src, std::size_t pitch, std::size_t width,
+                           std::size_t rows) = 0;
+  virtual void download_rows(int lane, void* dst, std::size_t pitch, const void* src, std::size_t width,
+                             std::size_t rows) = 0;
   /// Waits for the lane's work; throws NumericalError when some of it failed.
   virtual void sync(int lane) = 0;
 

@@ -60,8 +60,19 @@ public:
   }
   void release_host(void* p) noexcept override { std::free(p); }
 
+  bool pin(const void*, std::size_t) override { return true; }
+  void unpin(const void*) noexcept override {}
   void upload(int, void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void download(int, void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void upload_rows(int, void* dst, const void* src, std::size_t pitch, std::size_t width, std::size_t rows) override {
+    for (std::size_t i = 0; i < rows; ++i)
+      std::memcpy(static_cast<char*>(dst) + i * width, static_cast<const char*>(src) + i * pitch, width);
+  }
+  void download_rows(int, void* dst, std::size_t pitch, const void* src, std::size_t width,
+                     std::size_t rows) override {
+    for (std::size_t i = 0; i < rows; ++i)
+      std::memcpy(static_cast<char*>(dst) + i * pitch, static_cast<const char*>(src) + i * width, width);
+  }
   void sync(int) override {}
 
   void gemm(int, char ta, char tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b,

@@ -188,6 +188,13 @@ Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t
 Solver::~Solver() {
   lanes_.clear();
   factors_.reset();
+  for (const void* p : pinned_) dev_->unpin(p);
+}
+
+bool Solver::pin(const void* p, std::size_t bytes) {
+  if (!p || bytes == 0 || !dev_->pin(p, bytes)) return false;
+  pinned_.push_back(p);
+  return true;
 }
 
 std::string Solver::name() const { return dev_->name(); }
@@ -264,7 +271,6 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     int *rows, *q, *nv, *bucket, *pix, *counts, *info;
     T *sys, *rhs;
     double *gsys, *grhs;
-    R* hraw;
     double *hweights, *hrss;
     char* hx;
     std::uint8_t *hskip, *hkind, *hdone;
@@ -320,7 +326,6 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     dv(b.rhs, maxqb * count);                         // right-hand sides
     dv(b.gsys, mb * mb * count, gram);                // Gram systems, float64
     dv(b.grhs, mb * count, gram);
-    hv(b.hraw, nc);
     hv(b.hweights, nc, weighted);
     hv(b.hskip, count, in.skip != nullptr);
     hv(b.hcounts, 3 * static_cast<std::size_t>(kBuckets));
@@ -350,8 +355,7 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     // Up: the piece's rows of the cube (and weights) as stored, the flags, the table.
     const std::size_t first = in.begin + begin;
     const R* cube = static_cast<const R*>(in.cube);
-    for (std::size_t i = 0; i < n; ++i) std::memcpy(bf.hraw + i * count, cube + i * in.stride + first, count * sizeof(R));
-    dev.upload(L, bf.raw, bf.hraw, n * count * sizeof(R));
+    dev.upload_rows(L, bf.raw, cube + first, in.stride * sizeof(R), count * sizeof(R), n);
     if (weighted) {
       for (std::size_t i = 0; i < n; ++i)
         for (std::size_t k = 0; k < count; ++k) {
@@ -501,27 +505,27 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
       dev.gemm(L, 'N', 'N', C, N, M, -1.0, bf.x, C, d.a, M, 1.0, bf.r, C);
       dev.rss(L, bf.raw, bf.w, bf.r, N, C, bf.rss);
     }
-    if (bf.xf) {
-      dev.narrow(L, bf.x, bf.xf, count * m);
-      dev.download(L, bf.hx, bf.xf, count * m * sizeof(float));
-    } else {
-      dev.download(L, bf.hx, bf.x, count * m * sizeof(double));
-    }
+    if (bf.xf) dev.narrow(L, bf.x, bf.xf, count * m);
     dev.download(L, bf.hnv, bf.nv, count * sizeof(int));
     dev.download(L, bf.hkind, bf.kind, count);
     dev.download(L, bf.hdone, bf.done, count);
     if (in.rss) dev.download(L, bf.hrss, bf.rss, count * sizeof(double));
     dev.sync(L);
-    // The solutions of the pixels done here, row by row into the output.
+    // The solutions of the pixels done here, row by row into the output:
+    // straight from the device when the piece is all done, else picked.
     bool all = true;
     for (std::size_t k = 0; k < count && all; ++k) all = bf.hdone[k] != 0;
-    for (std::size_t j = 0; j < m; ++j) {
+    char* rows_out = static_cast<char*>(out.x) + begin * x_size;
+    if (all) {
+      dev.download_rows(L, rows_out, out.x_stride * x_size, bf.xf ? static_cast<const void*>(bf.xf) : bf.x,
+                        count * x_size, m);
+    } else {
+      dev.download(L, bf.hx, bf.xf ? static_cast<const void*>(bf.xf) : bf.x, count * m * x_size);
+    }
+    dev.sync(L);
+    for (std::size_t j = 0; j < m && !all; ++j) {
       const char* src = bf.hx + j * count * x_size;
-      char* dst = static_cast<char*>(out.x) + (j * out.x_stride + begin) * x_size;
-      if (all) {
-        std::memcpy(dst, src, count * x_size);
-        continue;
-      }
+      char* dst = rows_out + j * out.x_stride * x_size;
       for (std::size_t k = 0; k < count; ++k)
         if (bf.hdone[k]) std::memcpy(dst + k * x_size, src + k * x_size, x_size);
     }
