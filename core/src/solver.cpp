@@ -855,10 +855,6 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
       gpu = std::make_unique<detail::gpu::Solver>(f, design.values().data(), std::move(table), settings);
       job.gpu = gpu.get();
       r.device = Device::Cuda;
-      // Direct transfers from the cube (and weights) and into X where the device allows.
-      gpu->pin(cube.raw(), cube.nbytes());
-      if (weights) gpu->pin(weights->raw(), weights->nbytes());
-      gpu->pin(r.x.raw(), r.x.nbytes());
       // Few, large chunks: each is one call with its transfers; a few
       // threads keep the device's two lanes busy.
       const std::size_t feeders = std::min<std::size_t>(static_cast<std::size_t>(r.threads), 4);

@@ -40,15 +40,12 @@ public:
   virtual void* alloc_host(std::size_t bytes) = 0;
   virtual void release_host(void* p) noexcept = 0;
 
-  /// Page-locks `bytes` of host memory at p for fast transfers (false: it
-  /// cannot; transfers still work, more slowly); unpin undoes it.
-  virtual bool pin(const void* p, std::size_t bytes) = 0;
-  virtual void unpin(const void* p) noexcept = 0;
-
   virtual void upload(int lane, void* dst, const void* src, std::size_t bytes) = 0;
   virtual void download(int lane, void* dst, const void* src, std::size_t bytes) = 0;
   /// `rows` rows of `width` bytes, `pitch` bytes apart on the host,
-  /// contiguous on the device.
+  /// contiguous on the device. The host side is the caller's own memory
+  /// (the cube, the output), which is not page-locked: pinning it would
+  /// cost more than it saves for one pass.
   virtual void upload_rows(int lane, void* dst, const void* src, std::size_t pitch, std::size_t width,
                            std::size_t rows) = 0;
   virtual void download_rows(int lane, void* dst, std::size_t pitch, const void* src, std::size_t width,

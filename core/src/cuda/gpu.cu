@@ -130,14 +130,6 @@ public:
   }
   void release_host(void* p) noexcept override { cudaFreeHost(p); }
 
-  bool pin(const void* p, std::size_t bytes) override {
-    if (cudaHostRegister(const_cast<void*>(p), bytes, cudaHostRegisterDefault) == cudaSuccess) return true;
-    cudaGetLastError();  // not pinned: transfers from pageable memory still work
-    return false;
-  }
-  void unpin(const void* p) noexcept override {
-    if (cudaHostUnregister(const_cast<void*>(p)) != cudaSuccess) cudaGetLastError();
-  }
   void upload_rows(int lane, void* dst, const void* src, std::size_t pitch, std::size_t width,
                    std::size_t rows) override {
     check(cudaMemcpy2DAsync(dst, width, src, pitch, width, rows, cudaMemcpyHostToDevice, lanes_[lane].stream),

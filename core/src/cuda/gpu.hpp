@@ -97,11 +97,6 @@ public:
   /// when the device fails.
   void solve(const Chunk& in, const ChunkResult& out);
 
-  /// Page-locks host memory the chunks will read or write (the cube, the
-  /// output) for direct transfers, until the solver goes; returns false
-  /// where that is not possible (transfers then take longer).
-  bool pin(const void* p, std::size_t bytes);
-
   std::string name() const;
   /// Pixels in the largest piece one call may send; shrinks after an
   /// allocation fails.
@@ -121,7 +116,6 @@ private:
   std::unique_ptr<Factors> factors_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<std::uint8_t> table_;
-  std::vector<const void*> pinned_;
   std::mutex mutex_;
   std::condition_variable freed_;
   std::size_t n_ = 0, m_ = 0;

@@ -60,8 +60,6 @@ public:
   }
   void release_host(void* p) noexcept override { std::free(p); }
 
-  bool pin(const void*, std::size_t) override { return true; }
-  void unpin(const void*) noexcept override {}
   void upload(int, void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void download(int, void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void upload_rows(int, void* dst, const void* src, std::size_t pitch, std::size_t width, std::size_t rows) override {

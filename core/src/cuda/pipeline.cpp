@@ -188,13 +188,6 @@ Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t
 Solver::~Solver() {
   lanes_.clear();
   factors_.reset();
-  for (const void* p : pinned_) dev_->unpin(p);
-}
-
-bool Solver::pin(const void* p, std::size_t bytes) {
-  if (!p || bytes == 0 || !dev_->pin(p, bytes)) return false;
-  pinned_.push_back(p);
-  return true;
 }
 
 std::string Solver::name() const { return dev_->name(); }
