@@ -24,7 +24,7 @@ namespace cubesolve {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr std::size_t kMaxSmall = 128;   // largest system the deletion and dual paths factor
+constexpr std::size_t kMaxSmall = 512;   // largest system the deletion and dual paths factor
 constexpr std::size_t kMinGroup = 32;    // smallest mask group worth its own factorization
 constexpr double kSmallTau = 1e-4;       // smallest relative pivot of I - H_II, Q_II or C_VV
 constexpr double kGramTau = 1e-6;        // smallest relative pivot of a Gram matrix
@@ -483,6 +483,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
   ws.rows.resize(N * L);
   for (std::size_t q = 1; q <= kMaxSmall; ++q) {
     const auto& list = ws.buckets[q];
+    if (list.empty()) continue;
     ws.s.resize(q * q * L);
     ws.rhs.resize(q * L);
     for (std::size_t b0 = 0; b0 < list.size(); b0 += L) {

@@ -71,6 +71,17 @@ private slots:
     QVERIFY(max_error(c, r, {}) <= 1e-9);
   }
 
+  // Many missing rows (a tall stack losing a quarter): systems of ~200 rows
+  // are still far cheaper than gelsd per pixel.
+  void largeDeletions() {
+    const Case c = random_case(800, 200, 8, 8, 0.25, 0.0, 12);
+    SolveOptions o;
+    o.threads = 2;
+    const SolveResult r = run(c, o);
+    QCOMPARE(count(r, SolvePath::Deletion), std::size_t{64});
+    QVERIFY(max_error(c, r, o) <= 1e-9);
+  }
+
   void deletionWithoutResiduals_data() {
     // Without residuals, overdetermined designs keep chunks observation-major
     // and correct x0 = P·y~ per pixel; every kind of pixel must still match.
