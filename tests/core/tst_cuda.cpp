@@ -288,6 +288,49 @@ private slots:
     QVERIFY(vouched > B * 9 / 10);
   }
 
+  // Pixels whose masks are the same share one factorization on the device.
+  void identicalMasksShareOneSystem() {
+    const Emulated device(64 * kMiB);
+    const std::size_t N = 60, M = 20, B = 400;
+    Case c = signal_case(N, M, 20, 0.0, 4);
+    for (std::size_t k = 0; k < B; ++k)  // five masks, each losing rows (k % 5) * 3 + {0, 1, 2} and row 50 + k % 5
+      for (std::size_t i : {(k % 5) * 3, (k % 5) * 3 + 1, (k % 5) * 3 + 2, 50 + k % 5}) c.y[i * B + k] = kNaN;
+    const Array cube = make_cube(DType::Float64, N, 20, 20, c.y);
+    Array a(DType::Float64, {N, M});
+    std::copy(c.a.begin(), c.a.end(), a.data<double>());
+    const Design design(a);
+    std::vector<std::uint8_t> table(N + 1, gpu::kDeletion);
+    table[N] = gpu::kFull;
+    gpu::Settings settings;
+    settings.tau = 1e-4;
+    settings.growth = 1e6;
+    gpu::Solver s(design.factors(), a.data<double>(), table, settings);
+    std::vector<double> x(M * B), rss(B);
+    std::vector<std::int32_t> nv(B);
+    std::vector<std::uint8_t> kind(B), done(B);
+    gpu::Chunk in;
+    in.cube = cube.raw();
+    in.float32 = false;
+    in.stride = B;
+    in.count = B;
+    gpu::ChunkResult out;
+    out.x = x.data();
+    out.x_stride = B;
+    out.nv = nv.data();
+    out.kind = kind.data();
+    out.done = done.data();
+    out.rss = rss.data();
+    s.solve(in, out);
+    QCOMPARE(s.systems(), std::size_t{5});
+    std::vector<double> y(N), xp(M);
+    for (std::size_t k = 0; k < B; ++k) {
+      QCOMPARE(int(done[k]), 1);
+      for (std::size_t i = 0; i < N; ++i) y[i] = c.y[i * B + k];
+      for (std::size_t j = 0; j < M; ++j) xp[j] = x[j * B + k];
+      QVERIFY(rel_error(xp, lstsq(c.a, N, M, y.data(), nullptr, -1.0).x) <= 1e-9);
+    }
+  }
+
   // The question's per-pixel loop on the device (the bench's comparison)
   // solves the normal equations: gelsd's answer where A_V has full rank.
   void normalEquationsLoop() {

@@ -63,16 +63,23 @@ public:
   /// after another from s, in place; info[j] = 0 when system j succeeded.
   virtual void factor(int lane, double* s, int n, int count, int* info) = 0;
   virtual void factor(int lane, float* s, int n, int count, int* info) = 0;
-  /// Solves with those factors, one right-hand side each (n values one
-  /// after another from z), in place.
-  virtual void solve(int lane, const double* s, double* z, int n, int count) = 0;
-  virtual void solve(int lane, const float* s, float* z, int n, int count) = 0;
+  /// Solves `count` systems, one right-hand side each (n values one after
+  /// another from z), in place; system j uses the factor which[j] - which0
+  /// (j itself when which is null).
+  virtual void solve(int lane, const double* s, double* z, int n, int count, const int* which, int which0) = 0;
+  virtual void solve(int lane, const float* s, float* z, int n, int count, const int* which, int which0) = 0;
+
+  /// Sorts `count` (key, value) pairs by key, stably, into the outputs.
+  virtual void sort(int lane, const std::uint64_t* keys, std::uint64_t* keys_out, const int* values, int* values_out,
+                    int count) = 0;
+  /// Groups of equal neighbouring keys: mark_start, an exclusive prefix sum
+  /// of the starts into `before`, then group_entry.
+  virtual void group(int lane, const std::uint64_t* keys, int* start, int* before, int* gid, int* lead, int count) = 0;
 
   // The kernels of device_kernels.hpp, over a piece's pixels or a batch.
   virtual void prepare(int lane, const Piece<float>& p, int count) = 0;  // prepare_pixel
   virtual void prepare(int lane, const Piece<double>& p, int count) = 0;
-  virtual void assign(int lane, const int* bucket, const int* offset, int* fill, int* pix, int count) = 0;
-  virtual void build(int lane, const Batch<double>& b) = 0;  // build_entry, then rhs_entry
+  virtual void build(int lane, const Batch<double>& b) = 0;  // build_entry per group, then rhs_entry
   virtual void build(int lane, const Batch<float>& b) = 0;
   virtual void check_pivots(int lane, const Batch<double>& b) = 0;  // check_system after factor
   virtual void check_pivots(int lane, const Batch<float>& b) = 0;

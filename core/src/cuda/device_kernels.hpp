@@ -57,7 +57,17 @@ template <class R> struct Piece {
   std::uint8_t* done = nullptr;  // per pixel: 1 = solved here
   int* bucket = nullptr;   // per pixel: its batch, -1 for none
   int* counts = nullptr;   // kBuckets: systems per batch
+  std::uint64_t* key = nullptr;  // per pixel: its batch, then a hash of its system's rows (sort key)
+  int* order = nullptr;          // per pixel: k (sorted along with the keys)
 };
+
+/// Mixes v into the hash h (splitmix64's finaliser).
+CUBESOLVE_HD std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  return h ^ (h >> 31);
+}
 
 /// Pixel k of the piece: its values, valid count, kind, system rows and batch.
 template <class R> CUBESOLVE_HD void prepare_pixel(const Piece<R>& p, int k) {
@@ -87,11 +97,22 @@ template <class R> CUBESOLVE_HD void prepare_pixel(const Piece<R>& p, int k) {
     }
     if ((kd == kDeletion || kd == kDual) ? !ok : (kd == kGather && ok)) p.rows[static_cast<long long>(c++) * p.ld + k] = i;
   }
+  // The sort key: batch first, then what makes the system: its rows (pixels
+  // with the same rows share one factorization), or the pixel itself for
+  // Gram systems, which depend on the pixel's weights.
   int b = -1;
+  std::uint64_t key = ~std::uint64_t{0};
   if (kd == kDeletion || kd == kDual || kd == kGather || kd == kGram) {
     b = bucket_of(kd, q);
     bump(p.counts + b);
+    std::uint64_t h = static_cast<std::uint64_t>(q);
+    if (kd == kGram) h = mix(h, static_cast<std::uint64_t>(k));
+    else
+      for (int a = 0; a < q; ++a) h = mix(h, static_cast<std::uint64_t>(p.rows[static_cast<long long>(a) * p.ld + k]));
+    key = (static_cast<std::uint64_t>(b) << 54) | (h >> 10);
   }
+  p.key[k] = key;
+  p.order[k] = k;
   p.q[k] = q;
   p.nv[k] = nv;
   p.kind[k] = static_cast<std::uint8_t>(kd);
@@ -99,10 +120,17 @@ template <class R> CUBESOLVE_HD void prepare_pixel(const Piece<R>& p, int k) {
   p.bucket[k] = b;
 }
 
-/// Pixel k joins its batch: pix[offset[b] + next free place].
-CUBESOLVE_HD void assign_pixel(const int* bucket, const int* offset, int* fill, int* pix, int k) {
-  const int b = bucket[k];
-  if (b >= 0) pix[offset[b] + bump(fill + b)] = k;
+/// After the sort: position j starts a group (a system of its own) when its
+/// key differs from the one before.
+CUBESOLVE_HD void mark_start(const std::uint64_t* key, int* start, int j) {
+  start[j] = j == 0 || key[j] != key[j - 1] ? 1 : 0;
+}
+
+/// From the starts and their exclusive prefix sum: each position's group,
+/// and each group's first position (its leader).
+CUBESOLVE_HD void group_entry(const int* start, const int* before, int* gid, int* lead, int j) {
+  gid[j] = before[j] + start[j] - 1;
+  if (start[j]) lead[gid[j]] = j;
 }
 
 /// Where packed Gram entry (a, c) of the upper triangle sits (row after row).
@@ -130,6 +158,11 @@ CUBESOLVE_HD long long packed_index(int a, int c, int m) {
 /// that of A_V squared, are always float64.
 template <class T> struct Batch {
   int n = 0, m = 0, ld = 0, qb = 0, count = 0, kind = kDeletion;
+  // Pixels with the same rows share a system: position j (0 <= j < count)
+  // uses system gid[j] - g0, whose leader is position lead[g0 + s] - first.
+  int groups = 0, first = 0, g0 = 0;
+  const int* gid = nullptr;   // from the batch's first position
+  const int* lead = nullptr;  // of the whole piece
   const int* pix = nullptr;
   const int* q = nullptr;     // per pixel of the piece
   const int* rows = nullptr;  // per pixel of the piece, a-th at a * ld + k
@@ -151,6 +184,8 @@ template <class T> struct Batch {
   CUBESOLVE_HD int row(int j, int a) const {
     return kind == kGram ? a : rows[static_cast<long long>(a) * ld + pix[j]];
   }
+  CUBESOLVE_HD int system_of(int j) const { return gid[j] - g0; }
+  CUBESOLVE_HD int leader(int s) const { return lead[g0 + s] - first; }
   CUBESOLVE_HD double gram(long long k, int a, int c) const {
     return g[packed_index(a, c, m) * ld + k] + (a == c ? ridge : 0.0);
   }
@@ -164,10 +199,11 @@ template <class T> struct Batch {
 
 template <class T> CUBESOLVE_HD T abs_of(T v) { return v < T(0) ? -v : v; }
 
-/// Element e of the batch's systems (count * qb * qb of them).
+/// Element e of the batch's systems (groups * qb * qb of them), from each
+/// group's leader.
 template <class T> CUBESOLVE_HD void build_entry(const Batch<T>& b, long long e) {
   const long long size = static_cast<long long>(b.qb) * b.qb;
-  const int j = static_cast<int>(e / size);
+  const int j = b.leader(static_cast<int>(e / size));
   const int rem = static_cast<int>(e % size), a = rem % b.qb, c = rem / b.qb;
   const int q = b.q[b.pix[j]];
   b.S[e] = a < q && c < q ? static_cast<T>(b.entry(j, a, c)) : (a == c ? T(1) : T(0));
@@ -197,17 +233,20 @@ template <class T> CUBESOLVE_HD void rhs_entry(const Batch<T>& b, long long e) {
   b.z[e] = static_cast<T>(v);
 }
 
-/// After the factorization of system j: the CPU's pivot rule, every pivot
-/// L_aa^2 > tau * (the largest diagonal entry of the system). Sets done.
+/// After the factorization, for position j: the CPU's pivot rule on its
+/// system, every pivot L_aa^2 > tau * (the largest diagonal entry), and that
+/// its rows are its leader's (a hash can collide). Sets done.
 template <class T> CUBESOLVE_HD void check_system(const Batch<T>& b, int j) {
-  const int q = b.q[b.pix[j]];
-  const T* L = b.S + static_cast<long long>(j) * b.qb * b.qb;
+  const int q = b.q[b.pix[j]], s = b.system_of(j), lead = b.leader(s);
+  const T* L = b.S + static_cast<long long>(s) * b.qb * b.qb;
   double dmax = 0;
-  for (int a = 0; a < q; ++a) {
+  bool good = b.info[s] == 0 && q == b.q[b.pix[lead]];
+  for (int a = 0; a < q && good; ++a) {
+    good = b.row(j, a) == b.row(lead, a);
     const double d = b.entry(j, a, a);
     dmax = d > dmax ? d : dmax;
   }
-  bool good = b.info[j] == 0 && dmax > 0;
+  good = good && dmax > 0;
   for (int a = 0; a < q && good; ++a) {
     const double l = static_cast<double>(L[static_cast<long long>(a) * b.qb + a]);
     good = l * l > b.tau * dmax;

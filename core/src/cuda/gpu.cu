@@ -3,6 +3,8 @@
 // device_kernels.hpp.
 #include "backend.hpp"
 
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -63,8 +65,11 @@ template <class T> __global__ void k_scatter(Batch<T> b, bool bounded) {
 template <class R> __global__ void k_prepare(Piece<R> p, int count) {
   CUBESOLVE_GRID_LOOP(k, count) prepare_pixel(p, static_cast<int>(k));
 }
-__global__ void k_assign(const int* bucket, const int* offset, int* fill, int* pix, int count) {
-  CUBESOLVE_GRID_LOOP(k, count) assign_pixel(bucket, offset, fill, pix, static_cast<int>(k));
+__global__ void k_mark(const std::uint64_t* keys, int* start, int count) {
+  CUBESOLVE_GRID_LOOP(j, count) mark_start(keys, start, static_cast<int>(j));
+}
+__global__ void k_group(const int* start, const int* before, int* gid, int* lead, int count) {
+  CUBESOLVE_GRID_LOOP(j, count) group_entry(start, before, gid, lead, static_cast<int>(j));
 }
 template <class R> __global__ void k_rss(const R* raw, const double* w, const double* r, int n, int ld, double* out) {
   CUBESOLVE_GRID_LOOP(k, ld) out[k] = rss_pixel(raw, w, r, n, ld, static_cast<int>(k));
@@ -75,9 +80,11 @@ __global__ void k_select(const std::uint8_t* kind, int want, const double* from,
 __global__ void k_narrow(const double* src, float* dst, long long count) {
   CUBESOLVE_GRID_LOOP(e, count) narrow_entry(src, dst, e);
 }
-/// The pointer arrays of the batched routines: base + j * stride.
-template <class T> __global__ void k_pointers(T** out, T* base, long long stride, int count) {
-  CUBESOLVE_GRID_LOOP(j, count) out[j] = base + j * stride;
+/// The pointer arrays of the batched routines: base + (which[j] - which0)
+/// * stride, or base + j * stride without `which`.
+template <class T>
+__global__ void k_pointers(T** out, T* base, long long stride, int count, const int* which, int which0) {
+  CUBESOLVE_GRID_LOOP(j, count) out[j] = base + (which ? which[j] - which0 : j) * stride;
 }
 
 cublasOperation_t op(char t) { return t == 'T' || t == 't' ? CUBLAS_OP_T : CUBLAS_OP_N; }
@@ -102,6 +109,7 @@ public:
     for (Lane& l : lanes_) {
       if (l.stream) cudaStreamSynchronize(l.stream);
       if (l.pointers) cudaFree(l.pointers);
+      if (l.scratch) cudaFree(l.scratch);
       if (l.status) cudaFree(l.status);
       if (l.solver) cusolverDnDestroy(l.solver);
       if (l.blas) cublasDestroy(l.blas);
@@ -159,8 +167,12 @@ public:
 
   void factor(int lane, double* s, int n, int count, int* info) override { factor_batch(lane, s, n, count, info); }
   void factor(int lane, float* s, int n, int count, int* info) override { factor_batch(lane, s, n, count, info); }
-  void solve(int lane, const double* s, double* z, int n, int count) override { solve_batch(lane, s, z, n, count); }
-  void solve(int lane, const float* s, float* z, int n, int count) override { solve_batch(lane, s, z, n, count); }
+  void solve(int lane, const double* s, double* z, int n, int count, const int* which, int which0) override {
+    solve_batch(lane, s, z, n, count, which, which0);
+  }
+  void solve(int lane, const float* s, float* z, int n, int count, const int* which, int which0) override {
+    solve_batch(lane, s, z, n, count, which, which0);
+  }
   void check_pivots(int lane, const Batch<double>& b) override { check_batch(lane, b); }
   void check_pivots(int lane, const Batch<float>& b) override { check_batch(lane, b); }
   void build(int lane, const Batch<double>& b) override { build_batch(lane, b); }
@@ -171,9 +183,25 @@ public:
   void scatter(int lane, const Batch<float>& b, bool bounded) override { scatter_batch(lane, b, bounded); }
   void prepare(int lane, const Piece<float>& p, int count) override { prepare_piece(lane, p, count); }
   void prepare(int lane, const Piece<double>& p, int count) override { prepare_piece(lane, p, count); }
-  void assign(int lane, const int* bucket, const int* offset, int* fill, int* pix, int count) override {
-    k_assign<<<blocks_for(count), kThreads, 0, lanes_[lane].stream>>>(bucket, offset, fill, pix, count);
-    check(cudaGetLastError(), "batches");
+  void sort(int lane, const std::uint64_t* keys, std::uint64_t* keys_out, const int* values, int* values_out,
+            int count) override {
+    Lane& l = lanes_[lane];
+    std::size_t bytes = 0;
+    check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, keys_out, values, values_out, count, 0, 64, l.stream),
+          "sort (size)");
+    check(cub::DeviceRadixSort::SortPairs(scratch(lane, bytes), bytes, keys, keys_out, values, values_out, count, 0, 64,
+                                          l.stream),
+          "sort");
+  }
+  void group(int lane, const std::uint64_t* keys, int* start, int* before, int* gid, int* lead, int count) override {
+    Lane& l = lanes_[lane];
+    k_mark<<<blocks_for(count), kThreads, 0, l.stream>>>(keys, start, count);
+    check(cudaGetLastError(), "groups");
+    std::size_t bytes = 0;
+    check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, start, before, count, l.stream), "scan (size)");
+    check(cub::DeviceScan::ExclusiveSum(scratch(lane, bytes), bytes, start, before, count, l.stream), "scan");
+    k_group<<<blocks_for(count), kThreads, 0, l.stream>>>(start, before, gid, lead, count);
+    check(cudaGetLastError(), "groups");
   }
   void rss(int lane, const float* raw, const double* w, const double* r, int n, int ld, double* out) override {
     rss_piece(lane, raw, w, r, n, ld, out);
@@ -203,26 +231,41 @@ private:
     cusolverDnHandle_t solver = nullptr;
     void* pointers = nullptr;  // the batched routines' pointer arrays
     std::size_t pointer_bytes = 0;
+    void* scratch = nullptr;   // CUB's temporary storage
+    std::size_t scratch_bytes = 0;
     int* status = nullptr;     // potrsBatched's parameter check
   };
 
-  /// The pointer arrays of `count` systems (n x n each, from s) and their
-  /// right-hand sides (n each, from z; none when z is null).
-  template <class T> T** pointer_arrays(int lane, const T* s, const T* z, int n, int count) {
-    Lane& l = lanes_[lane];
-    const std::size_t need = 2 * static_cast<std::size_t>(count) * sizeof(T*);
-    if (need > l.pointer_bytes) {
-      check(cudaStreamSynchronize(l.stream), "a kernel or transfer");  // the old array may be in use
-      if (l.pointers) cudaFree(l.pointers);
-      l.pointers = nullptr;
-      l.pointer_bytes = 0;
-      check(cudaMalloc(&l.pointers, need * 2), "cudaMalloc");
-      l.pointer_bytes = need * 2;
+  /// A lane's buffer of at least `bytes`, grown (after the lane's work that
+  /// may use it) when too small.
+  static void* grow(Lane& l, void*& p, std::size_t& size, std::size_t bytes) {
+    if (bytes > size) {
+      check(cudaStreamSynchronize(l.stream), "a kernel or transfer");
+      if (p) cudaFree(p);
+      p = nullptr;
+      size = 0;
+      check(cudaMalloc(&p, bytes * 2), "cudaMalloc");
+      size = bytes * 2;
     }
-    T** p = static_cast<T**>(l.pointers);
+    return p;
+  }
+  void* scratch(int lane, std::size_t bytes) {
+    Lane& l = lanes_[lane];
+    return grow(l, l.scratch, l.scratch_bytes, bytes > 0 ? bytes : 1);
+  }
+
+  /// The pointer arrays of `count` systems (n x n each, from s; system j
+  /// uses which[j] - which0 when `which` is given) and their right-hand
+  /// sides (n each, from z; none when z is null).
+  template <class T>
+  T** pointer_arrays(int lane, const T* s, const T* z, int n, int count, const int* which, int which0) {
+    Lane& l = lanes_[lane];
+    T** p = static_cast<T**>(grow(l, l.pointers, l.pointer_bytes, 2 * static_cast<std::size_t>(count) * sizeof(T*)));
     const long long size = n;
-    k_pointers<<<blocks_for(count), kThreads, 0, l.stream>>>(p, const_cast<T*>(s), size * size, count);
-    if (z) k_pointers<<<blocks_for(count), kThreads, 0, l.stream>>>(p + count, const_cast<T*>(z), size, count);
+    k_pointers<<<blocks_for(count), kThreads, 0, l.stream>>>(p, const_cast<T*>(s), size * size, count, which, which0);
+    if (z)
+      k_pointers<<<blocks_for(count), kThreads, 0, l.stream>>>(p + count, const_cast<T*>(z), size, count,
+                                                                static_cast<const int*>(nullptr), 0);
     check(cudaGetLastError(), "pointer arrays");
     return p;
   }
@@ -242,12 +285,12 @@ private:
 
   template <class T> void factor_batch(int lane, T* s, int n, int count, int* info) {
     if (count == 0) return;
-    T** p = pointer_arrays<T>(lane, s, nullptr, n, count);
+    T** p = pointer_arrays<T>(lane, s, nullptr, n, count, nullptr, 0);
     check(potrf(lanes_[lane].solver, n, p, info, count), "batched Cholesky");
   }
-  template <class T> void solve_batch(int lane, const T* s, T* z, int n, int count) {
+  template <class T> void solve_batch(int lane, const T* s, T* z, int n, int count, const int* which, int which0) {
     if (count == 0) return;
-    T** p = pointer_arrays<T>(lane, s, z, n, count);
+    T** p = pointer_arrays<T>(lane, s, z, n, count, which, which0);
     check(potrs(lanes_[lane].solver, n, p, p + count, lanes_[lane].status, count), "batched triangular solves");
   }
   template <class T> void check_batch(int lane, const Batch<T>& b) {
@@ -264,7 +307,7 @@ private:
     check(cudaGetLastError(), "residuals");
   }
   template <class T> void build_batch(int lane, const Batch<T>& b) {
-    const long long area = static_cast<long long>(b.count) * b.qb * b.qb;
+    const long long area = static_cast<long long>(b.groups) * b.qb * b.qb;  // one system per group
     k_build<<<blocks_for(area), kThreads, 0, lanes_[lane].stream>>>(b, area);
     check(cudaGetLastError(), "systems");
     rhs_batch(lane, b);

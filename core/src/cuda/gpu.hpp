@@ -105,6 +105,8 @@ public:
   int shrinks() const { return shrinks_.load(); }
   /// Pieces sent to the device so far.
   std::size_t pieces() const { return pieces_.load(); }
+  /// Systems factored so far (pixels with the same rows share one).
+  std::size_t systems() const { return systems_.load(); }
 
 private:
   struct Lane;
@@ -124,6 +126,7 @@ private:
   std::atomic<std::size_t> limit_{0};
   std::atomic<int> shrinks_{0};
   std::atomic<std::size_t> pieces_{0};
+  std::atomic<std::size_t> systems_{0};
 };
 
 /// The question's method on the device, for comparison: pixel after pixel

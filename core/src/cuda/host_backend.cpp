@@ -6,11 +6,14 @@
 
 #include "../lapack.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
                        const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
@@ -84,15 +87,35 @@ public:
 
   void factor(int, double* s, int n, int count, int* info) override { factor_all(s, n, count, info); }
   void factor(int, float* s, int n, int count, int* info) override { factor_all(s, n, count, info); }
-  void solve(int, const double* s, double* z, int n, int count) override { solve_all(s, z, n, count); }
-  void solve(int, const float* s, float* z, int n, int count) override { solve_all(s, z, n, count); }
+  void solve(int, const double* s, double* z, int n, int count, const int* which, int which0) override {
+    solve_all(s, z, n, count, which, which0);
+  }
+  void solve(int, const float* s, float* z, int n, int count, const int* which, int which0) override {
+    solve_all(s, z, n, count, which, which0);
+  }
+  void sort(int, const std::uint64_t* keys, std::uint64_t* keys_out, const int* values, int* values_out,
+            int count) override {
+    std::vector<std::pair<std::uint64_t, int>> pairs(static_cast<std::size_t>(count));
+    for (int j = 0; j < count; ++j) pairs[static_cast<std::size_t>(j)] = {keys[j], values[j]};
+    std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (int j = 0; j < count; ++j) {
+      keys_out[j] = pairs[static_cast<std::size_t>(j)].first;
+      values_out[j] = pairs[static_cast<std::size_t>(j)].second;
+    }
+  }
+  void group(int, const std::uint64_t* keys, int* start, int* before, int* gid, int* lead, int count) override {
+    int sum = 0;
+    for (int j = 0; j < count; ++j) {
+      mark_start(keys, start, j);
+      before[j] = sum;
+      sum += start[j];
+    }
+    for (int j = 0; j < count; ++j) group_entry(start, before, gid, lead, j);
+  }
   void check_pivots(int, const Batch<double>& b) override { check_all(b); }
   void check_pivots(int, const Batch<float>& b) override { check_all(b); }
   void prepare(int, const Piece<float>& p, int count) override { prepare_all(p, count); }
   void prepare(int, const Piece<double>& p, int count) override { prepare_all(p, count); }
-  void assign(int, const int* bucket, const int* offset, int* fill, int* pix, int count) override {
-    for (int k = 0; k < count; ++k) assign_pixel(bucket, offset, fill, pix, k);
-  }
   void build(int, const Batch<double>& b) override { build_all(b); }
   void build(int, const Batch<float>& b) override { build_all(b); }
   void rhs(int, const Batch<double>& b) override { rhs_all(b); }
@@ -121,7 +144,7 @@ private:
     for (int k = 0; k < ld; ++k) out[k] = rss_pixel(raw, w, r, n, ld, k);
   }
   template <class T> static void build_all(const Batch<T>& b) {
-    const long long area = static_cast<long long>(b.count) * b.qb * b.qb;
+    const long long area = static_cast<long long>(b.groups) * b.qb * b.qb;  // one system per group
     for (long long e = 0; e < area; ++e) build_entry(b, e);
     rhs_all(b);
   }
@@ -152,9 +175,9 @@ private:
       }
     }
   }
-  template <class T> static void solve_all(const T* s, T* zs, int n, int count) {
+  template <class T> static void solve_all(const T* s, T* zs, int n, int count, const int* which, int which0) {
     for (int j = 0; j < count; ++j) {
-      const T* S = s + static_cast<long long>(j) * n * n;
+      const T* S = s + static_cast<long long>(which ? which[j] - which0 : j) * n * n;
       T* z = zs + static_cast<long long>(j) * n;
       for (int r = 0; r < n; ++r) {
         T v = z[r];

@@ -261,13 +261,14 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     double *weights, *y, *r, *w, *wy, *tdel, *tdual, *tgather, *ugather, *xgather, *g, *b, *ugram, *x, *rss;
     float* xf;
     std::uint8_t *skip, *table, *kind, *done;
-    int *rows, *q, *nv, *bucket, *pix, *counts, *info;
+    int *rows, *q, *nv, *bucket, *order, *pix, *counts, *start, *before, *gid, *lead, *info;
+    std::uint64_t *key, *sorted;
     T *sys, *rhs;
     double *gsys, *grhs;
     double *hweights, *hrss;
     char* hx;
     std::uint8_t *hskip, *hkind, *hdone;
-    int *hcounts, *hnv;
+    int *hcounts, *hnv, *hgid;
   };
   auto lay_out = [&](std::size_t count, char* dbase, char* hbase, Buffers* bf, std::size_t* staging) {
     Layout dl, hl;
@@ -299,10 +300,17 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     dv(b.q, count);
     dv(b.nv, count);
     dv(b.bucket, count);
-    dv(b.pix, count);
+    dv(b.key, count);                                 // sort keys: batch, then the system's rows
+    dv(b.sorted, count);
+    dv(b.order, count);
+    dv(b.pix, count);                                 // pixels in batch order
+    dv(b.start, count);                               // groups of equal keys
+    dv(b.before, count);
+    dv(b.gid, count);
+    dv(b.lead, count);
     dv(b.kind, count);
     dv(b.done, count);
-    dv(b.counts, 3 * static_cast<std::size_t>(kBuckets));  // counts, offsets, fill
+    dv(b.counts, static_cast<std::size_t>(kBuckets));
     dv(b.tdel, mc, del);                              // P y~
     dv(b.tdual, nc, dual);                            // Q y~
     dv(b.tgather, nc, gather);                        // C w
@@ -321,7 +329,8 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     dv(b.grhs, mb * count, gram);
     hv(b.hweights, nc, weighted);
     hv(b.hskip, count, in.skip != nullptr);
-    hv(b.hcounts, 3 * static_cast<std::size_t>(kBuckets));
+    hv(b.hcounts, static_cast<std::size_t>(kBuckets));
+    hv(b.hgid, count);
     hl.add(mc * x_size);
     if (hbase) b.hx = hbase + hl.bytes - align(mc * x_size);
     hv(b.hnv, count);
@@ -363,8 +372,8 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
       dev.upload(L, bf.skip, bf.hskip, count);
     }
     dev.upload(L, bf.table, table_.data(), table_.size());
-    std::fill(bf.hcounts, bf.hcounts + 3 * kBuckets, 0);
-    dev.upload(L, bf.counts, bf.hcounts, 3 * kBuckets * sizeof(int));
+    std::fill(bf.hcounts, bf.hcounts + kBuckets, 0);
+    dev.upload(L, bf.counts, bf.hcounts, kBuckets * sizeof(int));
 
     // Masks, kinds and batch sizes on the device; the sizes come back.
     Piece<R> pc;
@@ -387,19 +396,29 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     pc.done = bf.done;
     pc.bucket = bf.bucket;
     pc.counts = bf.counts;
+    pc.key = bf.key;
+    pc.order = bf.order;
     dev.prepare(L, pc, static_cast<int>(count));
+    // Pixels sorted by key: each batch's pixels together, those with the same
+    // rows next to each other, one system per group of them.
+    dev.sort(L, bf.key, bf.sorted, bf.order, bf.pix, static_cast<int>(count));
     dev.download(L, bf.hcounts, bf.counts, kBuckets * sizeof(int));
     dev.sync(L);
+    int total = 0;
+    for (int bk = 0; bk < kBuckets; ++bk) total += bf.hcounts[bk];
+    if (total > 0) {
+      dev.group(L, bf.sorted, bf.start, bf.before, bf.gid, bf.lead, total);
+      dev.download(L, bf.hgid, bf.gid, static_cast<std::size_t>(total) * sizeof(int));
+      dev.sync(L);
+    }
 
     // Batches: one per (kind, padded size), laid out one after another.
     std::vector<Batch<T>> batches;
     std::vector<Batch<double>> gram_batches;
     bool has[6] = {};
     {
-      int* hoffsets = bf.hcounts + kBuckets;
       std::size_t s = 0, a = 0, l = 0, ga = 0, gl = 0;
       for (int bk = 0; bk < kBuckets; ++bk) {
-        hoffsets[bk] = static_cast<int>(s);
         if (bf.hcounts[bk] == 0) continue;
         const int kind = kDeletion + bk / kSizes, qb = (bk % kSizes + 1) * 8;
         auto common = [&](auto& b) {  // what every batch of either precision has
@@ -409,6 +428,11 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
           b.kind = kind;
           b.qb = qb;
           b.count = bf.hcounts[bk];
+          b.first = static_cast<int>(s);
+          b.g0 = bf.hgid[s];
+          b.groups = bf.hgid[s + static_cast<std::size_t>(b.count) - 1] - b.g0 + 1;
+          b.gid = bf.gid + s;
+          b.lead = bf.lead;
           b.pix = bf.pix + s;
           b.q = bf.q;
           b.rows = bf.rows;
@@ -446,14 +470,13 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
           gram_batches.push_back(gb);
         }
         has[bt.kind] = true;
+        systems_ += static_cast<std::size_t>(bt.groups);
         s += static_cast<std::size_t>(bt.count);
         if (bt.kind == kGram) continue;
         a += static_cast<std::size_t>(bt.count) * bt.qb * bt.qb;
         l += static_cast<std::size_t>(bt.count) * bt.qb;
         batches.push_back(bt);
       }
-      dev.upload(L, bf.counts + kBuckets, hoffsets, kBuckets * sizeof(int));
-      dev.assign(L, bf.bucket, bf.counts + kBuckets, bf.counts + 2 * kBuckets, bf.pix, static_cast<int>(count));
     }
 
     const int M = static_cast<int>(m), N = static_cast<int>(n), C = static_cast<int>(count);
@@ -474,12 +497,12 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
       auto run_batch = [&](const auto& b) {
         if (pass == 0) {
           dev.build(L, b);
-          dev.factor(L, b.S, b.qb, b.count, const_cast<int*>(b.info));
+          dev.factor(L, b.S, b.qb, b.groups, const_cast<int*>(b.info));
           dev.check_pivots(L, b);
         } else {
           dev.rhs(L, b);
         }
-        dev.solve(L, b.S, b.z, b.qb, b.count);
+        dev.solve(L, b.S, b.z, b.qb, b.count, b.gid, b.g0);
         dev.scatter(L, b, pass == 0);
       };
       for (const auto& b : batches) run_batch(b);
@@ -572,7 +595,7 @@ double normal_equations(const std::vector<double>& a, std::size_t n, std::size_t
     dev->gemm(0, 'T', 'N', M, M, nv, 1.0, A, std::max(nv, 1), A, std::max(nv, 1), 0.0, G, M);
     dev->gemm(0, 'T', 'N', M, 1, nv, 1.0, A, std::max(nv, 1), Y, std::max(nv, 1), 0.0, R + k * m, M);
     dev->factor(0, G, M, 1, I + k);
-    dev->solve(0, G, R + k * m, M, 1);
+    dev->solve(0, G, R + k * m, M, 1, nullptr, 0);
   }
   x.resize(count * m);
   std::vector<int> status(count);
