@@ -111,12 +111,18 @@ struct Solver::Lane {
 
   Lane(Backend& d, int i) : dev(d), index(i) {}
   ~Lane() { drop(); }
+  void* sysmem = nullptr;  // the piece's small systems, sized once they are known
+  std::size_t sys_bytes = 0;
+  double sys_per_pixel = -1;  // bytes of systems a pixel took in the last piece (-1: none yet)
+
   void drop() {
     free(arena, false);
     free(staging, true);
-    arena_bytes = staging_bytes = 0;
+    free(sysmem, false);
+    arena_bytes = staging_bytes = sys_bytes = 0;
   }
   char* device(std::size_t bytes) { return grow(arena, arena_bytes, bytes, false); }
+  char* systems(std::size_t bytes) { return grow(sysmem, sys_bytes, bytes, false); }
   char* host(std::size_t bytes) { return grow(staging, staging_bytes, bytes, true); }
 
 private:
@@ -323,10 +329,6 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     dv(b.xf, mc, out.x_float32);
     dv(b.rss, count, in.rss);
     dv(b.info, count);
-    dv(b.sys, maxqb * maxqb * count);                 // systems
-    dv(b.rhs, maxqb * count);                         // right-hand sides
-    dv(b.gsys, mb * mb * count, gram);                // Gram systems, float64
-    dv(b.grhs, mb * count, gram);
     hv(b.hweights, nc, weighted);
     hv(b.hskip, count, in.skip != nullptr);
     hv(b.hcounts, static_cast<std::size_t>(kBuckets));
@@ -341,14 +343,23 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     return dl.bytes;
   };
 
+  // The systems' memory per pixel: what the last piece took (a quarter
+  // more), or at first the most any pixel may need.
+  const double worst = static_cast<double>((maxqb * maxqb + maxqb) * sizeof(T) + (gram ? (mb * mb + mb) * 8 : 0));
+  auto with_systems = [&](std::size_t count, std::size_t* staging) {
+    Buffers none{};
+    const double per = lane.sys_per_pixel >= 0 ? std::min(worst, lane.sys_per_pixel * 1.25) : worst;
+    return lay_out(count, nullptr, nullptr, &none, staging) + static_cast<std::size_t>(per * static_cast<double>(count));
+  };
+
   std::size_t begin = 0;
   while (begin < in.count) {
     // The piece: as many pixels as fit the lane's budget and the limit.
     Buffers bf{};
     std::size_t count = std::min(in.count - begin, limit_.load()), staging = 0;
-    if (lay_out(1, nullptr, nullptr, &bf, &staging) > lane.budget)
+    if (with_systems(1, &staging) > lane.budget)
       throw OutOfMemory("the device has too little free memory for one pixel's work");
-    while (lay_out(count, nullptr, nullptr, &bf, &staging) > lane.budget) count = std::max<std::size_t>(1, count / 2);
+    while (with_systems(count, &staging) > lane.budget) count = std::max<std::size_t>(1, count / 2);
     const std::size_t bytes = lay_out(count, nullptr, nullptr, &bf, &staging);
     char* dbase = lane.device(bytes);
     char* hbase = lane.host(staging);
@@ -417,6 +428,27 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     std::vector<Batch<double>> gram_batches;
     bool has[6] = {};
     {
+      // The systems' memory, now that their number and sizes are known.
+      std::size_t area = 0, len = 0, garea = 0, glen = 0;
+      for (std::size_t bk = 0, s = 0; bk < static_cast<std::size_t>(kBuckets); ++bk) {
+        const auto cnt = static_cast<std::size_t>(bf.hcounts[bk]);
+        if (cnt == 0) continue;
+        const auto qb = (bk % kSizes + 1) * 8, groups = static_cast<std::size_t>(bf.hgid[s + cnt - 1] - bf.hgid[s] + 1);
+        const bool is_gram = kDeletion + static_cast<int>(bk) / kSizes == kGram;
+        (is_gram ? garea : area) += groups * qb * qb;
+        (is_gram ? glen : len) += cnt * qb;
+        s += cnt;
+      }
+      Layout sl;
+      const std::size_t at_sys = sl.add(area * sizeof(T)), at_rhs = sl.add(len * sizeof(T));
+      const std::size_t at_gsys = sl.add(garea * sizeof(double)), at_grhs = sl.add(glen * sizeof(double));
+      char* sbase = lane.systems(sl.bytes);
+      bf.sys = reinterpret_cast<T*>(sbase + at_sys);
+      bf.rhs = reinterpret_cast<T*>(sbase + at_rhs);
+      bf.gsys = reinterpret_cast<double*>(sbase + at_gsys);
+      bf.grhs = reinterpret_cast<double*>(sbase + at_grhs);
+      lane.sys_per_pixel = static_cast<double>(sl.bytes) / static_cast<double>(count);
+
       std::size_t s = 0, a = 0, l = 0, ga = 0, gl = 0;
       for (int bk = 0; bk < kBuckets; ++bk) {
         if (bf.hcounts[bk] == 0) continue;
@@ -465,7 +497,7 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
           gb.S = bf.gsys + ga;
           gb.z = bf.grhs + gl;
           gb.tau = settings_.gram_tau;
-          ga += static_cast<std::size_t>(gb.count) * gb.qb * gb.qb;
+          ga += static_cast<std::size_t>(gb.groups) * gb.qb * gb.qb;
           gl += static_cast<std::size_t>(gb.count) * gb.qb;
           gram_batches.push_back(gb);
         }
@@ -473,7 +505,7 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
         systems_ += static_cast<std::size_t>(bt.groups);
         s += static_cast<std::size_t>(bt.count);
         if (bt.kind == kGram) continue;
-        a += static_cast<std::size_t>(bt.count) * bt.qb * bt.qb;
+        a += static_cast<std::size_t>(bt.groups) * bt.qb * bt.qb;
         l += static_cast<std::size_t>(bt.count) * bt.qb;
         batches.push_back(bt);
       }
