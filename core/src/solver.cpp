@@ -178,7 +178,8 @@ struct Job {
   SolveResult& r;
   std::vector<char> taken;  // pixels already solved by the group pass
   std::size_t N, M, P;
-  bool rows_mode = false;  // deletion mode: chunks kept observation-major (see solve_chunk)
+  bool rows_mode = false;  // deletion mode: chunks kept observation-major (see solve_chunk_cpu)
+  std::size_t cpu_chunk = 0;  // pixels per chunk of the CPU paths
   detail::gpu::Solver* gpu = nullptr;  // the device for the full, deletion and dual paths
   std::atomic<std::size_t> gpu_short{0};  // pixels the device had no memory for (solved on the CPU)
 
@@ -347,16 +348,16 @@ void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B) {
   }
 }
 
-/// On a device, the pixels of the full, deletion and dual paths straight
-/// from the cube. Returns true when no pixel of the chunk is left for the
-/// CPU; ws.gpu_done marks those the device wrote.
+/// On a device, the pixels of the device's paths straight from the cube.
+/// Returns true when no pixel of the chunk is left for the CPU; ws.gpu_done
+/// marks those the device wrote.
 bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
   const std::size_t M = job.M;
-  ws.gpu_done.clear();
   ws.nv.assign(B, 0);
   ws.gpu_kind.assign(B, detail::gpu::kSkip);
   ws.rss.assign(B, kNaN);
-  std::vector<std::uint8_t> done(B, 0);
+  std::vector<std::uint8_t>& done = ws.gpu_done;
+  done.assign(B, 0);
   detail::gpu::Chunk in;
   in.cube = job.cube.raw();
   in.float32 = job.cube.dtype() == DType::Float32;
@@ -381,6 +382,7 @@ bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
     job.gpu->solve(in, out);
   } catch (const detail::gpu::OutOfMemory&) {
     job.gpu_short += B;  // the CPU does the chunk
+    done.assign(B, 0);
     return false;
   }
   bool rest = false;
@@ -403,14 +405,14 @@ bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
     ++ws.device_pixels;
     if (ws.gpu_sample.size() < 8 && kind != detail::gpu::kFull) ws.gpu_sample.push_back(begin + k);
   }
-  if (rest) ws.gpu_done.assign(done.begin(), done.end());
   return !rest;
 }
 
-CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
+/// The CPU paths for pixels [begin, end), but those in `done` (chunk-local
+/// flags, or null) which another pass wrote.
+CUBESOLVE_SIMD_CLONES void solve_chunk_cpu(Job& job, Workspace& ws, std::size_t begin, std::size_t end,
+                                           const std::uint8_t* done) {
   const std::size_t N = job.N, M = job.M, B = end - begin;
-  ws.gpu_done.clear();
-  if (job.gpu && solve_chunk_on_device(job, ws, begin, B)) return;
   const auto& f = job.f;
   const double* A = job.design.values().data();
   ws.y.resize(N * B);
@@ -439,7 +441,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
   }
 
   for (std::size_t k = 0; k < B; ++k) {
-    if ((!job.taken.empty() && job.taken[begin + k]) || (!ws.gpu_done.empty() && ws.gpu_done[k])) {
+    if ((!job.taken.empty() && job.taken[begin + k]) || (done && done[k])) {
       ws.kind[k] = Kind::Group;  // written by another pass
       continue;
     }
@@ -692,6 +694,20 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
   else job.write_block(job.r.x.data<double>(), begin, B, ws.x.data(), ws.skip);
 }
 
+/// A chunk: on the device when there is one, then what it left on the CPU,
+/// in the CPU's smaller chunks.
+void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
+  if (!job.gpu) return solve_chunk_cpu(job, ws, begin, end, nullptr);
+  if (solve_chunk_on_device(job, ws, begin, end - begin)) return;
+  const std::vector<std::uint8_t> done = ws.gpu_done;  // the CPU pass reuses the workspace
+  for (std::size_t b = begin; b < end; b += job.cpu_chunk) {
+    const std::size_t e = std::min(end, b + job.cpu_chunk);
+    bool left = false;
+    for (std::size_t p = b; p < e && !left; ++p) left = !done[p - begin] && (job.taken.empty() || !job.taken[p]);
+    if (left) solve_chunk_cpu(job, ws, b, e, done.data() + (b - begin));
+  }
+}
+
 /// Solves one block of a mask group: one SVD of A_V, one GEMM for its pixels.
 void solve_group_block(Job& job, const MaskStats& masks, const std::vector<std::size_t>& pixels,
                        std::size_t begin, std::size_t end, PathCounts& paths) {
@@ -833,6 +849,7 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
   // small chunks keep cancelling prompt (a chunk of exact pixels takes milliseconds).
   const std::size_t cached = std::clamp<std::size_t>((std::size_t{1} << 19) / (8 * N), 512, 2048);
   std::size_t chunk = std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, planner.exact_only ? 64 : cached);
+  job.cpu_chunk = chunk;
   std::unique_ptr<detail::gpu::Solver> gpu;
   if (options.device == Device::Cuda && planner.fast_ok && !planner.exact_only) {
     try {
@@ -856,11 +873,14 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
       gpu = std::make_unique<detail::gpu::Solver>(f, design.values().data(), std::move(table), settings);
       job.gpu = gpu.get();
       r.device = Device::Cuda;
-      // Few, large chunks: each is one call with its transfers; a few
-      // threads keep the device's two lanes busy.
+      // Few, large chunks: each is one call with its transfers (the host
+      // keeps only X's rows and a few flags a pixel); a few threads keep the
+      // device's two lanes busy. What the device leaves goes through the
+      // CPU paths in their own chunks.
       const std::size_t feeders = std::min<std::size_t>(static_cast<std::size_t>(r.threads), 4);
-      chunk = std::clamp<std::size_t>(std::min(options.memory / feeders / per_pixel, (P + feeders - 1) / feeders), 64,
-                                      std::size_t{1} << 16);
+      const std::size_t device_per_pixel = 8 * M + 32;
+      chunk = std::clamp<std::size_t>(std::min(options.memory / feeders / device_per_pixel, (P + feeders - 1) / feeders),
+                                      64, std::size_t{1} << 16);
     } catch (const detail::gpu::OutOfMemory& e) {
       r.warnings.push_back(std::string("the CUDA device has too little free memory (") + e.what() + "); solved on the CPU");
     }
