@@ -18,7 +18,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <mutex>
 
 namespace cubesolve {
 namespace {
@@ -46,6 +45,31 @@ SolvePath path_of(Kind k) {
     case Kind::Skip: break;
   }
   return SolvePath::Skipped;
+}
+
+/// The device's names for the paths it takes (everything else: kSkip).
+constexpr std::pair<Kind, std::uint8_t> kDeviceKinds[] = {{Kind::Full, detail::gpu::kFull},
+                                                           {Kind::Deletion, detail::gpu::kDeletion},
+                                                           {Kind::DualSchur, detail::gpu::kDual},
+                                                           {Kind::DualGather, detail::gpu::kGather},
+                                                           {Kind::Gram, detail::gpu::kGram}};
+
+std::uint8_t device_kind(Kind k) {
+  for (const auto& [kind, device] : kDeviceKinds)
+    if (kind == k) return device;
+  return detail::gpu::kSkip;
+}
+
+Kind host_kind(std::uint8_t d) {
+  for (const auto& [kind, device] : kDeviceKinds)
+    if (device == d) return kind;
+  return Kind::Skip;
+}
+
+/// The rank a fast path vouches for: what A_V has when its factorization held.
+std::size_t fast_rank(Kind k, std::size_t nv, const detail::DesignFactors& f) {
+  if (k == Kind::Full) return f.rank;
+  return k == Kind::DualSchur || k == Kind::DualGather ? nv : f.m;
 }
 
 void check_options(const SolveOptions& o) {
@@ -180,7 +204,7 @@ struct Job {
   std::size_t N, M, P;
   bool rows_mode = false;  // deletion mode: chunks kept observation-major (see solve_chunk_cpu)
   std::size_t cpu_chunk = 0;  // pixels per chunk of the CPU paths
-  detail::gpu::Solver* gpu = nullptr;  // the device for the full, deletion and dual paths
+  detail::gpu::Solver* gpu = nullptr;  // the device for the paths it takes (see device_kind)
   std::atomic<std::size_t> gpu_short{0};  // pixels the device had no memory for (solved on the CPU)
 
   void write_pixel(std::size_t p, const double* x, PixelStatus status, int rank, double cond, double rss, int nv) {
@@ -392,18 +416,12 @@ bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
       rest = true;
       continue;
     }
-    const auto nv = static_cast<std::size_t>(ws.nv[k]);
-    const std::uint8_t kind = ws.gpu_kind[k];
-    const std::size_t rank = kind == detail::gpu::kFull                                        ? job.f.rank
-                             : kind == detail::gpu::kDeletion || kind == detail::gpu::kGram ? M
-                                                                                            : nv;
+    const Kind kind = host_kind(ws.gpu_kind[k]);
+    const std::size_t rank = fast_rank(kind, static_cast<std::size_t>(ws.nv[k]), job.f);
     job.write_diagnostics(begin + k, rank_status(rank, M), static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);
-    ++ws.paths[static_cast<std::size_t>(kind == detail::gpu::kFull       ? SolvePath::Full
-                                        : kind == detail::gpu::kDeletion ? SolvePath::Deletion
-                                        : kind == detail::gpu::kGram     ? SolvePath::Gram
-                                                                         : SolvePath::Dual)];
+    ++ws.paths[static_cast<std::size_t>(path_of(kind))];
     ++ws.device_pixels;
-    if (ws.gpu_sample.size() < 8 && kind != detail::gpu::kFull) ws.gpu_sample.push_back(begin + k);
+    if (ws.gpu_sample.size() < 8 && kind != Kind::Full) ws.gpu_sample.push_back(begin + k);
   }
   return !rest;
 }
@@ -679,14 +697,11 @@ CUBESOLVE_SIMD_CLONES void solve_chunk_cpu(Job& job, Workspace& ws, std::size_t 
     const auto nv = static_cast<std::size_t>(ws.nv[k]);
     std::size_t rank = 0;
     PixelStatus st = PixelStatus::Ok;
-    switch (kind) {
-      case Kind::Skip: st = nv == 0 ? PixelStatus::NoData : PixelStatus::TooFew; break;
-      case Kind::Full: rank = f.rank; st = rank_status(rank, M); break;
-      case Kind::Deletion: rank = M; break;
-      case Kind::DualSchur:
-      case Kind::DualGather: rank = nv; st = rank_status(rank, M); break;
-      case Kind::Gram: rank = M; break;
-      default: break;
+    if (kind == Kind::Skip) {
+      st = nv == 0 ? PixelStatus::NoData : PixelStatus::TooFew;
+    } else {
+      rank = fast_rank(kind, nv, f);
+      st = rank_status(rank, M);
     }
     job.write_diagnostics(p, st, static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);
   }
@@ -854,15 +869,7 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
   if (options.device == Device::Cuda && planner.fast_ok && !planner.exact_only) {
     try {
       std::vector<std::uint8_t> table(N + 1);  // the planner's choice by valid count, for the device
-      for (std::size_t nv = 0; nv <= N; ++nv) {
-        const Kind kind = planner.choose(nv).first;
-        table[nv] = kind == Kind::Full        ? detail::gpu::kFull
-                    : kind == Kind::Deletion   ? detail::gpu::kDeletion
-                    : kind == Kind::DualSchur  ? detail::gpu::kDual
-                    : kind == Kind::DualGather ? detail::gpu::kGather
-                    : kind == Kind::Gram       ? detail::gpu::kGram
-                                               : detail::gpu::kSkip;
-      }
+      for (std::size_t nv = 0; nv <= N; ++nv) table[nv] = device_kind(planner.choose(nv).first);
       detail::gpu::Settings settings;
       settings.tau = kSmallTau;
       settings.gram_tau = kGramTau;
