@@ -163,15 +163,16 @@ Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t
     d.qinv_work = d.qinv;
     d.gram_work = d.gram;
   }
-  // Kinds the device cannot take (a factor too large to keep) stay on the CPU.
+  // Kinds the device cannot take (a factor too large to keep, a system too
+  // large) stay on the CPU.
   for (std::size_t nv = 0; nv <= n_; ++nv) {
     std::uint8_t& t = table_[nv];
     if ((t == kDeletion && !d.hat_work) || (t == kDual && !d.qinv) || (t == kGather && !d.gram) ||
         (t == kGram && !d.outer))
       t = kSkip;
-    if (t == kGram && m_ > static_cast<std::size_t>(kMaxQ)) t = kSkip;
-    const int q = t == kGather ? static_cast<int>(nv) : static_cast<int>(n_ - nv);
-    if ((t == kDeletion || t == kDual || t == kGather) && q <= kMaxQ) max_q_ = std::max(max_q_, q);
+    const int q = t == kGather ? static_cast<int>(nv) : t == kGram ? static_cast<int>(m_) : static_cast<int>(n_ - nv);
+    if (t != kFull && q > kMaxQ) t = kSkip;  // larger systems stay on the CPU
+    if (t == kDeletion || t == kDual || t == kGather) max_q_ = std::max(max_q_, q);
   }
   const int lanes = std::max(1, dev_->lanes());
   // Pieces are sized to the memory left, shared by the lanes, with room for
