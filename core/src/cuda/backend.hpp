@@ -11,10 +11,13 @@
 
 #include <cubesolve/error.hpp>
 
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace cubesolve::detail::gpu {
 
@@ -27,6 +30,11 @@ public:
 class Backend {
 public:
   virtual ~Backend() = default;
+
+  /// A lane for the caller alone (waits until one is free), and back.
+  int acquire_lane();
+  void release_lane(int lane);
+
   virtual std::string name() const = 0;
   /// Free device memory in bytes.
   virtual std::size_t free_memory() = 0;
@@ -94,6 +102,11 @@ public:
                       std::size_t n) = 0;
   virtual void zero(int lane, void* p, std::size_t bytes) = 0;
   virtual void narrow(int lane, const double* src, float* dst, std::size_t n) = 0;  // narrow_entry
+
+private:
+  std::mutex lane_mutex_;
+  std::condition_variable lane_freed_;
+  std::vector<char> lane_busy_;
 };
 
 /// The first CUDA device, or why there is none (never throws).
@@ -104,6 +117,11 @@ std::unique_ptr<Backend> make_cuda_backend();
 /// pretend device memory; allocations beyond it, or larger than `largest`
 /// (a fragmented device), fail as on a device.
 std::unique_ptr<Backend> make_host_backend(std::size_t memory, std::size_t largest);
+
+/// The backend solvers use: the CUDA device's, made once and kept for the
+/// process (creating its streams and library handles takes milliseconds),
+/// or a new one from the factory below. Throws NumericalError without a device.
+std::shared_ptr<Backend> shared_backend();
 
 /// Replaces the CUDA device by backends from `factory` (null: back to CUDA),
 /// so that the engine's device branch runs where no GPU is. For tests.

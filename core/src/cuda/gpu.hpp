@@ -4,7 +4,6 @@
 #include "device_kernels.hpp"
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -80,7 +79,8 @@ struct ChunkResult {
 /// in float64 mode everything is float64.
 ///
 /// Thread-safe: each call takes one of the backend's lanes (a stream with its
-/// own buffers), so two callers' transfers and kernels overlap. Work that
+/// library handles; the solver keeps buffers for each), so two callers'
+/// transfers and kernels overlap. Work that
 /// does not fit the device's free memory is cut into smaller pieces; when an
 /// allocation fails, the pieces shrink and the call is repeated.
 class Solver {
@@ -114,12 +114,10 @@ private:
   void run(Lane& lane, const Chunk& in, const ChunkResult& out);
   template <class T, class R> void run_typed(Lane& lane, const Chunk& in, const ChunkResult& out);
 
-  std::unique_ptr<Backend> dev_;
+  std::shared_ptr<Backend> dev_;
   std::unique_ptr<Factors> factors_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<std::uint8_t> table_;
-  std::mutex mutex_;
-  std::condition_variable freed_;
   std::size_t n_ = 0, m_ = 0;
   int max_q_ = 0;  // the largest system the table sends to the device
   Settings settings_;

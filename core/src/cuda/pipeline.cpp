@@ -19,13 +19,6 @@ namespace {
 std::mutex factory_mutex;
 std::function<std::unique_ptr<Backend>()> factory;
 
-std::unique_ptr<Backend> make_backend() {
-  {
-    std::lock_guard<std::mutex> lock(factory_mutex);
-    if (factory) return factory();
-  }
-  return make_cuda_backend();
-}
 
 constexpr std::size_t kAlign = 256;
 constexpr std::size_t kMinPiece = 64;  // fewer pixels than this: the device gives up
@@ -35,6 +28,16 @@ constexpr std::size_t kMinPiece = 64;  // fewer pixels than this: the device giv
 constexpr double kFloat32Tau = 1e-2;
 
 std::size_t align(std::size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+/// One of a backend's lanes, held while it lives.
+struct LaneHold {
+  Backend& dev;
+  const int lane;
+  explicit LaneHold(Backend& d) : dev(d), lane(d.acquire_lane()) {}
+  ~LaneHold() { dev.release_lane(lane); }
+  LaneHold(const LaneHold&) = delete;
+  LaneHold& operator=(const LaneHold&) = delete;
+};
 
 /// Lays out one piece's buffers in one allocation: offsets in bytes.
 struct Layout {
@@ -47,6 +50,38 @@ struct Layout {
 };
 
 }  // namespace
+
+int Backend::acquire_lane() {
+  std::unique_lock<std::mutex> lock(lane_mutex_);
+  lane_busy_.resize(static_cast<std::size_t>(std::max(1, lanes())), 0);
+  for (;;) {
+    for (std::size_t i = 0; i < lane_busy_.size(); ++i)
+      if (!lane_busy_[i]) {
+        lane_busy_[i] = 1;
+        return static_cast<int>(i);
+      }
+    lane_freed_.wait(lock);
+  }
+}
+
+void Backend::release_lane(int lane) {
+  {
+    std::lock_guard<std::mutex> lock(lane_mutex_);
+    lane_busy_[static_cast<std::size_t>(lane)] = 0;
+  }
+  lane_freed_.notify_one();
+}
+
+std::shared_ptr<Backend> shared_backend() {
+  {
+    std::lock_guard<std::mutex> lock(factory_mutex);
+    if (factory) return factory();
+  }
+  // Never destroyed: its streams and handles must not outlive the CUDA
+  // runtime, which tears down at exit in an order of its own.
+  static Backend* const device = make_cuda_backend().release();
+  return std::shared_ptr<Backend>(device, [](Backend*) {});
+}
 
 void set_backend_factory(std::function<std::unique_ptr<Backend>()> f) {
   std::lock_guard<std::mutex> lock(factory_mutex);
@@ -85,13 +120,14 @@ struct Solver::Factors {
     if (v.empty()) return nullptr;
     void* p = dev.alloc(v.size() * sizeof(T));
     owned.push_back(p);
+    const LaneHold held(dev);
     if constexpr (std::is_same_v<T, double>) {
-      dev.upload(0, p, v.data(), v.size() * sizeof(double));
-      dev.sync(0);
+      dev.upload(held.lane, p, v.data(), v.size() * sizeof(double));
+      dev.sync(held.lane);
     } else {
       std::vector<T> w(v.begin(), v.end());
-      dev.upload(0, p, w.data(), w.size() * sizeof(T));
-      dev.sync(0);  // w goes away
+      dev.upload(held.lane, p, w.data(), w.size() * sizeof(T));
+      dev.sync(held.lane);  // w goes away
     }
     return static_cast<const T*>(p);
   }
@@ -102,7 +138,6 @@ struct Solver::Factors {
 struct Solver::Lane {
   Backend& dev;
   int index = 0;
-  bool busy = false;
   void* arena = nullptr;
   std::size_t arena_bytes = 0;
   void* staging = nullptr;
@@ -143,7 +178,7 @@ private:
 };
 
 Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, const Settings& settings)
-    : dev_(make_backend()), table_(std::move(table)), n_(f.n), m_(f.m), settings_(settings) {
+    : dev_(shared_backend()), table_(std::move(table)), n_(f.n), m_(f.m), settings_(settings) {
   const std::size_t free_before = dev_->free_memory();
   table_.resize(n_ + 1, kSkip);
   auto wanted = [&](std::uint8_t kind) { return std::find(table_.begin(), table_.end(), kind) != table_.end(); };
@@ -200,31 +235,8 @@ Solver::~Solver() {
 std::string Solver::name() const { return dev_->name(); }
 
 void Solver::solve(const Chunk& in, const ChunkResult& out) {
-  Lane* lane = nullptr;
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    freed_.wait(lock, [&] {
-      for (auto& l : lanes_)
-        if (!l->busy) return true;
-      return false;
-    });
-    for (auto& l : lanes_)
-      if (!l->busy) {
-        lane = l.get();
-        break;
-      }
-    lane->busy = true;
-  }
-  struct Release {
-    Solver& s;
-    Lane& l;
-    ~Release() {
-      std::lock_guard<std::mutex> lock(s.mutex_);
-      l.busy = false;
-      s.freed_.notify_one();
-    }
-  } release{*this, *lane};
-  run(*lane, in, out);
+  const LaneHold held(*dev_);
+  run(*lanes_[static_cast<std::size_t>(held.lane)], in, out);
 }
 
 void Solver::run(Lane& lane, const Chunk& in, const ChunkResult& out) {
@@ -589,7 +601,7 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
 
 double normal_equations(const std::vector<double>& a, std::size_t n, std::size_t m, const std::vector<double>& y,
                         std::size_t count, std::vector<double>& x) {
-  std::unique_ptr<Backend> dev = make_backend();
+  std::shared_ptr<Backend> dev = shared_backend();
   // Each pixel's A_V (column-major, rows V) and y_V, gathered beforehand.
   std::vector<std::vector<double>> av(count), yv(count);
   for (std::size_t k = 0; k < count; ++k) {
@@ -620,21 +632,23 @@ double normal_equations(const std::vector<double>& a, std::size_t n, std::size_t
   auto* Y = static_cast<double*>(y_d.p);
   auto* I = static_cast<int*>(info.p);
   const int M = static_cast<int>(m);
+  const LaneHold held(*dev);
+  const int L = held.lane;
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t k = 0; k < count; ++k) {
     const int nv = static_cast<int>(yv[k].size());
-    dev->upload(0, A, av[k].data(), av[k].size() * sizeof(double));
-    dev->upload(0, Y, yv[k].data(), yv[k].size() * sizeof(double));
-    dev->gemm(0, 'T', 'N', M, M, nv, 1.0, A, std::max(nv, 1), A, std::max(nv, 1), 0.0, G, M);
-    dev->gemm(0, 'T', 'N', M, 1, nv, 1.0, A, std::max(nv, 1), Y, std::max(nv, 1), 0.0, R + k * m, M);
-    dev->factor(0, G, M, 1, I + k);
-    dev->solve(0, G, R + k * m, M, 1, nullptr, 0);
+    dev->upload(L, A, av[k].data(), av[k].size() * sizeof(double));
+    dev->upload(L, Y, yv[k].data(), yv[k].size() * sizeof(double));
+    dev->gemm(L, 'T', 'N', M, M, nv, 1.0, A, std::max(nv, 1), A, std::max(nv, 1), 0.0, G, M);
+    dev->gemm(L, 'T', 'N', M, 1, nv, 1.0, A, std::max(nv, 1), Y, std::max(nv, 1), 0.0, R + k * m, M);
+    dev->factor(L, G, M, 1, I + k);
+    dev->solve(L, G, R + k * m, M, 1, nullptr, 0);
   }
   x.resize(count * m);
   std::vector<int> status(count);
-  dev->download(0, x.data(), R, count * m * sizeof(double));
-  dev->download(0, status.data(), I, count * sizeof(int));
-  dev->sync(0);
+  dev->download(L, x.data(), R, count * m * sizeof(double));
+  dev->download(L, status.data(), I, count * sizeof(int));
+  dev->sync(L);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (std::size_t k = 0; k < count; ++k)
     if (status[k] != 0 || yv[k].empty()) std::fill(x.begin() + static_cast<long>(k * m), x.begin() + static_cast<long>((k + 1) * m), std::numeric_limits<double>::quiet_NaN());
