@@ -890,6 +890,8 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
                                       64, std::size_t{1} << 16);
     } catch (const detail::gpu::OutOfMemory& e) {
       r.warnings.push_back(std::string("the CUDA device has too little free memory (") + e.what() + "); solved on the CPU");
+    } catch (const NumericalError& e) {
+      r.warnings.push_back(std::string("the CUDA device could not be set up (") + e.what() + "); solved on the CPU");
     }
   }
   std::vector<Workspace> ws;

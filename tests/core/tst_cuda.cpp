@@ -226,6 +226,20 @@ private slots:
     }
   }
 
+  // A device whose set-up fails (a driver error, say): the CPU, with a warning.
+  void deviceThatCannotBeSetUp() {
+    gpu::set_backend_factory([]() -> std::unique_ptr<gpu::Backend> { throw NumericalError("cuBLAS: cublasCreate failed"); });
+    const Case c = random_case(30, 8, 10, 10, 0.2, 0.0, 8);
+    SolveOptions o;
+    o.device = Device::Cuda;
+    const SolveResult r = run(c, o);
+    gpu::set_backend_factory(nullptr);
+    QCOMPARE(r.device, Device::Cpu);
+    QCOMPARE(r.warnings.size(), std::size_t{1});
+    QVERIFY(r.warnings.front().find("could not be set up (cuBLAS: cublasCreate failed)") != std::string::npos);
+    QVERIFY(max_error(c, r, o) <= 1e-9);
+  }
+
   // A chunk larger than the device's memory is cut into pieces by the free
   // memory alone (no allocation fails), with the same answers.
   void chunkLargerThanTheDevice() {
