@@ -27,6 +27,34 @@ public:
   using NumericalError::NumericalError;
 };
 
+class Backend;
+
+/// A lane's working memory, kept between solves (allocating page-locked and
+/// device memory costs far more than reusing it): a device arena for a
+/// piece, one for its small systems, and page-locked host memory.
+class LaneBuffers {
+public:
+  explicit LaneBuffers(Backend& dev) : dev_(dev) {}
+  ~LaneBuffers() { drop(); }
+  LaneBuffers(const LaneBuffers&) = delete;
+  LaneBuffers& operator=(const LaneBuffers&) = delete;
+
+  char* device(std::size_t bytes) { return grow(arena_, arena_bytes_, bytes, false); }
+  char* systems(std::size_t bytes) { return grow(systems_, systems_bytes_, bytes, false); }
+  char* host(std::size_t bytes) { return grow(staging_, staging_bytes_, bytes, true); }
+  std::size_t device_bytes() const { return arena_bytes_ + systems_bytes_; }
+  /// Gives all of it back.
+  void drop();
+
+private:
+  void free(void*& p, bool on_host);
+  char* grow(void*& p, std::size_t& size, std::size_t bytes, bool on_host);
+
+  Backend& dev_;
+  void *arena_ = nullptr, *systems_ = nullptr, *staging_ = nullptr;
+  std::size_t arena_bytes_ = 0, systems_bytes_ = 0, staging_bytes_ = 0;
+};
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -34,6 +62,10 @@ public:
   /// A lane for the caller alone (waits until one is free), and back.
   int acquire_lane();
   void release_lane(int lane);
+  /// The lane's working memory (only its holder may use it).
+  LaneBuffers& buffers(int lane);
+  /// Device memory the lanes keep between solves.
+  std::size_t cached_bytes();
 
   virtual std::string name() const = 0;
   /// Free device memory in bytes.
@@ -103,10 +135,16 @@ public:
   virtual void zero(int lane, void* p, std::size_t bytes) = 0;
   virtual void narrow(int lane, const double* src, float* dst, std::size_t n) = 0;  // narrow_entry
 
+protected:
+  /// Frees the lanes' memory; a backend's destructor calls it first, while
+  /// its release functions still work.
+  void drop_buffers();
+
 private:
   std::mutex lane_mutex_;
   std::condition_variable lane_freed_;
   std::vector<char> lane_busy_;
+  std::vector<std::unique_ptr<LaneBuffers>> buffers_;
 };
 
 /// The first CUDA device, or why there is none (never throws).

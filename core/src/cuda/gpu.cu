@@ -106,6 +106,7 @@ public:
     }
   }
   ~CudaBackend() override {
+    drop_buffers();
     for (Lane& l : lanes_) {
       if (l.stream) cudaStreamSynchronize(l.stream);
       if (l.pointers) cudaFree(l.pointers);

@@ -109,14 +109,14 @@ public:
   std::size_t systems() const { return systems_.load(); }
 
 private:
-  struct Lane;
   struct Factors;
-  void run(Lane& lane, const Chunk& in, const ChunkResult& out);
-  template <class T, class R> void run_typed(Lane& lane, const Chunk& in, const ChunkResult& out);
+  void run(int lane, const Chunk& in, const ChunkResult& out);
+  template <class T, class R> void run_typed(int lane, const Chunk& in, const ChunkResult& out);
 
   std::shared_ptr<Backend> dev_;
   std::unique_ptr<Factors> factors_;
-  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::size_t budget_ = 0;              // device bytes a lane may take for a piece
+  std::vector<double> sys_per_pixel_;  // per lane: systems' bytes a pixel took in the last piece (-1: none yet)
   std::vector<std::uint8_t> table_;
   std::size_t n_ = 0, m_ = 0;
   int max_q_ = 0;  // the largest system the table sends to the device

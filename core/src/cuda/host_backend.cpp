@@ -27,6 +27,7 @@ class HostBackend final : public Backend {
 public:
   HostBackend(std::size_t memory, std::size_t largest) : memory_(memory), largest_(largest) {}
   ~HostBackend() override {
+    drop_buffers();
     for (auto& [p, size] : sizes_) std::free(p);
   }
 

@@ -51,9 +51,46 @@ struct Layout {
 
 }  // namespace
 
+void LaneBuffers::free(void*& p, bool on_host) {
+  if (p) on_host ? dev_.release_host(p) : dev_.release(p);
+  p = nullptr;
+}
+
+char* LaneBuffers::grow(void*& p, std::size_t& size, std::size_t bytes, bool on_host) {
+  if (bytes > size) {
+    free(p, on_host);
+    size = 0;
+    p = on_host ? dev_.alloc_host(bytes) : dev_.alloc(bytes);
+    size = bytes;
+  }
+  return static_cast<char*>(p);
+}
+
+void LaneBuffers::drop() {
+  free(arena_, false);
+  free(systems_, false);
+  free(staging_, true);
+  arena_bytes_ = systems_bytes_ = staging_bytes_ = 0;
+}
+
+LaneBuffers& Backend::buffers(int lane) { return *buffers_[static_cast<std::size_t>(lane)]; }
+
+std::size_t Backend::cached_bytes() {
+  std::lock_guard<std::mutex> lock(lane_mutex_);
+  std::size_t bytes = 0;
+  for (const auto& b : buffers_) bytes += b->device_bytes();
+  return bytes;
+}
+
+void Backend::drop_buffers() {
+  std::lock_guard<std::mutex> lock(lane_mutex_);
+  buffers_.clear();
+}
+
 int Backend::acquire_lane() {
   std::unique_lock<std::mutex> lock(lane_mutex_);
   lane_busy_.resize(static_cast<std::size_t>(std::max(1, lanes())), 0);
+  while (buffers_.size() < lane_busy_.size()) buffers_.push_back(std::make_unique<LaneBuffers>(*this));
   for (;;) {
     for (std::size_t i = 0; i < lane_busy_.size(); ++i)
       if (!lane_busy_[i]) {
@@ -133,50 +170,6 @@ struct Solver::Factors {
   }
 };
 
-/// One lane's buffers: device memory for a piece, page-locked host memory
-/// for its transfers.
-struct Solver::Lane {
-  Backend& dev;
-  int index = 0;
-  void* arena = nullptr;
-  std::size_t arena_bytes = 0;
-  void* staging = nullptr;
-  std::size_t staging_bytes = 0;
-  std::size_t budget = 0;  // device bytes this lane may take
-
-  Lane(Backend& d, int i) : dev(d), index(i) {}
-  ~Lane() { drop(); }
-  void* sysmem = nullptr;  // the piece's small systems, sized once they are known
-  std::size_t sys_bytes = 0;
-  double sys_per_pixel = -1;  // bytes of systems a pixel took in the last piece (-1: none yet)
-
-  void drop() {
-    free(arena, false);
-    free(staging, true);
-    free(sysmem, false);
-    arena_bytes = staging_bytes = sys_bytes = 0;
-  }
-  char* device(std::size_t bytes) { return grow(arena, arena_bytes, bytes, false); }
-  char* systems(std::size_t bytes) { return grow(sysmem, sys_bytes, bytes, false); }
-  char* host(std::size_t bytes) { return grow(staging, staging_bytes, bytes, true); }
-
-private:
-  void free(void*& p, bool on_host) {
-    if (p) on_host ? dev.release_host(p) : dev.release(p);
-    p = nullptr;
-  }
-  /// `p` (of `size` bytes) made at least `bytes` long.
-  char* grow(void*& p, std::size_t& size, std::size_t bytes, bool on_host) {
-    if (bytes > size) {
-      free(p, on_host);
-      size = 0;
-      p = on_host ? dev.alloc_host(bytes) : dev.alloc(bytes);
-      size = bytes;
-    }
-    return static_cast<char*>(p);
-  }
-};
-
 Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, const Settings& settings)
     : dev_(shared_backend()), table_(std::move(table)), n_(f.n), m_(f.m), settings_(settings) {
   const std::size_t free_before = dev_->free_memory();
@@ -210,36 +203,31 @@ Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t
     if (t == kDeletion || t == kDual || t == kGather) max_q_ = std::max(max_q_, q);
   }
   const int lanes = std::max(1, dev_->lanes());
-  // Pieces are sized to the memory left, shared by the lanes, with room for
-  // the libraries' own workspace.
-  std::size_t free = dev_->free_memory();
+  // Pieces are sized to the memory left (with what the lanes keep from
+  // earlier solves), shared by the lanes, with room for the libraries' own
+  // workspace.
+  std::size_t free = dev_->free_memory() + dev_->cached_bytes();
   if (settings_.memory > 0) {
     const std::size_t factors = free_before > free ? free_before - free : 0;
     if (settings_.memory <= factors)
       throw OutOfMemory("the design's factors alone take " + std::to_string(factors >> 20) + " MiB");
     free = std::min(free, settings_.memory - factors);
   }
-  const std::size_t budget = free / 10 * 8 / static_cast<std::size_t>(lanes);
-  for (int i = 0; i < lanes; ++i) {
-    lanes_.push_back(std::make_unique<Lane>(*dev_, i));
-    lanes_.back()->budget = budget;
-  }
+  budget_ = free / 10 * 8 / static_cast<std::size_t>(lanes);
+  sys_per_pixel_.assign(static_cast<std::size_t>(lanes), -1.0);
   limit_ = std::size_t{1} << 30;
 }
 
-Solver::~Solver() {
-  lanes_.clear();
-  factors_.reset();
-}
+Solver::~Solver() = default;
 
 std::string Solver::name() const { return dev_->name(); }
 
 void Solver::solve(const Chunk& in, const ChunkResult& out) {
   const LaneHold held(*dev_);
-  run(*lanes_[static_cast<std::size_t>(held.lane)], in, out);
+  run(held.lane, in, out);
 }
 
-void Solver::run(Lane& lane, const Chunk& in, const ChunkResult& out) {
+void Solver::run(int lane, const Chunk& in, const ChunkResult& out) {
   for (;;) {
     try {
       if (settings_.float32 && in.float32) run_typed<float, float>(lane, in, out);
@@ -250,7 +238,7 @@ void Solver::run(Lane& lane, const Chunk& in, const ChunkResult& out) {
     } catch (const OutOfMemory&) {
       // Smaller pieces, from the start of the call (pieces already done are
       // simply done again); none smaller than kMinPiece.
-      lane.drop();
+      dev_->buffers(lane).drop();
       const std::size_t now = std::min(limit_.load(), in.count);
       if (now <= kMinPiece) throw;
       limit_ = std::max(kMinPiece, now / 2);
@@ -260,10 +248,11 @@ void Solver::run(Lane& lane, const Chunk& in, const ChunkResult& out) {
 }
 
 /// T: the work precision of the small systems; R: the cube's values.
-template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, const ChunkResult& out) {
+template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const ChunkResult& out) {
   Backend& dev = *dev_;
+  LaneBuffers& lane = dev.buffers(L);
+  double& sys_per_pixel = sys_per_pixel_[static_cast<std::size_t>(L)];
   const Factors& d = *factors_;
-  const int L = lane.index;
   const std::size_t n = n_, m = m_, packed = m * (m + 1) / 2;
   const bool refine = std::is_same_v<T, float>;
   const bool del = d.hat_work != nullptr, dual = d.qinv != nullptr, gather = d.gram != nullptr;
@@ -361,7 +350,7 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
   const double worst = static_cast<double>((maxqb * maxqb + maxqb) * sizeof(T) + (gram ? (mb * mb + mb) * 8 : 0));
   auto with_systems = [&](std::size_t count, std::size_t* staging) {
     Buffers none{};
-    const double per = lane.sys_per_pixel >= 0 ? std::min(worst, lane.sys_per_pixel * 1.25) : worst;
+    const double per = sys_per_pixel >= 0 ? std::min(worst, sys_per_pixel * 1.25) : worst;
     return lay_out(count, nullptr, nullptr, &none, staging) + static_cast<std::size_t>(per * static_cast<double>(count));
   };
 
@@ -370,9 +359,9 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
     // The piece: as many pixels as fit the lane's budget and the limit.
     Buffers bf{};
     std::size_t count = std::min(in.count - begin, limit_.load()), staging = 0;
-    if (with_systems(1, &staging) > lane.budget)
+    if (with_systems(1, &staging) > budget_)
       throw OutOfMemory("the device has too little free memory for one pixel's work");
-    while (with_systems(count, &staging) > lane.budget) count = std::max<std::size_t>(1, count / 2);
+    while (with_systems(count, &staging) > budget_) count = std::max<std::size_t>(1, count / 2);
     const std::size_t bytes = lay_out(count, nullptr, nullptr, &bf, &staging);
     char* dbase = lane.device(bytes);
     char* hbase = lane.host(staging);
@@ -460,7 +449,7 @@ template <class T, class R> void Solver::run_typed(Lane& lane, const Chunk& in, 
       bf.rhs = reinterpret_cast<T*>(sbase + at_rhs);
       bf.gsys = reinterpret_cast<double*>(sbase + at_gsys);
       bf.grhs = reinterpret_cast<double*>(sbase + at_grhs);
-      lane.sys_per_pixel = static_cast<double>(sl.bytes) / static_cast<double>(count);
+      sys_per_pixel = static_cast<double>(sl.bytes) / static_cast<double>(count);
 
       std::size_t s = 0, a = 0, l = 0, ga = 0, gl = 0;
       for (int bk = 0; bk < kBuckets; ++bk) {
