@@ -49,6 +49,52 @@ Case signal_case(std::size_t n, std::size_t m, std::size_t side, double missing,
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
+/// One call of the device solver on a whole cube (N, H, W), outside the engine.
+struct DirectRun {
+  std::vector<double> x, rss;  // x observation-major: (M, H * W)
+  std::vector<std::int32_t> nv;
+  std::vector<std::uint8_t> kind, done;
+  std::size_t pieces = 0, systems = 0;
+  int shrinks = 0;
+};
+
+DirectRun solve_directly(const Array& cube, const Array& a, const std::vector<std::uint8_t>& table) {
+  const Design design(a);
+  const std::size_t B = cube.dim(1) * cube.dim(2), M = a.dim(1);
+  gpu::Settings settings;
+  settings.tau = 1e-4;
+  settings.growth = 1e6;
+  gpu::Solver s(design.factors(), a.data<double>(), table, settings);
+  DirectRun o{std::vector<double>(B * M), std::vector<double>(B), std::vector<std::int32_t>(B),
+              std::vector<std::uint8_t>(B), std::vector<std::uint8_t>(B)};
+  gpu::Chunk in;
+  in.cube = cube.raw();
+  in.float32 = cube.dtype() == DType::Float32;
+  in.stride = B;
+  in.count = B;
+  in.rss = true;
+  gpu::ChunkResult out;
+  out.x = o.x.data();
+  out.x_stride = B;
+  out.nv = o.nv.data();
+  out.kind = o.kind.data();
+  out.done = o.done.data();
+  out.rss = o.rss.data();
+  s.solve(in, out);
+  o.pieces = s.pieces();
+  o.systems = s.systems();
+  o.shrinks = s.shrinks();
+  return o;
+}
+
+/// The device's table for a design of full column rank: deletion from M valid rows up.
+std::vector<std::uint8_t> deletion_table(std::size_t n, std::size_t m) {
+  std::vector<std::uint8_t> table(n + 1, gpu::kDeletion);
+  table[n] = gpu::kFull;
+  for (std::size_t nv = 0; nv < m; ++nv) table[nv] = gpu::kSkip;
+  return table;
+}
+
 std::string no_device_reason() {
   try {
     resolve_device(Device::Cuda);
@@ -247,47 +293,20 @@ private slots:
     const Array cube = make_cube(DType::Float32, c.n, c.h, c.w, c.y);
     Array a(DType::Float64, {c.n, c.m});
     std::copy(c.a.begin(), c.a.end(), a.data<double>());
-    const Design design(a);
-    const std::size_t B = c.h * c.w, N = c.n, M = c.m;
-    std::vector<std::uint8_t> table(N + 1, gpu::kDeletion);
-    table[N] = gpu::kFull;
-    for (std::size_t nv = 0; nv < M; ++nv) table[nv] = gpu::kSkip;
-    struct Out {
-      std::vector<double> x, rss;
-      std::vector<std::int32_t> nv;
-      std::vector<std::uint8_t> kind, done;
-    };
-    auto run_with = [&](std::size_t memory, std::size_t* pieces) {
-      const Emulated device(memory);
-      gpu::Settings settings;
-      settings.tau = 1e-4;
-      settings.growth = 1e6;
-      gpu::Solver s(design.factors(), a.data<double>(), table, settings);
-      Out o{std::vector<double>(B * M), std::vector<double>(B), std::vector<std::int32_t>(B),
-            std::vector<std::uint8_t>(B), std::vector<std::uint8_t>(B)};
-      gpu::Chunk in;
-      in.cube = cube.raw();
-      in.stride = B;
-      in.count = B;
-      in.rss = true;
-      gpu::ChunkResult out;
-      out.x = o.x.data();  // observation-major: (M, B)
-      out.x_stride = B;
-      out.nv = o.nv.data();
-      out.kind = o.kind.data();
-      out.done = o.done.data();
-      out.rss = o.rss.data();
-      s.solve(in, out);
-      *pieces = s.pieces();
-      if (s.shrinks() != 0) QTest::qFail("an allocation failed", __FILE__, __LINE__);
-      return o;
-    };
-    std::size_t pieces_big = 0, pieces_small = 0;
-    const Out big = run_with(512 * kMiB, &pieces_big);
-    const Out small = run_with(4 * kMiB, &pieces_small);  // the chunk needs about 22 MiB
-    qInfo("pieces with 4 MiB of device memory: %zu", pieces_small);
-    QCOMPARE(pieces_big, std::size_t{1});
-    QVERIFY(pieces_small >= 4);
+    const std::size_t B = c.h * c.w, M = c.m;
+    DirectRun big, small;
+    {
+      const Emulated device(512 * kMiB);
+      big = solve_directly(cube, a, deletion_table(c.n, M));
+    }
+    {
+      const Emulated device(4 * kMiB);  // the chunk needs about 22 MiB
+      small = solve_directly(cube, a, deletion_table(c.n, M));
+    }
+    qInfo("pieces with 4 MiB of device memory: %zu", small.pieces);
+    QCOMPARE(big.pieces, std::size_t{1});
+    QVERIFY(small.pieces >= 4);
+    QCOMPARE(small.shrinks, 0);  // cut by the free memory, not by failed allocations
     QVERIFY(big.done == small.done);
     QVERIFY(big.kind == small.kind);
     QVERIFY(big.nv == small.nv);
@@ -312,35 +331,13 @@ private slots:
     const Array cube = make_cube(DType::Float64, N, 20, 20, c.y);
     Array a(DType::Float64, {N, M});
     std::copy(c.a.begin(), c.a.end(), a.data<double>());
-    const Design design(a);
-    std::vector<std::uint8_t> table(N + 1, gpu::kDeletion);
-    table[N] = gpu::kFull;
-    gpu::Settings settings;
-    settings.tau = 1e-4;
-    settings.growth = 1e6;
-    gpu::Solver s(design.factors(), a.data<double>(), table, settings);
-    std::vector<double> x(M * B), rss(B);
-    std::vector<std::int32_t> nv(B);
-    std::vector<std::uint8_t> kind(B), done(B);
-    gpu::Chunk in;
-    in.cube = cube.raw();
-    in.float32 = false;
-    in.stride = B;
-    in.count = B;
-    gpu::ChunkResult out;
-    out.x = x.data();
-    out.x_stride = B;
-    out.nv = nv.data();
-    out.kind = kind.data();
-    out.done = done.data();
-    out.rss = rss.data();
-    s.solve(in, out);
-    QCOMPARE(s.systems(), std::size_t{5});
+    const DirectRun r = solve_directly(cube, a, deletion_table(N, M));
+    QCOMPARE(r.systems, std::size_t{5});
     std::vector<double> y(N), xp(M);
     for (std::size_t k = 0; k < B; ++k) {
-      QCOMPARE(int(done[k]), 1);
+      QCOMPARE(int(r.done[k]), 1);
       for (std::size_t i = 0; i < N; ++i) y[i] = c.y[i * B + k];
-      for (std::size_t j = 0; j < M; ++j) xp[j] = x[j * B + k];
+      for (std::size_t j = 0; j < M; ++j) xp[j] = r.x[j * B + k];
       QVERIFY(rel_error(xp, lstsq(c.a, N, M, y.data(), nullptr, -1.0).x) <= 1e-9);
     }
   }

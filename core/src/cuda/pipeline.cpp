@@ -280,20 +280,16 @@ template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const
   };
   auto lay_out = [&](std::size_t count, char* dbase, char* hbase, Buffers* bf, std::size_t* staging) {
     Layout dl, hl;
-    auto dv = [&](auto*& ptr, std::size_t elements, bool want = true) {
+    // Counts `elements` of *ptr in the layout, and points ptr there once the memory exists.
+    auto place = [](Layout& l, char* base, auto*& ptr, std::size_t elements, bool want) {
       using P = std::remove_reference_t<decltype(*ptr)>;
       ptr = nullptr;
       if (!want) return;
-      const std::size_t at = dl.add(elements * sizeof(P));
-      if (dbase) ptr = reinterpret_cast<P*>(dbase + at);
+      const std::size_t at = l.add(elements * sizeof(P));
+      if (base) ptr = reinterpret_cast<P*>(base + at);
     };
-    auto hv = [&](auto*& ptr, std::size_t elements, bool want = true) {
-      using P = std::remove_reference_t<decltype(*ptr)>;
-      ptr = nullptr;
-      if (!want) return;
-      const std::size_t at = hl.add(elements * sizeof(P));
-      if (hbase) ptr = reinterpret_cast<P*>(hbase + at);
-    };
+    auto dv = [&](auto*& ptr, std::size_t elements, bool want = true) { place(dl, dbase, ptr, elements, want); };
+    auto hv = [&](auto*& ptr, std::size_t elements, bool want = true) { place(hl, hbase, ptr, elements, want); };
     Buffers& b = *bf;
     const std::size_t nc = n * count, mc = m * count;
     dv(b.raw, nc);                                    // the values as stored
