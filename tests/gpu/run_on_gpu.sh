@@ -32,21 +32,30 @@ CLI=build-gpu/app/cubesolve-cli
 "$CLI" --version
 nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv || true
 
-# Correctness: solved on the device, compared with per-pixel gelsd. Every
-# warning (a failed self-check, a fallback to the CPU) is printed by the CLI.
+# Correctness: solved on the device, compared with per-pixel gelsd. A solve
+# fails here when the device solved no pixel or the CLI warned (a failed
+# self-check, a fallback to the CPU): its answers would then be the CPU's.
 OUT=$(mktemp -d)
 "$CLI" demo -o "$OUT" --size 300 --json >/dev/null
+device_solve() {  # NAME OUTPUT [OPTIONS...]
+  local name=$1 x=$2
+  shift 2
+  "$CLI" solve "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" -o "$x" --device cuda --dtype float64 --json "$@" \
+    >"$OUT/solve.json" 2>"$OUT/solve.err"
+  cat "$OUT/solve.json" "$OUT/solve.err"
+  if grep -q '"device_pixels": *0[,}]' "$OUT/solve.json" || grep -q warning "$OUT/solve.err"; then
+    echo "run_on_gpu: the device did not solve $name as it should"
+    exit 1
+  fi
+  "$CLI" verify "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" "$x" --sample 3000
+}
 for name in insar seed; do
   for precision in mixed float64; do
     echo "== $name, --device-precision $precision"
-    "$CLI" solve "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" -o "$OUT/${name}_$precision.npy" --device cuda \
-      --device-precision "$precision" --dtype float64 --diag "$OUT/${name}_$precision" --json
-    "$CLI" verify "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" "$OUT/${name}_$precision.npy" --sample 3000
+    device_solve "$name" "$OUT/${name}_$precision.npy" --device-precision "$precision" --diag "$OUT/${name}_$precision"
   done
   echo "== $name, in pieces of at most 64 MB of device memory"
-  "$CLI" solve "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" -o "$OUT/${name}_small.npy" --device cuda \
-    --device-memory 64 --dtype float64 --json
-  "$CLI" verify "$OUT/${name}_cube.npy" "$OUT/${name}_design.npy" "$OUT/${name}_small.npy" --sample 3000
+  device_solve "$name" "$OUT/${name}_small.npy" --device-memory 64
 done
 
 # Figures: the seed shape (both precisions), and a large InSAR-like stack.
