@@ -705,7 +705,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
     std::printf("  normal equations, GPU %9.3f s   engine is %.0fx faster (the same loop on the device)\n",
                 normal_device_seconds, normal_device_seconds / engine);
   std::printf("  max relative error vs gelsd: %.3g over %zu sampled pixels\n", worst, compared);
-  if (r.device == Device::Cuda) std::printf("  pixels solved on the device: %zu of %zu\n", r.device_pixels, P);
+  if (r.device == Device::Cuda) {
+    const auto devices = describe_devices();
+    std::printf("  pixels solved on the device: %zu of %zu (%s)\n", r.device_pixels, P, devices.back().c_str());
+  }
   std::printf("  paths:");
   for (std::size_t i = 0; i < kPathCount; ++i)
     if (r.paths[i]) std::printf(" %s %zu", path_name(static_cast<SolvePath>(i)), r.paths[i]);
