@@ -158,12 +158,15 @@ Progress part(const Progress& p, double lo, double hi) {
 
 /// The mask groups worth one factorization each: big enough, and cheaper
 /// that way than the path each of their pixels would take alone.
-std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, const SolveOptions& options) {
+/// The groups worth one SVD each, given how many of each group's pixels are
+/// still to be solved (`sizes`).
+std::vector<char> choose_groups(const MaskStats& masks, const std::vector<std::size_t>& sizes, const Planner& planner,
+                                const SolveOptions& options) {
   std::vector<char> chosen(masks.distinct_masks(), 0);
   std::vector<std::size_t> first(masks.distinct_masks(), 0);
   for (std::size_t p = masks.pixels(); p-- > 0;) first[static_cast<std::size_t>(masks.group_of[p])] = p;
   for (std::size_t g = 0; g < chosen.size(); ++g) {
-    const std::size_t size = masks.group_size[g];
+    const std::size_t size = sizes[g];
     if (size < kMinGroup) continue;
     const auto nv = static_cast<std::size_t>(masks.n_valid[first[g]]);
     const auto [kind, cost] = planner.choose(nv);
@@ -200,10 +203,9 @@ struct Job {
   const SolveOptions& options;
   const Planner& planner;
   SolveResult& r;
-  std::vector<char> taken;  // pixels already solved by the group pass
+  std::vector<char> taken;  // pixels already solved by the device or the group pass
   std::size_t N, M, P;
-  bool rows_mode = false;  // deletion mode: chunks kept observation-major (see solve_chunk_cpu)
-  std::size_t cpu_chunk = 0;  // pixels per chunk of the CPU paths
+  bool rows_mode = false;  // deletion mode: chunks kept observation-major (see solve_chunk)
   detail::gpu::Solver* gpu = nullptr;  // the device for the paths it takes (see device_kind)
   std::atomic<std::size_t> gpu_short{0};  // pixels the device had no memory for (solved on the CPU)
 
@@ -292,7 +294,7 @@ struct Workspace {
   std::vector<int> rows, nv;
   std::vector<std::size_t> gram, exact_list;
   std::vector<double> rss;
-  std::vector<std::uint8_t> gpu_kind, gpu_done;
+  std::vector<std::uint8_t> gpu_kind, gpu_done;  // the device's answers for a chunk
   std::vector<std::size_t> gpu_sample;  // pixels the device solved, for the check
   PathCounts paths{};
   std::size_t device_pixels = 0;
@@ -372,10 +374,9 @@ void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B) {
   }
 }
 
-/// On a device, the pixels of the device's paths straight from the cube.
-/// Returns true when no pixel of the chunk is left for the CPU; ws.gpu_done
-/// marks those the device wrote.
-bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
+/// On a device, the pixels of the device's paths straight from the cube;
+/// those it solved are marked in job.taken.
+void solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
   const std::size_t M = job.M;
   ws.nv.assign(B, 0);
   ws.gpu_kind.assign(B, detail::gpu::kSkip);
@@ -388,7 +389,6 @@ bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
   in.stride = job.P;
   in.begin = begin;
   in.count = B;
-  in.skip = job.taken.empty() ? nullptr : job.taken.data() + begin;
   in.rss = job.options.residuals;
   if (job.weights) {
     in.weights = job.weights->raw();
@@ -406,16 +406,11 @@ bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
     job.gpu->solve(in, out);
   } catch (const detail::gpu::OutOfMemory&) {
     job.gpu_short += B;  // the CPU does the chunk
-    done.assign(B, 0);
-    return false;
+    return;
   }
-  bool rest = false;
   for (std::size_t k = 0; k < B; ++k) {
-    if (!job.taken.empty() && job.taken[begin + k]) continue;
-    if (!done[k]) {
-      rest = true;
-      continue;
-    }
+    if (!done[k]) continue;
+    job.taken[begin + k] = 1;
     const Kind kind = host_kind(ws.gpu_kind[k]);
     const std::size_t rank = fast_rank(kind, static_cast<std::size_t>(ws.nv[k]), job.f);
     job.write_diagnostics(begin + k, rank_status(rank, M), static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);
@@ -423,14 +418,15 @@ bool solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
     ++ws.device_pixels;
     if (ws.gpu_sample.size() < 8 && kind != Kind::Full) ws.gpu_sample.push_back(begin + k);
   }
-  return !rest;
 }
 
-/// The CPU paths for pixels [begin, end), but those in `done` (chunk-local
-/// flags, or null) which another pass wrote.
-CUBESOLVE_SIMD_CLONES void solve_chunk_cpu(Job& job, Workspace& ws, std::size_t begin, std::size_t end,
-                                           const std::uint8_t* done) {
+/// The CPU paths for pixels [begin, end), but those another pass solved
+/// (job.taken).
+CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
   const std::size_t N = job.N, M = job.M, B = end - begin;
+  if (!job.taken.empty() && std::all_of(job.taken.begin() + static_cast<std::ptrdiff_t>(begin),
+                                        job.taken.begin() + static_cast<std::ptrdiff_t>(end), [](char t) { return t != 0; }))
+    return;
   const auto& f = job.f;
   const double* A = job.design.values().data();
   ws.y.resize(N * B);
@@ -459,7 +455,7 @@ CUBESOLVE_SIMD_CLONES void solve_chunk_cpu(Job& job, Workspace& ws, std::size_t 
   }
 
   for (std::size_t k = 0; k < B; ++k) {
-    if ((!job.taken.empty() && job.taken[begin + k]) || (done && done[k])) {
+    if (!job.taken.empty() && job.taken[begin + k]) {
       ws.kind[k] = Kind::Group;  // written by another pass
       continue;
     }
@@ -709,20 +705,6 @@ CUBESOLVE_SIMD_CLONES void solve_chunk_cpu(Job& job, Workspace& ws, std::size_t 
   else job.write_block(job.r.x.data<double>(), begin, B, ws.x.data(), ws.skip);
 }
 
-/// A chunk: on the device when there is one, then what it left on the CPU,
-/// in the CPU's smaller chunks.
-void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
-  if (!job.gpu) return solve_chunk_cpu(job, ws, begin, end, nullptr);
-  if (solve_chunk_on_device(job, ws, begin, end - begin)) return;
-  const std::vector<std::uint8_t> done = ws.gpu_done;  // the CPU pass reuses the workspace
-  for (std::size_t b = begin; b < end; b += job.cpu_chunk) {
-    const std::size_t e = std::min(end, b + job.cpu_chunk);
-    bool left = false;
-    for (std::size_t p = b; p < e && !left; ++p) left = !done[p - begin] && (job.taken.empty() || !job.taken[p]);
-    if (left) solve_chunk_cpu(job, ws, b, e, done.data() + (b - begin));
-  }
-}
-
 /// Solves one block of a mask group: one SVD of A_V, one GEMM for its pixels.
 void solve_group_block(Job& job, const MaskStats& masks, const std::vector<std::size_t>& pixels,
                        std::size_t begin, std::size_t end, PathCounts& paths) {
@@ -783,7 +765,7 @@ PathCounts plan(const MaskStats& masks, const Design& design, bool weighted, con
   check_options(options);
   const Planner planner = make_planner(design, weighted, options);
   std::vector<char> chosen;
-  if (use_groups(options, weighted)) chosen = choose_groups(masks, planner, options);
+  if (use_groups(options, weighted)) chosen = choose_groups(masks, masks.group_size, planner, options);
   PathCounts counts{};
   for (std::size_t p = 0; p < masks.pixels(); ++p) {
     const auto g = static_cast<std::size_t>(masks.group_of[p]);
@@ -817,54 +799,18 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
   std::vector<PathCounts> counts(static_cast<std::size_t>(r.threads), PathCounts{});
   lapack::SingleThreadedBlas single;
 
-  // Mask groups: pixels sharing a mask share one factorization, where that is cheaper.
-  double done = 0;
-  const bool grouping = use_groups(options, weights != nullptr) && P >= kMinGroup &&
-                        (options.rcond >= 0 || masks_repeat(cube));
-  if (grouping) {
-    const MaskStats masks = analyze_masks(cube, nullptr, part(progress, 0, 0.1));
-    done = 0.1;
-    const std::vector<char> chosen = choose_groups(masks, planner, options);
-    std::size_t grouped = 0;
-    for (std::size_t g = 0; g < chosen.size(); ++g) grouped += chosen[g] ? masks.group_size[g] : 0;
-    if (grouped > 0) {
-      // Pixels of the chosen groups, group after group, cut into blocks.
-      std::vector<std::size_t> offset(chosen.size() + 1, 0), pixels(grouped);
-      for (std::size_t g = 0; g < chosen.size(); ++g) offset[g + 1] = offset[g] + (chosen[g] ? masks.group_size[g] : 0);
-      std::vector<std::size_t> fill(offset.begin(), offset.end() - 1);
-      job.taken.assign(P, 0);
-      for (std::size_t p = 0; p < P; ++p) {
-        const auto g = static_cast<std::size_t>(masks.group_of[p]);
-        if (chosen[g]) {
-          pixels[fill[g]++] = p;
-          job.taken[p] = 1;
-        }
-      }
-      std::vector<std::pair<std::size_t, std::size_t>> blocks;
-      constexpr std::size_t kBlock = 4096;
-      for (std::size_t g = 0; g < chosen.size(); ++g)
-        for (std::size_t b = offset[g]; b < offset[g + 1]; b += kBlock) blocks.emplace_back(b, std::min(offset[g + 1], b + kBlock));
-      const double share = 0.1 + 0.9 * static_cast<double>(grouped) / static_cast<double>(P);
-      detail::parallel_for(
-          blocks.size(), 1, r.threads,
-          [&](int t, std::size_t b0, std::size_t b1) {
-            for (std::size_t b = b0; b < b1; ++b)
-              solve_group_block(job, masks, pixels, blocks[b].first, blocks[b].second, counts[static_cast<std::size_t>(t)]);
-          },
-          part(progress, done, share));
-      done = share;
-    }
-  }
-
-  // Everything else, streamed in chunks sized to the memory budget.
+  // Chunks for the CPU paths: a chunk's values (B x N doubles) should stay
+  // in a core's cache, and small chunks keep cancelling prompt (a chunk of
+  // exact pixels takes milliseconds).
   const std::size_t per_pixel = 8 * (3 * N + 3 * M) + N + 64;
   const std::size_t budget = std::max<std::size_t>(options.memory / static_cast<std::size_t>(r.threads), 1 << 20);
   const std::size_t fair = (P + static_cast<std::size_t>(r.threads) * 4 - 1) / (static_cast<std::size_t>(r.threads) * 4);
-  // A chunk's values (B x N doubles) should stay in a core's cache, and
-  // small chunks keep cancelling prompt (a chunk of exact pixels takes milliseconds).
   const std::size_t cached = std::clamp<std::size_t>((std::size_t{1} << 19) / (8 * N), 512, 2048);
-  std::size_t chunk = std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, planner.exact_only ? 64 : cached);
-  job.cpu_chunk = chunk;
+  const std::size_t chunk = std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, planner.exact_only ? 64 : cached);
+  std::vector<Workspace> ws;
+  for (int t = 0; t < r.threads; ++t) ws.emplace_back(design, N, options.ridge > 0);
+
+  // On a device first: the pixels of its paths, straight from the cube.
   std::unique_ptr<detail::gpu::Solver> gpu;
   if (options.device == Device::Cuda && planner.fast_ok && !planner.exact_only) {
     try {
@@ -880,24 +826,75 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
       gpu = std::make_unique<detail::gpu::Solver>(f, design.values().data(), std::move(table), settings);
       job.gpu = gpu.get();
       r.device = Device::Cuda;
-      // Few, large chunks: each is one call with its transfers (the host
-      // keeps only X's rows and a few flags a pixel); a few threads keep the
-      // device's two lanes busy. What the device leaves goes through the
-      // CPU paths in their own chunks.
-      const std::size_t feeders = std::min<std::size_t>(static_cast<std::size_t>(r.threads), 4);
-      const std::size_t device_per_pixel = 8 * M + 32;
-      chunk = std::clamp<std::size_t>(std::min(options.memory / feeders / device_per_pixel, (P + feeders - 1) / feeders),
-                                      64, std::size_t{1} << 16);
     } catch (const detail::gpu::OutOfMemory& e) {
       r.warnings.push_back(std::string("the CUDA device has too little free memory (") + e.what() + "); solved on the CPU");
     } catch (const NumericalError& e) {
       r.warnings.push_back(std::string("the CUDA device could not be set up (") + e.what() + "); solved on the CPU");
     }
   }
-  std::vector<Workspace> ws;
-  for (int t = 0; t < r.threads; ++t) ws.emplace_back(design, N, options.ridge > 0);
-  job.rows_mode = !gpu && !weights && !options.residuals && options.ridge == 0 && planner.fast_ok &&
-                  !planner.exact_only && f.full_column_rank() && N > M && !f.hat.empty();
+  double done = 0;
+  if (gpu) {
+    // Few, large chunks: each is one call with its transfers (the host keeps
+    // only X's rows and a few flags a pixel); a few threads keep the
+    // device's two lanes busy.
+    const std::size_t feeders = std::min<std::size_t>(static_cast<std::size_t>(r.threads), 4);
+    const std::size_t device_chunk = std::clamp<std::size_t>(
+        std::min(options.memory / feeders / (8 * M + 32), (P + feeders - 1) / feeders), 64, std::size_t{1} << 16);
+    job.taken.assign(P, 0);
+    detail::parallel_for(
+        P, device_chunk, static_cast<int>(feeders),
+        [&](int t, std::size_t b, std::size_t e) { solve_chunk_on_device(job, ws[static_cast<std::size_t>(t)], b, e - b); },
+        part(progress, 0, 0.5));
+    done = 0.5;
+  }
+
+  // Mask groups among the pixels left: pixels sharing a mask share one SVD,
+  // where that is cheaper than their own paths (and it keeps a mask that
+  // breaks the rank, which the device leaves, on one SVD).
+  const std::size_t left = job.taken.empty() ? P : static_cast<std::size_t>(std::count(job.taken.begin(), job.taken.end(), 0));
+  const bool grouping = use_groups(options, weights != nullptr) && left >= kMinGroup &&
+                        (options.rcond >= 0 || masks_repeat(cube));
+  if (grouping) {
+    const MaskStats masks = analyze_masks(cube, nullptr, part(progress, done, done + 0.1 * (1 - done)));
+    done += 0.1 * (1 - done);
+    std::vector<std::size_t> sizes(masks.distinct_masks(), 0);  // pixels left per group
+    for (std::size_t p = 0; p < P; ++p)
+      if (job.taken.empty() || !job.taken[p]) ++sizes[static_cast<std::size_t>(masks.group_of[p])];
+    const std::vector<char> chosen = choose_groups(masks, sizes, planner, options);
+    std::size_t grouped = 0;
+    for (std::size_t g = 0; g < chosen.size(); ++g) grouped += chosen[g] ? sizes[g] : 0;
+    if (grouped > 0) {
+      // Pixels of the chosen groups, group after group, cut into blocks.
+      std::vector<std::size_t> offset(chosen.size() + 1, 0), pixels(grouped);
+      for (std::size_t g = 0; g < chosen.size(); ++g) offset[g + 1] = offset[g] + (chosen[g] ? sizes[g] : 0);
+      std::vector<std::size_t> fill(offset.begin(), offset.end() - 1);
+      if (job.taken.empty()) job.taken.assign(P, 0);
+      for (std::size_t p = 0; p < P; ++p) {
+        const auto g = static_cast<std::size_t>(masks.group_of[p]);
+        if (chosen[g] && !job.taken[p]) {
+          pixels[fill[g]++] = p;
+          job.taken[p] = 1;
+        }
+      }
+      std::vector<std::pair<std::size_t, std::size_t>> blocks;
+      constexpr std::size_t kBlock = 4096;
+      for (std::size_t g = 0; g < chosen.size(); ++g)
+        for (std::size_t b = offset[g]; b < offset[g + 1]; b += kBlock) blocks.emplace_back(b, std::min(offset[g + 1], b + kBlock));
+      const double share = done + (1 - done) * static_cast<double>(grouped) / static_cast<double>(left);
+      detail::parallel_for(
+          blocks.size(), 1, r.threads,
+          [&](int t, std::size_t b0, std::size_t b1) {
+            for (std::size_t b = b0; b < b1; ++b)
+              solve_group_block(job, masks, pixels, blocks[b].first, blocks[b].second, counts[static_cast<std::size_t>(t)]);
+          },
+          part(progress, done, share));
+      done = share;
+    }
+  }
+
+  // Everything else on the CPU paths, streamed in chunks sized to the memory budget.
+  job.rows_mode = !weights && !options.residuals && options.ridge == 0 && planner.fast_ok && !planner.exact_only &&
+                  f.full_column_rank() && N > M && !f.hat.empty();
   detail::parallel_for(
       P, chunk, r.threads, [&](int t, std::size_t b, std::size_t e) { solve_chunk(job, ws[static_cast<std::size_t>(t)], b, e); },
       part(progress, done, 1.0));

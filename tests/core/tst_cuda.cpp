@@ -272,6 +272,33 @@ private slots:
     }
   }
 
+  // An InSAR network that a block of pixels splits (they lose every
+  // interferogram across one gap): the device leaves those pixels, whose
+  // deletion systems fail the pivot rule, and the CPU solves them as gelsd.
+  void splitNetworkLeftToTheCpu() {
+    const Emulated device(64 * kMiB);
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    Case c = sbas_case(14, 3, 20, pairs);
+    const std::size_t P = 400, M = 13;
+    for (std::size_t k = 0; k < pairs.size(); ++k)
+      for (std::size_t p = 0; p < P; ++p) {
+        const bool block = p % 20 < 8 && p / 20 < 10;  // 10 x 8 pixels
+        const bool across = pairs[k].first <= 6 && pairs[k].second > 6;
+        if (block && across) c.y[k * P + p] = kNaN;
+        else if (std::isnan(c.y[k * P + p])) c.y[k * P + p] = 0.5;
+      }
+    SolveOptions o;
+    o.device = Device::Cuda;
+    const SolveResult r = run(c, o);
+    QVERIFY(r.warnings.empty());
+    QCOMPARE(r.device_pixels, P - 80);
+    QCOMPARE(r.paths[static_cast<std::size_t>(SolvePath::Exact)] + r.paths[static_cast<std::size_t>(SolvePath::Group)],
+             std::size_t{80});
+    QCOMPARE(r.rank.data<std::int32_t>()[0], int(M - 1));
+    QCOMPARE(static_cast<PixelStatus>(r.status.data<std::uint8_t>()[0]), PixelStatus::MinNorm);
+    QVERIFY(max_error(c, r, o) <= 1e-9);
+  }
+
   // A device whose set-up fails (a driver error, say): the CPU, with a warning.
   void deviceThatCannotBeSetUp() {
     gpu::set_backend_factory([]() -> std::unique_ptr<gpu::Backend> { throw NumericalError("cuBLAS: cublasCreate failed"); });

@@ -36,22 +36,6 @@ Case blob_case(std::size_t n, std::size_t m, std::size_t size, std::size_t every
   return c;
 }
 
-// A small-baseline network: D dates, pairs up to `span` apart, unknowns the
-// dates after the first. Returns the pair list through `pairs`.
-Case sbas_case(std::size_t dates, std::size_t span, std::size_t size, std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
-  pairs.clear();
-  for (std::size_t i = 0; i < dates; ++i)
-    for (std::size_t j = i + 1; j < dates && j - i <= span; ++j) pairs.emplace_back(i, j);
-  const std::size_t N = pairs.size(), M = dates - 1;
-  Case c = random_case(N, M, size, size, 0.05, 0.0, 77);
-  std::fill(c.a.begin(), c.a.end(), 0.0);
-  for (std::size_t k = 0; k < N; ++k) {
-    c.a[k * M + pairs[k].second - 1] = 1.0;
-    if (pairs[k].first > 0) c.a[k * M + pairs[k].first - 1] = -1.0;
-  }
-  return c;
-}
-
 }  // namespace
 
 class TestPaths : public QObject {

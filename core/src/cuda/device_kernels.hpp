@@ -44,7 +44,6 @@ template <class R> struct Piece {
   int n = 0, m = 0, ld = 0, max_q = 0;  // max_q: the most rows a deletion, dual or gather system has
   const R* raw = nullptr;
   const double* weights = nullptr;      // like raw, or null
-  const std::uint8_t* skip = nullptr;   // per pixel, or null: solved elsewhere
   const std::uint8_t* table = nullptr;  // n + 1: the device's kind for a pixel with that many valid values
   double* y = nullptr;     // y~, n x ld like raw, 0 where missing
   double* r = nullptr;     // a copy of y~ for the residuals, or null
@@ -79,7 +78,7 @@ template <class R> CUBESOLVE_HD void prepare_pixel(const Piece<R>& p, int k) {
     const long long e = static_cast<long long>(i) * p.ld + k;
     nv += valid(e, static_cast<double>(p.raw[e]));
   }
-  int kd = p.skip && p.skip[k] ? static_cast<int>(kSkip) : static_cast<int>(p.table[nv]);
+  int kd = p.table[nv];
   const int q = kd == kGather ? nv : kd == kGram ? p.m : p.n - nv;
   if (kd == kFull && nv != p.n) kd = kSkip;
   if ((kd == kDeletion || kd == kDual || kd == kGather) && (q == 0 || q > p.max_q)) kd = kSkip;

@@ -37,7 +37,6 @@ struct Chunk {
   const void* cube = nullptr;
   bool float32 = true;  // else float64
   std::size_t stride = 0, begin = 0, count = 0;
-  const char* skip = nullptr;  // count flags, or null: pixels solved elsewhere
   bool rss = false;            // also each pixel's residual sum of squares
   const void* weights = nullptr;  // laid out like the cube, or null
   bool weights_float32 = true;

@@ -268,14 +268,14 @@ template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const
     R* raw;
     double *weights, *y, *r, *w, *wy, *tdel, *tdual, *tgather, *ugather, *xgather, *g, *b, *ugram, *x, *rss;
     float* xf;
-    std::uint8_t *skip, *table, *kind, *done;
+    std::uint8_t *table, *kind, *done;
     int *rows, *q, *nv, *bucket, *order, *pix, *counts, *start, *before, *gid, *lead, *info;
     std::uint64_t *key, *sorted;
     T *sys, *rhs;
     double *gsys, *grhs;
     double *hweights, *hrss;
     char* hx;
-    std::uint8_t *hskip, *hkind, *hdone;
+    std::uint8_t *hkind, *hdone;
     int *hcounts, *hnv, *hgid;
   };
   auto lay_out = [&](std::size_t count, char* dbase, char* hbase, Buffers* bf, std::size_t* staging) {
@@ -294,7 +294,6 @@ template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const
     const std::size_t nc = n * count, mc = m * count;
     dv(b.raw, nc);                                    // the values as stored
     dv(b.weights, nc, weighted);
-    dv(b.skip, count, in.skip != nullptr);            // pixels solved elsewhere
     dv(b.table, table_.size());                       // kinds by valid count
     dv(b.y, nc);                                      // y~
     dv(b.r, nc, in.rss);                              // y~ again, then the residuals
@@ -328,7 +327,6 @@ template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const
     dv(b.rss, count, in.rss);
     dv(b.info, count);
     hv(b.hweights, nc, weighted);
-    hv(b.hskip, count, in.skip != nullptr);
     hv(b.hcounts, static_cast<std::size_t>(kBuckets));
     hv(b.hgid, count);
     hl.add(mc * x_size);
@@ -363,7 +361,7 @@ template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const
     char* hbase = lane.host(staging);
     lay_out(count, dbase, hbase, &bf, &staging);
 
-    // Up: the piece's rows of the cube (and weights) as stored, the flags, the table.
+    // Up: the piece's rows of the cube (and weights) as stored, and the table.
     const std::size_t first = in.begin + begin;
     const R* cube = static_cast<const R*>(in.cube);
     dev.upload_rows(L, bf.raw, cube + first, in.stride * sizeof(R), count * sizeof(R), n);
@@ -375,10 +373,6 @@ template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const
                                                            : static_cast<const double*>(in.weights)[e];
         }
       dev.upload(L, bf.weights, bf.hweights, n * count * sizeof(double));
-    }
-    if (in.skip) {
-      for (std::size_t k = 0; k < count; ++k) bf.hskip[k] = in.skip[begin + k] ? 1 : 0;
-      dev.upload(L, bf.skip, bf.hskip, count);
     }
     dev.upload(L, bf.table, table_.data(), table_.size());
     std::fill(bf.hcounts, bf.hcounts + kBuckets, 0);
@@ -392,7 +386,6 @@ template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const
     pc.max_q = max_q_;
     pc.raw = bf.raw;
     pc.weights = bf.weights;
-    pc.skip = bf.skip;
     pc.table = bf.table;
     pc.y = bf.y;
     pc.r = bf.r;
