@@ -156,12 +156,13 @@ Progress part(const Progress& p, double lo, double hi) {
   return [p, lo, hi](double f) { return p(lo + (hi - lo) * f); };
 }
 
-/// The mask groups worth one factorization each: big enough, and cheaper
-/// that way than the path each of their pixels would take alone.
-/// The groups worth one SVD each, given how many of each group's pixels are
-/// still to be solved (`sizes`).
+/// The mask groups worth one SVD each: big enough, and cheaper that way
+/// than the path each of their pixels would take alone, given how many of
+/// each group's pixels are still to be solved (`sizes`). Pixels a device
+/// left (`left_by_device`) failed their fast path there, so alone they
+/// would most likely go to gelsd.
 std::vector<char> choose_groups(const MaskStats& masks, const std::vector<std::size_t>& sizes, const Planner& planner,
-                                const SolveOptions& options) {
+                                const SolveOptions& options, bool left_by_device = false) {
   std::vector<char> chosen(masks.distinct_masks(), 0);
   std::vector<std::size_t> first(masks.distinct_masks(), 0);
   for (std::size_t p = masks.pixels(); p-- > 0;) first[static_cast<std::size_t>(masks.group_of[p])] = p;
@@ -169,8 +170,9 @@ std::vector<char> choose_groups(const MaskStats& masks, const std::vector<std::s
     const std::size_t size = sizes[g];
     if (size < kMinGroup) continue;
     const auto nv = static_cast<std::size_t>(masks.n_valid[first[g]]);
-    const auto [kind, cost] = planner.choose(nv);
+    const auto [kind, fast_cost] = planner.choose(nv);
     if (kind == Kind::Skip || kind == Kind::Full) continue;
+    const double cost = left_by_device ? planner.exact_cost(nv) : fast_cost;
     const double group_cost = planner.exact_cost(nv) / static_cast<double>(size) +
                               2.0 * static_cast<double>(planner.f.m * nv) / kGemmSpeed;
     chosen[g] = options.rcond >= 0 || group_cost < cost;
@@ -860,7 +862,7 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
     std::vector<std::size_t> sizes(masks.distinct_masks(), 0);  // pixels left per group
     for (std::size_t p = 0; p < P; ++p)
       if (job.taken.empty() || !job.taken[p]) ++sizes[static_cast<std::size_t>(masks.group_of[p])];
-    const std::vector<char> chosen = choose_groups(masks, sizes, planner, options);
+    const std::vector<char> chosen = choose_groups(masks, sizes, planner, options, gpu != nullptr);
     std::size_t grouped = 0;
     for (std::size_t g = 0; g < chosen.size(); ++g) grouped += chosen[g] ? sizes[g] : 0;
     if (grouped > 0) {
