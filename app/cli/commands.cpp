@@ -646,7 +646,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
 
   // The exact engine and the question's method on an evenly spread sample, scaled to all pixels.
   const auto pick = bench::spread(P, sample);
-  const Array sub = bench::sample_pixels(d.cube, pick);
+  const Array sub = take_pixels(d.cube, pick);
   SolveOptions exact = options;
   exact.method = Method::Exact;
   const SolveResult ref = solve(sub, design, nullptr, exact);

@@ -2,6 +2,7 @@
 #include <cubesolve/error.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -108,6 +109,16 @@ void Array::reshape(Shape shape) {
   if (shape_size(shape) != size_)
     throw std::logic_error("cannot reshape " + shape_string(shape_) + " to " + shape_string(shape));
   shape_ = std::move(shape);
+}
+
+Array take_pixels(const Array& cube, const std::vector<std::size_t>& pixels) {
+  const std::size_t N = cube.dim(0), P = cube.dim(1) * cube.dim(2), K = pixels.size(), size = dtype_size(cube.dtype());
+  Array sub(cube.dtype(), {N, 1, K});
+  const auto* from = static_cast<const char*>(cube.raw());
+  auto* to = static_cast<char*>(sub.raw());
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t k = 0; k < K; ++k) std::memcpy(to + (i * K + k) * size, from + (i * P + pixels[k]) * size, size);
+  return sub;
 }
 
 }  // namespace cubesolve

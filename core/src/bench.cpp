@@ -26,14 +26,6 @@ std::vector<std::size_t> spread(std::size_t pixels, std::size_t k) {
   return pick;
 }
 
-Array sample_pixels(const Array& cube, const std::vector<std::size_t>& pixels) {
-  const std::size_t N = cube.dim(0), P = cube.dim(1) * cube.dim(2), K = pixels.size();
-  Array sub(DType::Float64, {N, 1, K});
-  for (std::size_t i = 0; i < N; ++i)
-    for (std::size_t k = 0; k < K; ++k) sub.data<double>()[i * K + k] = cube.value(i * P + pixels[k]);
-  return sub;
-}
-
 double gemm_floor_seconds(std::size_t m, std::size_t n, std::size_t pixels, int threads) {
   const std::size_t cols = std::max<std::size_t>(1, std::min<std::size_t>(pixels, 65536));
   std::vector<double> a(m * n), b(n * cols), c(m * cols);

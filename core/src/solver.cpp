@@ -157,17 +157,16 @@ Progress part(const Progress& p, double lo, double hi) {
 }
 
 /// The mask groups worth one SVD each: big enough, and cheaper that way
-/// than the path each of their pixels would take alone, given how many of
-/// each group's pixels are still to be solved (`sizes`). Pixels a device
+/// than the path each of their pixels would take alone. Pixels a device
 /// left (`left_by_device`) failed their fast path there, so alone they
 /// would most likely go to gelsd.
-std::vector<char> choose_groups(const MaskStats& masks, const std::vector<std::size_t>& sizes, const Planner& planner,
-                                const SolveOptions& options, bool left_by_device = false) {
+std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, const SolveOptions& options,
+                                bool left_by_device = false) {
   std::vector<char> chosen(masks.distinct_masks(), 0);
   std::vector<std::size_t> first(masks.distinct_masks(), 0);
   for (std::size_t p = masks.pixels(); p-- > 0;) first[static_cast<std::size_t>(masks.group_of[p])] = p;
   for (std::size_t g = 0; g < chosen.size(); ++g) {
-    const std::size_t size = sizes[g];
+    const std::size_t size = masks.group_size[g];
     if (size < kMinGroup) continue;
     const auto nv = static_cast<std::size_t>(masks.n_valid[first[g]]);
     const auto [kind, fast_cost] = planner.choose(nv);
@@ -708,10 +707,9 @@ CUBESOLVE_SIMD_CLONES void solve_chunk(Job& job, Workspace& ws, std::size_t begi
 }
 
 /// Solves one block of a mask group: one SVD of A_V, one GEMM for its pixels.
-void solve_group_block(Job& job, const MaskStats& masks, const std::vector<std::size_t>& pixels,
+void solve_group_block(Job& job, const std::uint64_t* mask, const std::vector<std::size_t>& pixels,
                        std::size_t begin, std::size_t end, PathCounts& paths) {
   const std::size_t N = job.N, M = job.M, G = end - begin;
-  const std::uint64_t* mask = masks.masks.data() + pixels[begin] * masks.words;
   std::vector<std::size_t> rows;
   for (std::size_t i = 0; i < N; ++i)
     if ((mask[i / 64] >> (i % 64)) & 1) rows.push_back(i);
@@ -767,7 +765,7 @@ PathCounts plan(const MaskStats& masks, const Design& design, bool weighted, con
   check_options(options);
   const Planner planner = make_planner(design, weighted, options);
   std::vector<char> chosen;
-  if (use_groups(options, weighted)) chosen = choose_groups(masks, masks.group_size, planner, options);
+  if (use_groups(options, weighted)) chosen = choose_groups(masks, planner, options);
   PathCounts counts{};
   for (std::size_t p = 0; p < masks.pixels(); ++p) {
     const auto g = static_cast<std::size_t>(masks.group_of[p]);
@@ -852,42 +850,56 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
 
   // Mask groups among the pixels left: pixels sharing a mask share one SVD,
   // where that is cheaper than their own paths (and it keeps a mask that
-  // breaks the rank, which the device leaves, on one SVD).
-  const std::size_t left = job.taken.empty() ? P : static_cast<std::size_t>(std::count(job.taken.begin(), job.taken.end(), 0));
-  const bool grouping = use_groups(options, weights != nullptr) && left >= kMinGroup &&
-                        (options.rcond >= 0 || masks_repeat(cube));
-  if (grouping) {
-    const MaskStats masks = analyze_masks(cube, nullptr, part(progress, done, done + 0.1 * (1 - done)));
-    done += 0.1 * (1 - done);
-    std::vector<std::size_t> sizes(masks.distinct_masks(), 0);  // pixels left per group
+  // breaks the rank, which the device leaves, on one SVD). After a device,
+  // only the pixels it left are looked at.
+  std::vector<std::size_t> left;  // after a device: the pixels it left
+  Array left_cube;
+  if (gpu) {
     for (std::size_t p = 0; p < P; ++p)
-      if (job.taken.empty() || !job.taken[p]) ++sizes[static_cast<std::size_t>(masks.group_of[p])];
-    const std::vector<char> chosen = choose_groups(masks, sizes, planner, options, gpu != nullptr);
+      if (!job.taken[p]) left.push_back(p);
+    if (left.size() >= kMinGroup) left_cube = take_pixels(cube, left);
+  }
+  const Array& look = gpu ? left_cube : cube;
+  const bool grouping = use_groups(options, weights != nullptr) && (gpu ? left.size() : P) >= kMinGroup &&
+                        (options.rcond >= 0 || masks_repeat(look));
+  if (grouping) {
+    const MaskStats masks = analyze_masks(look, nullptr, part(progress, done, done + 0.1 * (1 - done)));
+    done += 0.1 * (1 - done);
+    const std::vector<char> chosen = choose_groups(masks, planner, options, gpu != nullptr);
     std::size_t grouped = 0;
-    for (std::size_t g = 0; g < chosen.size(); ++g) grouped += chosen[g] ? sizes[g] : 0;
+    for (std::size_t g = 0; g < chosen.size(); ++g) grouped += chosen[g] ? masks.group_size[g] : 0;
     if (grouped > 0) {
-      // Pixels of the chosen groups, group after group, cut into blocks.
+      // Pixels of the chosen groups (indices into the cube), group after
+      // group, cut into blocks that know their group's mask.
       std::vector<std::size_t> offset(chosen.size() + 1, 0), pixels(grouped);
-      for (std::size_t g = 0; g < chosen.size(); ++g) offset[g + 1] = offset[g] + (chosen[g] ? sizes[g] : 0);
+      for (std::size_t g = 0; g < chosen.size(); ++g) offset[g + 1] = offset[g] + (chosen[g] ? masks.group_size[g] : 0);
       std::vector<std::size_t> fill(offset.begin(), offset.end() - 1);
+      std::vector<const std::uint64_t*> mask_of(chosen.size(), nullptr);
       if (job.taken.empty()) job.taken.assign(P, 0);
-      for (std::size_t p = 0; p < P; ++p) {
-        const auto g = static_cast<std::size_t>(masks.group_of[p]);
-        if (chosen[g] && !job.taken[p]) {
-          pixels[fill[g]++] = p;
-          job.taken[p] = 1;
-        }
+      for (std::size_t q = 0; q < masks.pixels(); ++q) {
+        const auto g = static_cast<std::size_t>(masks.group_of[q]);
+        if (!chosen[g]) continue;
+        const std::size_t p = gpu ? left[q] : q;
+        if (!mask_of[g]) mask_of[g] = masks.masks.data() + q * masks.words;
+        pixels[fill[g]++] = p;
+        job.taken[p] = 1;
       }
-      std::vector<std::pair<std::size_t, std::size_t>> blocks;
+      struct Block {
+        std::size_t begin, end;
+        const std::uint64_t* mask;
+      };
+      std::vector<Block> blocks;
       constexpr std::size_t kBlock = 4096;
       for (std::size_t g = 0; g < chosen.size(); ++g)
-        for (std::size_t b = offset[g]; b < offset[g + 1]; b += kBlock) blocks.emplace_back(b, std::min(offset[g + 1], b + kBlock));
-      const double share = done + (1 - done) * static_cast<double>(grouped) / static_cast<double>(left);
+        for (std::size_t b = offset[g]; b < offset[g + 1]; b += kBlock)
+          blocks.push_back({b, std::min(offset[g + 1], b + kBlock), mask_of[g]});
+      const double share = done + (1 - done) * static_cast<double>(grouped) / static_cast<double>(masks.pixels());
       detail::parallel_for(
           blocks.size(), 1, r.threads,
           [&](int t, std::size_t b0, std::size_t b1) {
             for (std::size_t b = b0; b < b1; ++b)
-              solve_group_block(job, masks, pixels, blocks[b].first, blocks[b].second, counts[static_cast<std::size_t>(t)]);
+              solve_group_block(job, blocks[b].mask, pixels, blocks[b].begin, blocks[b].end,
+                                counts[static_cast<std::size_t>(t)]);
           },
           part(progress, done, share));
       done = share;

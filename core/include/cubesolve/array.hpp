@@ -72,6 +72,10 @@ private:
   std::unique_ptr<double[]> storage_;     // 8-byte aligned storage for any dtype
 };
 
+/// Some pixels of a cube (N, H, W) as a cube (N, 1, K) of the same dtype:
+/// pixel k of the result is pixel pixels[k] (an index into H * W).
+Array take_pixels(const Array& cube, const std::vector<std::size_t>& pixels);
+
 template <> float* Array::data<float>();
 template <> double* Array::data<double>();
 template <> std::int32_t* Array::data<std::int32_t>();

@@ -28,9 +28,6 @@ double normal_equations_seconds(const Array& cube, const Design& design, const s
 /// loop runs it (Cholesky, float64). Throws NumericalError without a device.
 double normal_equations_device_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels);
 
-/// The sampled pixels as a (N, 1, K) float64 cube.
-Array sample_pixels(const Array& cube, const std::vector<std::size_t>& pixels);
-
 /// K pixel indices spread evenly over P pixels (all of them when K >= P).
 std::vector<std::size_t> spread(std::size_t pixels, std::size_t k);
 
