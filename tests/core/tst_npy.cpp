@@ -133,6 +133,20 @@ private slots:
         for (int k = 0; k < 4; ++k) QCOMPARE(a.value(static_cast<std::size_t>(i * 12 + j * 4 + k)), 100.0 * i + 10 * j + k);
   }
 
+  void takePixelsKeepsTypeAndOrder() {
+    Array cube(DType::Float32, {3, 2, 4});  // value 100 i + p
+    for (std::size_t i = 0; i < 3; ++i)
+      for (std::size_t p = 0; p < 8; ++p) cube.data<float>()[i * 8 + p] = static_cast<float>(100 * i + p);
+    const Array sub = take_pixels(cube, {6, 1, 1});
+    QCOMPARE(sub.dtype(), DType::Float32);
+    QVERIFY(sub.shape() == (Shape{3, 1, 3}));
+    for (std::size_t i = 0; i < 3; ++i) {
+      QCOMPARE(sub.value(i * 3 + 0), 100.0 * double(i) + 6);
+      QCOMPARE(sub.value(i * 3 + 1), 100.0 * double(i) + 1);
+      QCOMPARE(sub.value(i * 3 + 2), 100.0 * double(i) + 1);
+    }
+  }
+
   void integerTypesBecomeFloat64() {
     const Array a = read_npy(write("i2.npy", craft_npy(1, ">i2", false, "(3,)", bytes_of(std::vector<std::int16_t>{-5, 0, 300}, true))));
     QCOMPARE(a.dtype(), DType::Float64);
