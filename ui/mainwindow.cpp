@@ -210,10 +210,19 @@ void MainWindow::buildUi() {
   auto* params = new QGroupBox(tr("Parameters"));
   auto* form = new QFormLayout(params);
   device_ = new QComboBox;
+  device_->setObjectName("device");
   device_->addItem(tr("Auto"), "auto");
   device_->addItem(tr("CPU"), "cpu");
-  if (resolve_device(Device::Auto) == Device::Cuda) device_->addItem(tr("GPU (CUDA)"), "cuda");
   form->addRow(tr("Device"), device_);
+  if (resolve_device(Device::Auto) == Device::Cuda) {
+    device_->addItem(tr("GPU (CUDA)"), "cuda");
+    device_precision_ = new QComboBox;
+    device_precision_->setObjectName("device-precision");
+    device_precision_->addItem(tr("float32, refined once"), false);
+    device_precision_->addItem(tr("float64"), true);
+    form->addRow(tr("GPU precision"), device_precision_);
+    connect(device_precision_, &QComboBox::currentIndexChanged, this, &MainWindow::parametersChanged);
+  }
   rcond_ = new QLineEdit;
   rcond_->setPlaceholderText(tr("default: eps·max(|V|, M)"));
   form->addRow(tr("rcond"), rcond_);
@@ -679,6 +688,7 @@ SolveOptions MainWindow::options() const {
   o.min_valid = min_valid_->value();
   o.ridge = ridge_->value();
   o.method = method_;
+  o.device_float64 = device_precision_ && device_precision_->currentData().toBool();
   return o;
 }
 
@@ -717,10 +727,13 @@ void MainWindow::onFinished(int id, std::shared_ptr<const SolveResult> result) {
   QString paths;
   for (std::size_t i = 0; i < kPathCount; ++i)
     if (result_->paths[i]) paths += QString(" %1 %2").arg(path_name(static_cast<SolvePath>(i))).arg(result_->paths[i]);
-  status_->setText(tr("engine %1 s on %2 (%3 CPU threads); paths:%4")
+  const QString on_device =
+      result_->device == Device::Cuda ? tr(", %1 pixels on the GPU").arg(result_->device_pixels) : QString();
+  status_->setText(tr("engine %1 s on %2 (%3 CPU threads%4); paths:%5")
                        .arg(result_->engine_seconds, 0, 'f', 3)
                        .arg(device_name(result_->device))
                        .arg(result_->threads)
+                       .arg(on_device)
                        .arg(paths));
   for (const auto& w : result_->warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
   updateResult();

@@ -160,6 +160,7 @@ private:
   QDoubleSpinBox* range_lo_ = nullptr;
   QDoubleSpinBox* range_hi_ = nullptr;
   QComboBox* device_ = nullptr;
+  QComboBox* device_precision_ = nullptr;  // only where a GPU is usable
   QLineEdit* rcond_ = nullptr;
   QSpinBox* min_valid_ = nullptr;
   QDoubleSpinBox* ridge_ = nullptr;

@@ -4,10 +4,13 @@
 #include "imageview.hpp"
 #include "mainwindow.hpp"
 
+#include "cuda/backend.hpp"
+
 #include <cubesolve/demo.hpp>
 #include <cubesolve/io.hpp>
 #include <cubesolve/raster.hpp>
 
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QSignalSpy>
@@ -135,6 +138,41 @@ private slots:
     w.solve();
     QVERIFY(done.wait(60000));
     QVERIFY(std::fabs(w.inspectedX()[0] - before) <= 1e-5 * std::max(1.0, std::fabs(before)));
+  }
+
+  // With a device (the reference backend standing in for a GPU): the GPU
+  // choice solves on it, and changing its precision re-solves there.
+  void gpuChoiceAndPrecision() {
+    namespace gpu = cubesolve::detail::gpu;
+    gpu::set_backend_factory([] { return gpu::make_host_backend(std::size_t{256} << 20, std::size_t{256} << 20); });
+    struct Reset {
+      ~Reset() { gpu::set_backend_factory(nullptr); }
+    } reset;
+    MainWindow w;
+    w.show();
+    auto* device = w.findChild<QComboBox*>("device");
+    auto* precision = w.findChild<QComboBox*>("device-precision");
+    QVERIFY(device && precision);
+    QCOMPARE(device->findData("cuda") >= 0, true);
+    device->setCurrentIndex(device->findData("cuda"));
+    QVERIFY(w.openDemo("seed", 40));
+    QVERIFY(waitSolved(w));
+    const DemoCube d = make_demo("seed", 40);
+    SolveOptions cpu;
+    cpu.output = DType::Float64;
+    const SolveResult ref = solve(d.cube, Design(d.design), nullptr, cpu);
+    for (const char* mode : {"mixed", "float64"}) {
+      if (std::string(mode) == "float64") {
+        QSignalSpy done(&w, &MainWindow::solveFinished);
+        precision->setCurrentIndex(precision->findData(true));  // re-solves at once
+        QVERIFY(done.wait(60000));
+      }
+      const auto r = w.result();
+      QCOMPARE(r->device, Device::Cuda);
+      QCOMPARE(r->device_pixels, std::size_t{1600});
+      for (std::size_t i = 0; i < r->x.size(); ++i)  // X in the cube's float32
+        QVERIFY(std::fabs(r->x.value(i) - ref.x.value(i)) <= 1e-5 * std::max(1.0, std::fabs(ref.x.value(i))));
+    }
   }
 
   void cancelKeepsThePreviousResultAndGuiStaysResponsive() {
