@@ -54,7 +54,6 @@ template <class R> struct Piece {
   int* nv = nullptr;       // per pixel: valid values
   std::uint8_t* kind = nullptr;
   std::uint8_t* done = nullptr;  // per pixel: 1 = solved here
-  int* bucket = nullptr;   // per pixel: its batch, -1 for none
   int* counts = nullptr;   // kBuckets: systems per batch
   std::uint64_t* key = nullptr;  // per pixel: its batch, then a hash of its system's rows (sort key)
   int* order = nullptr;          // per pixel: k (sorted along with the keys)
@@ -99,10 +98,9 @@ template <class R> CUBESOLVE_HD void prepare_pixel(const Piece<R>& p, int k) {
   // The sort key: batch first, then what makes the system: its rows (pixels
   // with the same rows share one factorization), or the pixel itself for
   // Gram systems, which depend on the pixel's weights.
-  int b = -1;
   std::uint64_t key = ~std::uint64_t{0};
   if (kd == kDeletion || kd == kDual || kd == kGather || kd == kGram) {
-    b = bucket_of(kd, q);
+    const int b = bucket_of(kd, q);
     bump(p.counts + b);
     std::uint64_t h = static_cast<std::uint64_t>(q);
     if (kd == kGram) h = mix(h, static_cast<std::uint64_t>(k));
@@ -116,7 +114,6 @@ template <class R> CUBESOLVE_HD void prepare_pixel(const Piece<R>& p, int k) {
   p.nv[k] = nv;
   p.kind[k] = static_cast<std::uint8_t>(kd);
   p.done[k] = kd == kFull ? 1 : 0;
-  p.bucket[k] = b;
 }
 
 /// After the sort: position j starts a group (a system of its own) when its

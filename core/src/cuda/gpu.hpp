@@ -96,7 +96,6 @@ public:
   /// when the device fails.
   void solve(const Chunk& in, const ChunkResult& out);
 
-  std::string name() const;
   /// Pixels in the largest piece one call may send; shrinks after an
   /// allocation fails.
   std::size_t piece_limit() const { return limit_.load(); }

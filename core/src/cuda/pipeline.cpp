@@ -220,8 +220,6 @@ Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t
 
 Solver::~Solver() = default;
 
-std::string Solver::name() const { return dev_->name(); }
-
 void Solver::solve(const Chunk& in, const ChunkResult& out) {
   const LaneHold held(*dev_);
   run(held.lane, in, out);
@@ -269,7 +267,7 @@ template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const
     double *weights, *y, *r, *w, *wy, *tdel, *tdual, *tgather, *ugather, *xgather, *g, *b, *ugram, *x, *rss;
     float* xf;
     std::uint8_t *table, *kind, *done;
-    int *rows, *q, *nv, *bucket, *order, *pix, *counts, *start, *before, *gid, *lead, *info;
+    int *rows, *q, *nv, *order, *pix, *counts, *start, *before, *gid, *lead, *info;
     std::uint64_t *key, *sorted;
     T *sys, *rhs;
     double *gsys, *grhs;
@@ -302,7 +300,6 @@ template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const
     dv(b.rows, maxq * count);                         // the systems' rows
     dv(b.q, count);
     dv(b.nv, count);
-    dv(b.bucket, count);
     dv(b.key, count);                                 // sort keys: batch, then the system's rows
     dv(b.sorted, count);
     dv(b.order, count);
@@ -396,7 +393,6 @@ template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const
     pc.nv = bf.nv;
     pc.kind = bf.kind;
     pc.done = bf.done;
-    pc.bucket = bf.bucket;
     pc.counts = bf.counts;
     pc.key = bf.key;
     pc.order = bf.order;
