@@ -5,7 +5,7 @@
 
 #include "vtkview.hpp"
 
-#include <cubesolve/image.hpp>
+#include <cubesolve/image/image.hpp>
 
 #include <QString>
 

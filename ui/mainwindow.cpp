@@ -4,13 +4,15 @@
 #include "imageview.hpp"
 #include "solvecontroller.hpp"
 
-#include <cubesolve/demo.hpp>
-#include <cubesolve/designs.hpp>
-#include <cubesolve/device.hpp>
+#include <cubesolve/data/demo.hpp>
+#include <cubesolve/data/designs.hpp>
+#include <cubesolve/io/mintpy.hpp>
+#include <cubesolve/engine/device.hpp>
 #include <cubesolve/error.hpp>
-#include <cubesolve/io.hpp>
-#include <cubesolve/raster.hpp>
-#include <cubesolve/stream.hpp>
+#include <cubesolve/io/files.hpp>
+#include <cubesolve/io/npy.hpp>
+#include <cubesolve/io/raster.hpp>
+#include <cubesolve/io/stream.hpp>
 
 #include <QAction>
 #include <QApplication>

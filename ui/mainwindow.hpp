@@ -2,10 +2,10 @@
 // The CubeSolve main window: data panel, parameters, the gaps / groups /
 // result / inspector views, solving on a worker thread, export.
 
-#include <cubesolve/engine.hpp>
-#include <cubesolve/image.hpp>
-#include <cubesolve/mask.hpp>
-#include <cubesolve/raster.hpp>
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/image/image.hpp>
+#include <cubesolve/data/mask.hpp>
+#include <cubesolve/io/raster.hpp>
 
 #include <QMainWindow>
 #include <QTimer>

@@ -4,7 +4,7 @@
 // immutable shared data. A newer request cancels the running one; cancel()
 // stops it within a chunk of pixels.
 
-#include <cubesolve/engine.hpp>
+#include <cubesolve/engine/engine.hpp>
 
 #include <QMetaObject>
 #include <QObject>

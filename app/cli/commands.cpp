@@ -3,17 +3,19 @@
 #include "args.hpp"
 #include "json.hpp"
 
-#include <cubesolve/bench.hpp>
-#include <cubesolve/demo.hpp>
-#include <cubesolve/designs.hpp>
-#include <cubesolve/device.hpp>
-#include <cubesolve/engine.hpp>
+#include <cubesolve/workflow/bench.hpp>
+#include <cubesolve/data/demo.hpp>
+#include <cubesolve/data/designs.hpp>
+#include <cubesolve/io/mintpy.hpp>
+#include <cubesolve/engine/device.hpp>
+#include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
-#include <cubesolve/image.hpp>
-#include <cubesolve/io.hpp>
-#include <cubesolve/mask.hpp>
-#include <cubesolve/raster.hpp>
-#include <cubesolve/stream.hpp>
+#include <cubesolve/image/image.hpp>
+#include <cubesolve/io/files.hpp>
+#include <cubesolve/io/npy.hpp>
+#include <cubesolve/data/mask.hpp>
+#include <cubesolve/io/raster.hpp>
+#include <cubesolve/io/stream.hpp>
 
 #include <algorithm>
 #include <atomic>

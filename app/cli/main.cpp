@@ -3,7 +3,7 @@
 // 4 numerical or device failure, 130 interrupted.
 #include "commands.hpp"
 
-#include <cubesolve/device.hpp>
+#include <cubesolve/engine/device.hpp>
 #include <cubesolve/error.hpp>
 
 #include <cstdio>

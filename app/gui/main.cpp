@@ -4,7 +4,7 @@
 #include "imageview.hpp"
 #include "mainwindow.hpp"
 
-#include <cubesolve/device.hpp>
+#include <cubesolve/engine/device.hpp>
 
 #include <QApplication>
 #include <QCommandLineParser>

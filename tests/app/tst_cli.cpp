@@ -2,7 +2,8 @@
 // would, results read back and compared with per-pixel gelsd.
 #include "reference.hpp"
 
-#include <cubesolve/io.hpp>
+#include <cubesolve/io/files.hpp>
+#include <cubesolve/io/npy.hpp>
 
 #include <QJsonDocument>
 #include <QJsonObject>

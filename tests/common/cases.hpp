@@ -4,7 +4,7 @@
 
 #include "reference.hpp"
 
-#include <cubesolve/engine.hpp>
+#include <cubesolve/engine/engine.hpp>
 
 #include <QtTest>
 

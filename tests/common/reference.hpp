@@ -2,7 +2,7 @@
 // Test references, written independently of the engine: per-pixel LAPACK
 // dgelsd on the weighted valid rows, and helpers to build test data.
 
-#include <cubesolve/array.hpp>
+#include <cubesolve/data/array.hpp>
 
 #include <cstdint>
 #include <vector>

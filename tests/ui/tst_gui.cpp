@@ -6,9 +6,10 @@
 
 #include "cuda/backend.hpp"
 
-#include <cubesolve/demo.hpp>
-#include <cubesolve/io.hpp>
-#include <cubesolve/raster.hpp>
+#include <cubesolve/data/demo.hpp>
+#include <cubesolve/io/files.hpp>
+#include <cubesolve/io/npy.hpp>
+#include <cubesolve/io/raster.hpp>
 
 #include <QComboBox>
 #include <QElapsedTimer>

@@ -4,7 +4,7 @@
 // both are tested where no GPU is.
 #include "backend.hpp"
 
-#include "../lapack.hpp"
+#include "engine/lapack.hpp"
 
 #include <algorithm>
 #include <cmath>

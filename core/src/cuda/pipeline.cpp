@@ -2,7 +2,7 @@
 // and the reference backend on the host.
 #include "gpu.hpp"
 
-#include "../factors.hpp"
+#include "engine/factors.hpp"
 #include "backend.hpp"
 
 #include <algorithm>

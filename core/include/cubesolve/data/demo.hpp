@@ -1,0 +1,52 @@
+#pragma once
+// Deterministic demo cubes, generated in memory (same bytes on every machine).
+
+#include <cubesolve/data/array.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cubesolve {
+
+struct DemoCube {
+  std::string name;
+  std::string description;
+  Array cube;    // (N, H, W) float32 with NaN gaps
+  Array design;  // (N, M) float64
+};
+
+/// "insar" and "seed".
+std::vector<std::string> demo_names();
+
+/// - "seed": the setting of the question this tool answers. N = 50
+///   observations, M = 100 unknowns, a random Gaussian A, 20 % of the values
+///   missing at random; every pixel is underdetermined (minimum norm).
+///   Default size 500 x 500.
+/// - "insar": a small-baseline InSAR stack. 30 acquisition dates, every pair
+///   up to 4 dates apart is an interferogram (N = 110), unknowns are the
+///   displacements at dates 2..30 relative to the first (M = 29). Smooth
+///   subsidence plus a seasonal term; interferograms lose decorrelated
+///   patches, a lake is never observed, and in one area every interferogram
+///   across one date gap is lost, so the network splits there (rank 28).
+///   Default size 300 x 300.
+/// `size` sets H = W (0 = the default). Throws InputError for an unknown name
+/// or a size outside 1..8192.
+DemoCube make_demo(const std::string& name, std::size_t size = 0);
+
+}  // namespace cubesolve
+
+namespace cubesolve {
+
+/// How missing values are laid out in a synthetic cube.
+enum class MaskPattern { Random, Blobs };
+
+/// A synthetic cube for benchmarks and tests: A (n, m) Gaussian, Y (n, size,
+/// size) float32 Gaussian, with about `missing` of the values NaN, either
+/// independently at random or as discs (clouds, decorrelated patches) that
+/// each observation loses. Deterministic for a given seed.
+DemoCube make_synthetic(std::size_t n, std::size_t m, std::size_t size, double missing, MaskPattern pattern,
+                        std::uint64_t seed = 1);
+
+}  // namespace cubesolve

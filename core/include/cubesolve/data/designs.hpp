@@ -1,0 +1,46 @@
+#pragma once
+// Design matrices built from a description instead of read from a file:
+//   sbas        small-baseline InSAR: one row per interferogram (pair of
+//               dates), one column per date after the first (the reference)
+//   poly:D      polynomial of degree D in time: powers of (t - mean t)
+//   harmonic:K  offset, trend and K annual harmonics (cos, sin of 2πkt/P);
+//               harmonic:K:P sets the period P (default 1, or the number of
+//               bands when times are band indices)
+
+#include <cubesolve/data/array.hpp>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cubesolve {
+
+using DatePair = std::pair<std::string, std::string>;  // YYYYMMDD, YYYYMMDD
+
+/// Reads interferogram pairs, one "YYYYMMDD_YYYYMMDD" per line (also two
+/// dates separated by white space or a comma); '#' starts a comment.
+/// Throws IoError, InputError naming the line.
+std::vector<DatePair> read_pairs(const std::string& path);
+
+/// The SBAS design (pairs, dates - 1) and, in `dates`, the sorted dates
+/// (the first is the reference, its column removed). Throws InputError for a
+/// malformed date or a pair of one date twice; `what` names the source.
+Array sbas_design(const std::vector<DatePair>& pairs, std::vector<std::string>* dates = nullptr,
+                  const std::string& what = "pairs");
+
+/// Decimal years of a YYYYMMDD date. Throws InputError naming `what`.
+double decimal_year(const std::string& yyyymmdd, const std::string& what);
+
+/// Reads one time per line: a number, or a YYYYMMDD date (as decimal years).
+std::vector<double> read_times(const std::string& path);
+
+/// True when `spec` is "sbas", "poly:D" or "harmonic:K[:P]".
+bool is_design_spec(const std::string& spec);
+
+/// Builds "poly:D" or "harmonic:K[:P]" for the given times (one per band);
+/// with no times, band indices 0..n-1. Throws InputError for a malformed
+/// spec, times of another count, or more unknowns than make sense.
+Array build_design(const std::string& spec, std::size_t n, const std::vector<double>& times);
+
+}  // namespace cubesolve

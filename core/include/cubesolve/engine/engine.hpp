@@ -1,0 +1,175 @@
+#pragma once
+// The solver: for every pixel p of a cube Y (N, H, W) with valid rows V and
+// weights w, the minimum-norm least-squares solution
+//     x_p = argmin ||diag(sqrt(w_V)) (A_V x - y_V)||_2   (+ ridge * ||x||^2)
+// choosing, among all minimisers, the one of least ||x||_2, with the numerical
+// rank decided as LAPACK gelsd does. That is exactly what
+// numpy.linalg.lstsq(A_V, y_V, rcond=None) returns.
+//
+// - Overdetermined, full rank: the unique least-squares solution, status Ok.
+// - Underdetermined (|V| < M) or rank-deficient A_V: the minimum-norm
+//   solution, status MinNorm.
+// - No valid row: X is NaN, status NoData. Fewer than min_valid rows: X is
+//   NaN, status TooFew. A factorization that fails: X is NaN, status Failed.
+// - ridge > 0: argmin ||W^(1/2)(A_V x - y_V)||^2 + ridge ||x||^2, always unique.
+
+#include <cubesolve/data/array.hpp>
+#include <cubesolve/engine/device.hpp>
+#include <cubesolve/data/mask.hpp>
+#include <cubesolve/progress.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cubesolve {
+
+namespace detail {
+struct DesignFactors;
+}
+
+enum class PixelStatus : std::uint8_t {
+  Ok = 0,       // unique solution (rank(A_V) = M, or ridge > 0)
+  MinNorm = 1,  // rank-deficient or underdetermined: minimum-norm solution
+  NoData = 2,   // no valid row: NaN
+  TooFew = 3,   // fewer valid rows than min_valid: NaN
+  Failed = 4,   // the factorization failed: NaN
+};
+const char* status_name(PixelStatus status);
+
+/// How a pixel was solved. The exact path is a per-pixel SVD (LAPACK gelsd)
+/// on the pixel's weighted valid rows; Skipped counts NoData and TooFew pixels.
+enum class SolvePath : std::uint8_t { Full, Group, Deletion, Dual, Gram, Exact, Skipped };
+constexpr std::size_t kPathCount = 7;
+const char* path_name(SolvePath path);
+using PathCounts = std::array<std::size_t, kPathCount>;
+
+/// A design matrix A (N, M) in float64 with what the engine derives from it
+/// once (its SVD, pseudo-inverse, hat matrix and, for full row rank, A·A^T
+/// and its inverse). Solving again with other options reuses all of it.
+class Design {
+public:
+  Design() = default;
+  /// Takes a 2-D array (N, M) or a 1-D array (N,) as (N, 1), of any dtype.
+  /// Throws InputError naming `name` when it is empty, has more than 2
+  /// dimensions or holds a value that is not finite.
+  explicit Design(const Array& a, const std::string& name = "design matrix");
+
+  std::size_t rows() const { return rows_; }
+  std::size_t cols() const { return cols_; }
+  /// Row-major (N, M).
+  const std::vector<double>& values() const { return a_; }
+  double operator()(std::size_t i, std::size_t j) const { return a_[i * cols_ + j]; }
+  const std::vector<double>& singular_values() const;
+  /// Numerical rank with rcond = eps * max(N, M).
+  std::size_t rank() const;
+  /// sigma_max / sigma_min over all min(N, M) singular values (inf when singular).
+  double condition() const;
+  const detail::DesignFactors& factors() const { return *factors_; }
+
+private:
+  std::size_t rows_ = 0, cols_ = 0;
+  std::vector<double> a_;
+  std::shared_ptr<const detail::DesignFactors> factors_;
+};
+
+/// Auto lets the planner choose each pixel's cheapest safe path (full data,
+/// mask group, deletion, dual, Gram; every pixel a fast path cannot vouch for
+/// is re-solved exactly); Exact forces the per-pixel SVD everywhere (the
+/// reference, used by `verify`).
+enum class Method { Auto, Exact };
+
+struct SolveOptions {
+  Method method = Method::Auto;
+  /// Singular values <= rcond * sigma_max count as zero. Negative: the
+  /// default eps(float64) * max(|V|, M) of each pixel.
+  double rcond = -1.0;
+  /// Pixels with fewer valid rows are not solved (NaN, TooFew). At least 1.
+  int min_valid = 1;
+  /// Tikhonov regularisation lambda >= 0.
+  double ridge = 0.0;
+  /// Worker threads; 0 = all hardware threads.
+  int threads = 0;
+  /// Output element type of X; default: the cube's (float32 or float64).
+  std::optional<DType> output;
+  /// Compute rss for every pixel (one more pass of A·X); NaN when off.
+  bool residuals = true;
+  /// Working memory budget in bytes for the streamed chunks.
+  std::size_t memory = std::size_t{256} << 20;
+  /// Where the full, deletion and dual paths run: Cpu, or Cuda (the others
+  /// always run on the CPU). Auto is resolved with resolve_device().
+  Device device = Device::Cpu;
+  /// On a device: float64 work throughout. Default: float32 work and one
+  /// step of iterative refinement against float64 residuals.
+  bool device_float64 = false;
+  /// Device memory the solve may use, in bytes; 0: what is free.
+  std::size_t device_memory = 0;
+};
+
+struct SolveResult {
+  Array x;        // (M, H, W), NaN where not solved
+  Array n_valid;  // (H, W) int32: valid rows
+  Array rank;     // (H, W) int32: numerical rank of the weighted A_V
+  Array rss;      // (H, W) float64: weighted residual sum of squares
+  Array status;   // (H, W) uint8: PixelStatus
+  Array cond;     // (H, W) float64: sigma_max / sigma_rank of the weighted A_V where an
+                  // SVD was taken (exact and group paths), NaN elsewhere
+  PathCounts paths{};
+  double engine_seconds = 0;
+  int threads = 1;
+  Device device = Device::Cpu;        // where the fast paths ran
+  std::size_t device_pixels = 0;      // pixels the device solved
+  std::vector<std::string> warnings;  // e.g. a device result that failed its check
+
+  std::size_t count(PixelStatus s) const;
+};
+
+/// Checks that `cube` is a float32/float64 cube (N, H, W); `name` (usually
+/// its path) leads the message. Throws InputError.
+void check_cube(const Array& cube, const std::string& name = "cube");
+/// The same for a cube known by its shape and type (read a block at a time).
+void check_cube_shape(const Shape& shape, DType dtype, const std::string& name = "cube");
+
+/// Checks that a cube of shape `cube`, the design and weights of shape
+/// `weights` (when given) fit together; names as for check_inputs.
+void check_shapes(const Shape& cube, const Design& design, const Shape* weights, const std::string& cube_name,
+                  const std::string& design_name, const std::string& weights_name);
+
+/// Checks that cube (N, H, W), design (N, M) and weights (N, H, W) fit
+/// together. The names appear in the messages (usually the file paths).
+/// Throws InputError.
+/// `first_row` is the cube's first row when it is a block of a larger cube
+/// (messages then give rows of the whole cube).
+void check_inputs(const Array& cube, const Design& design, const Array* weights,
+                  const std::string& cube_name = "cube", const std::string& design_name = "design matrix",
+                  const std::string& weights_name = "weights", std::size_t first_row = 0);
+
+/// Solves every pixel. Weights, when given, must be >= 0 (0 = missing).
+/// Throws InputError (shapes, negative weights, bad options), Cancelled.
+SolveResult solve(const Array& cube, const Design& design, const Array* weights = nullptr,
+                  const SolveOptions& options = {}, const Progress& progress = {});
+
+/// The paths the planner chooses for the pixels described by `masks` (with
+/// or without weights), before any pixel a fast path cannot vouch for is
+/// moved to the exact path. What `info` prints as the plan.
+PathCounts plan(const MaskStats& masks, const Design& design, bool weighted, const SolveOptions& options = {});
+
+/// sqrt(rss / n_valid) per pixel, (H, W) float64; NaN where rss is NaN.
+Array residual_rms(const SolveResult& result);
+
+/// A·x of one pixel of X (M, H, W): its N fitted values (NaN when x is NaN).
+std::vector<double> pixel_model(const Design& design, const Array& x, std::size_t pixel);
+
+/// One band of the model cube: (A·X)[observation], (1, H, W) float64.
+Array model_band(const Design& design, const Array& x, std::size_t observation);
+
+/// The model cube A·X (N, H, W) in X's dtype, NaN where X is NaN.
+Array model_cube(const Design& design, const Array& x);
+/// Y - A·X (N, H, W) in the cube's dtype, NaN where Y is missing or X is NaN.
+Array residual_cube(const Array& cube, const Array& model);
+
+}  // namespace cubesolve

@@ -1,0 +1,33 @@
+#pragma once
+// Reading and writing arrays: NumPy .npy files and CSV design matrices.
+// Every message names the file, what was expected and what was found.
+
+#include <cubesolve/data/array.hpp>
+
+#include <iosfwd>
+#include <string>
+
+namespace cubesolve {
+
+/// Reads a .npy file (format versions 1, 2 and 3; either byte order; C or
+/// Fortran order). float32 and float64 stay as they are; bool and integer
+/// types become float64. The result is always C-ordered.
+/// Throws IoError when the file cannot be opened or read, InputError when it
+/// is not a .npy file this reader supports (bad magic, unknown dtype,
+/// truncated header or data).
+Array read_npy(const std::string& path);
+
+/// Writes `array` as a version 1, little-endian, C-ordered .npy stream.
+/// Throws IoError when the stream fails.
+void write_npy(std::ostream& out, const Array& array);
+
+/// Reads a design matrix from CSV: one row per observation, values separated
+/// by commas and/or white space, an optional header line (a first line that
+/// does not parse as numbers). Lines starting with '#' are skipped.
+/// Throws IoError (cannot open) or InputError (ragged rows, bad numbers, empty).
+Array read_csv_matrix(const std::string& path);
+
+/// Reads an array from `path` by extension: .csv/.txt as CSV, anything else as .npy.
+Array read_array(const std::string& path);
+
+}  // namespace cubesolve

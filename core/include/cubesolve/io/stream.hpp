@@ -1,0 +1,61 @@
+#pragma once
+// Cubes read and results written a block of rows at a time, so that a cube
+// larger than memory is solved within a memory budget.
+
+#include <cubesolve/data/array.hpp>
+#include <cubesolve/io/raster.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cubesolve {
+
+/// A cube (N, H, W) on disk: a .npy file (any variant read_npy reads) or a
+/// raster GDAL opens.
+class CubeReader {
+public:
+  virtual ~CubeReader() = default;
+  const Shape& shape() const { return shape_; }
+  /// The element type rows() returns (float32 or float64).
+  DType dtype() const { return dtype_; }
+  const GeoReference& geo() const { return geo_; }
+  /// Rows [r0, r1) of every band, (N, r1 - r0, W). Throws IoError, InputError.
+  virtual Array rows(std::size_t r0, std::size_t r1) = 0;
+
+protected:
+  Shape shape_;
+  DType dtype_ = DType::Float32;
+  GeoReference geo_;
+};
+
+/// Opens `path` by extension (.npy, else GDAL) and checks that it is a cube
+/// (N, H, W). Throws IoError, InputError naming the file.
+std::unique_ptr<CubeReader> open_cube(const std::string& path);
+
+/// An array (B, H, W) written a block of rows at a time.
+class CubeWriter {
+public:
+  virtual ~CubeWriter() = default;
+  /// Writes block (B, rows, W) at rows [r0, r0 + rows). Throws IoError.
+  virtual void rows(std::size_t r0, const Array& block) = 0;
+  /// Completes the file. Throws IoError.
+  virtual void finish() = 0;
+};
+
+/// A .npy file (v1, little-endian, C order) of `dtype` holding `shape`
+/// (B, H, W); its header says `header_shape` when given (e.g. (H, W) for B = 1).
+std::unique_ptr<CubeWriter> npy_writer(const std::string& path, DType dtype, const Shape& shape,
+                                       const Shape& header_shape = {});
+/// Adds `path` to `out` holding `a` ((B, H, W), or (H, W) as one band): a
+/// GeoTIFF for .tif/.tiff (bands named `name`, `name`0, `name`1, ...; `geo`),
+/// else .npy. Throws IoError, InputError.
+class OutputSet;
+void add_result_file(OutputSet& out, const std::string& path, const Array& a, const GeoReference& geo,
+                     const std::string& name);
+
+/// A float32 GeoTIFF at `path`; `names` describe the bands. Needs GDAL.
+std::unique_ptr<CubeWriter> geotiff_writer(const std::string& path, const Shape& shape, const GeoReference& geo,
+                                           const std::vector<std::string>& names);
+
+}  // namespace cubesolve

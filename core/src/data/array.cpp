@@ -1,0 +1,124 @@
+#include <cubesolve/data/array.hpp>
+#include <cubesolve/error.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace cubesolve {
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "float32";
+    case DType::Float64: return "float64";
+    case DType::Int32: return "int32";
+    case DType::UInt8: return "uint8";
+  }
+  return "?";
+}
+
+std::size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return 4;
+    case DType::Float64: return 8;
+    case DType::Int32: return 4;
+    case DType::UInt8: return 1;
+  }
+  return 0;
+}
+
+DType parse_dtype(const std::string& name, const std::string& what) {
+  for (DType d : {DType::Float32, DType::Float64})
+    if (name == dtype_name(d)) return d;
+  throw InputError(what + ": expected float32 or float64, found '" + name + "'");
+}
+
+std::string shape_string(const Shape& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+std::size_t shape_size(const Shape& shape) {
+  std::size_t n = 1;
+  for (std::size_t d : shape) {
+    if (d != 0 && n > std::numeric_limits<std::size_t>::max() / d)
+      throw InputError("array shape " + shape_string(shape) + " is too large");
+    n *= d;
+  }
+  return n;
+}
+
+Array Array::uninitialized(DType dtype, Shape shape) {
+  Array a;
+  a.dtype_ = dtype;
+  a.shape_ = std::move(shape);
+  a.size_ = shape_size(a.shape_);
+  a.words_ = (a.size_ * dtype_size(dtype) + 7) / 8;
+  a.storage_.reset(new double[std::max<std::size_t>(1, a.words_)]);  // default-initialised: untouched
+  return a;
+}
+
+Array::Array(DType dtype, Shape shape) : Array(uninitialized(dtype, std::move(shape))) {
+  std::fill(storage_.get(), storage_.get() + words_, 0.0);
+}
+
+Array::Array(const Array& other) : Array(uninitialized(other.dtype_, other.shape_)) {
+  std::copy(other.storage_.get(), other.storage_.get() + words_, storage_.get());
+}
+
+Array& Array::operator=(const Array& other) {
+  if (this != &other) *this = Array(other);
+  return *this;
+}
+
+void Array::check(DType expected) const {
+  if (dtype_ != expected)
+    throw std::logic_error(std::string("array holds ") + dtype_name(dtype_) + ", accessed as " +
+                           dtype_name(expected));
+}
+
+#define CUBESOLVE_ARRAY_ACCESS(T, D)                                                  \
+  template <> T* Array::data<T>() { check(D); return reinterpret_cast<T*>(raw()); }  \
+  template <> const T* Array::data<T>() const {                                       \
+    check(D);                                                                         \
+    return reinterpret_cast<const T*>(raw());                                         \
+  }
+CUBESOLVE_ARRAY_ACCESS(float, DType::Float32)
+CUBESOLVE_ARRAY_ACCESS(double, DType::Float64)
+CUBESOLVE_ARRAY_ACCESS(std::int32_t, DType::Int32)
+CUBESOLVE_ARRAY_ACCESS(std::uint8_t, DType::UInt8)
+#undef CUBESOLVE_ARRAY_ACCESS
+
+double Array::value(std::size_t i) const {
+  switch (dtype_) {
+    case DType::Float32: return data<float>()[i];
+    case DType::Float64: return data<double>()[i];
+    case DType::Int32: return data<std::int32_t>()[i];
+    case DType::UInt8: return data<std::uint8_t>()[i];
+  }
+  return 0;
+}
+
+void Array::reshape(Shape shape) {
+  if (shape_size(shape) != size_)
+    throw std::logic_error("cannot reshape " + shape_string(shape_) + " to " + shape_string(shape));
+  shape_ = std::move(shape);
+}
+
+Array take_pixels(const Array& cube, const std::vector<std::size_t>& pixels) {
+  const std::size_t N = cube.dim(0), P = cube.dim(1) * cube.dim(2), K = pixels.size(), size = dtype_size(cube.dtype());
+  Array sub(cube.dtype(), {N, 1, K});
+  const auto* from = static_cast<const char*>(cube.raw());
+  auto* to = static_cast<char*>(sub.raw());
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t k = 0; k < K; ++k) std::memcpy(to + (i * K + k) * size, from + (i * P + pixels[k]) * size, size);
+  return sub;
+}
+
+}  // namespace cubesolve

@@ -1,0 +1,164 @@
+#include <cubesolve/data/designs.hpp>
+#include <cubesolve/error.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace cubesolve {
+
+namespace {
+
+bool is_date(const std::string& s) {
+  return s.size() == 8 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+// Calls each(line number, text) for every line of a text file that is not
+// blank once its '#' comment is cut off.
+void for_each_line(const std::string& path, const std::function<void(std::size_t, std::string)>& each) {
+  std::ifstream in(path);
+  if (!in) throw IoError(path + ": cannot open for reading: " + std::strerror(errno));
+  std::string line;
+  for (std::size_t no = 1; std::getline(in, line); ++no) {
+    line = trim(line.substr(0, line.find('#')));
+    if (!line.empty()) each(no, line);
+  }
+}
+
+}  // namespace
+
+std::vector<DatePair> read_pairs(const std::string& path) {
+  std::vector<DatePair> pairs;
+  for_each_line(path, [&](std::size_t no, std::string line) {
+    std::replace(line.begin(), line.end(), '_', ' ');
+    std::replace(line.begin(), line.end(), ',', ' ');
+    std::istringstream ss(line);
+    std::string a, b, extra;
+    ss >> a >> b >> extra;
+    if (!is_date(a) || !is_date(b) || !extra.empty())
+      throw InputError(path + ": line " + std::to_string(no) + ": expected a pair YYYYMMDD_YYYYMMDD, found '" + line + "'");
+    pairs.emplace_back(a, b);
+  });
+  if (pairs.empty()) throw InputError(path + ": expected interferogram pairs (YYYYMMDD_YYYYMMDD), found none");
+  return pairs;
+}
+
+Array sbas_design(const std::vector<DatePair>& pairs, std::vector<std::string>* dates_out, const std::string& what) {
+  std::vector<std::string> dates;
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const auto& [a, b] = pairs[k];
+    if (!is_date(a) || !is_date(b))
+      throw InputError(what + ": pair " + std::to_string(k) + ": expected dates YYYYMMDD, found '" + a + "', '" + b + "'");
+    if (a == b) throw InputError(what + ": pair " + std::to_string(k) + ": expected two different dates, found " + a + " twice");
+    dates.push_back(a);
+    dates.push_back(b);
+  }
+  std::sort(dates.begin(), dates.end());
+  dates.erase(std::unique(dates.begin(), dates.end()), dates.end());
+  if (dates.size() < 2) throw InputError(what + ": expected at least two dates, found " + std::to_string(dates.size()));
+  std::map<std::string, std::size_t> column;
+  for (std::size_t d = 0; d < dates.size(); ++d) column[dates[d]] = d;  // column d-1; date 0 is the reference
+  const std::size_t M = dates.size() - 1;
+  Array A(DType::Float64, {pairs.size(), M});
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    // The interferogram measures phase(later) - phase(earlier).
+    const bool forward = pairs[k].first < pairs[k].second;
+    const std::size_t early = column[forward ? pairs[k].first : pairs[k].second];
+    const std::size_t late = column[forward ? pairs[k].second : pairs[k].first];
+    const double sign = forward ? 1.0 : -1.0;
+    A.data<double>()[k * M + late - 1] = sign;
+    if (early > 0) A.data<double>()[k * M + early - 1] = -sign;
+  }
+  if (dates_out) *dates_out = dates;
+  return A;
+}
+
+double decimal_year(const std::string& d, const std::string& what) {
+  if (!is_date(d)) throw InputError(what + ": expected a date YYYYMMDD, found '" + d + "'");
+  const int y = std::stoi(d.substr(0, 4)), m = std::stoi(d.substr(4, 2)), day = std::stoi(d.substr(6, 2));
+  static const int before[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+  if (m < 1 || m > 12 || day < 1 || day > 31) throw InputError(what + ": expected a valid date, found '" + d + "'");
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  const int doy = before[m - 1] + day - 1 + (leap && m > 2 ? 1 : 0);
+  return y + doy / (leap ? 366.0 : 365.0);
+}
+
+std::vector<double> read_times(const std::string& path) {
+  std::vector<double> t;
+  for_each_line(path, [&](std::size_t no, const std::string& line) {
+    if (is_date(line)) {
+      t.push_back(decimal_year(line, path + ": line " + std::to_string(no)));
+      return;
+    }
+    char* end = nullptr;
+    const double v = std::strtod(line.c_str(), &end);
+    if (end == line.c_str() || *end != '\0' || !std::isfinite(v))
+      throw InputError(path + ": line " + std::to_string(no) + ": expected a time (a number or YYYYMMDD), found '" + line + "'");
+    t.push_back(v);
+  });
+  return t;
+}
+
+bool is_design_spec(const std::string& s) { return s == "sbas" || s.rfind("poly:", 0) == 0 || s.rfind("harmonic:", 0) == 0; }
+
+Array build_design(const std::string& spec, std::size_t n, const std::vector<double>& times) {
+  std::vector<double> t = times;
+  if (t.empty())
+    for (std::size_t i = 0; i < n; ++i) t.push_back(static_cast<double>(i));
+  if (t.size() != n)
+    throw InputError("--times: expected " + std::to_string(n) + " times (one per band), found " + std::to_string(t.size()));
+  double mean = 0;
+  for (double v : t) mean += v / static_cast<double>(n);
+  std::vector<std::string> parts;
+  std::stringstream ss(spec);
+  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  auto integer = [&](const std::string& s) {
+    char* end = nullptr;
+    const long v = std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || *end || v < 0 || v > 64) throw InputError(spec + ": expected a whole number from 0 to 64, found '" + s + "'");
+    return static_cast<std::size_t>(v);
+  };
+  if (parts.size() == 2 && parts[0] == "poly") {
+    const std::size_t D = integer(parts[1]);
+    Array A(DType::Float64, {n, D + 1});
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t k = 0; k <= D; ++k) A.data<double>()[i * (D + 1) + k] = std::pow(t[i] - mean, static_cast<double>(k));
+    return A;
+  }
+  if ((parts.size() == 2 || parts.size() == 3) && parts[0] == "harmonic") {
+    const std::size_t K = integer(parts[1]);
+    double period = times.empty() ? static_cast<double>(n) : 1.0;
+    if (parts.size() == 3) {
+      char* end = nullptr;
+      period = std::strtod(parts[2].c_str(), &end);
+      if (*end || !(period > 0)) throw InputError(spec + ": expected a positive period, found '" + parts[2] + "'");
+    }
+    const std::size_t M = 2 + 2 * K;
+    Array A(DType::Float64, {n, M});
+    for (std::size_t i = 0; i < n; ++i) {
+      double* row = A.data<double>() + i * M;
+      row[0] = 1;
+      row[1] = t[i] - mean;
+      for (std::size_t k = 1; k <= K; ++k) {
+        const double w = 2 * 3.141592653589793 * static_cast<double>(k) * t[i] / period;
+        row[2 * k] = std::cos(w);
+        row[2 * k + 1] = std::sin(w);
+      }
+    }
+    return A;
+  }
+  throw InputError("design: expected a file, sbas, poly:D or harmonic:K[:P], found '" + spec + "'");
+}
+
+}  // namespace cubesolve

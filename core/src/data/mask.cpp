@@ -1,0 +1,154 @@
+#include <cubesolve/error.hpp>
+#include <cubesolve/data/mask.hpp>
+
+#include "engine/parallel.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace cubesolve {
+
+std::vector<std::size_t> MaskStats::valid_histogram() const {
+  std::vector<std::size_t> h(n + 1, 0);
+  for (std::int32_t v : n_valid) ++h[static_cast<std::size_t>(v)];
+  return h;
+}
+
+std::vector<LogBin> MaskStats::group_histogram() const {
+  std::vector<LogBin> bins;
+  for (std::size_t s : group_size) {
+    std::size_t b = 0;
+    while ((std::size_t{2} << b) <= s) ++b;
+    if (bins.size() <= b) {
+      for (std::size_t k = bins.size(); k <= b; ++k) bins.push_back({std::size_t{1} << k, std::size_t{2} << k, 0, 0});
+    }
+    ++bins[b].groups;
+    bins[b].pixels += s;
+  }
+  return bins;
+}
+
+std::size_t MaskStats::pixels_in_groups_of_at_least(std::size_t k) const {
+  std::size_t total = 0;
+  for (std::size_t s : group_size)
+    if (s >= k) total += s;
+  return total;
+}
+
+double MaskStats::missing_fraction() const {
+  const double total = static_cast<double>(n) * static_cast<double>(pixels());
+  return total > 0 ? static_cast<double>(missing) / total : 0.0;
+}
+
+namespace {
+
+std::uint64_t hash_words(const std::uint64_t* w, std::size_t count) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ count;
+  for (std::size_t i = 0; i < count; ++i) {
+    h ^= w[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+  }
+  return h;
+}
+
+}  // namespace
+
+MaskStats analyze_masks(const Array& cube, const Array* weights, const Progress& progress) {
+  if (cube.ndim() != 3)
+    throw InputError("cube: expected 3 dimensions (N, H, W), found shape " + shape_string(cube.shape()));
+  if (weights && weights->shape() != cube.shape())
+    throw InputError("weights: expected the cube's shape " + shape_string(cube.shape()) + ", found " +
+                     shape_string(weights->shape()));
+  MaskStats s;
+  s.n = cube.dim(0);
+  s.height = cube.dim(1);
+  s.width = cube.dim(2);
+  const std::size_t N = s.n, P = s.height * s.width;
+  s.words = std::max<std::size_t>(1, (N + 63) / 64);
+  s.n_valid.assign(P, 0);
+  s.masks.assign(P * s.words, 0);
+
+  // Pack the masks, in pixel blocks on all threads; count what is missing.
+  const int threads = detail::thread_count(0);
+  std::vector<std::array<std::size_t, 3>> counts(static_cast<std::size_t>(threads), {0, 0, 0});
+  auto pack = [&](auto values) {
+    detail::parallel_for(
+        P, 4096, threads,
+        [&](int t, std::size_t begin, std::size_t end) {
+          std::size_t nan = 0, inf = 0, zero = 0;  // locals: no aliasing with the outputs
+          std::uint64_t* masks = s.masks.data();
+          std::int32_t* n_valid = s.n_valid.data();
+          const std::size_t words = s.words;
+          for (std::size_t i = 0; i < N; ++i) {
+            const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+            const std::size_t word = i / 64;
+            const auto* row = values + i * P;
+            for (std::size_t p = begin; p < end; ++p) {  // branch-free: masks are often random
+              const double v = static_cast<double>(row[p]);
+              const bool is_nan = std::isnan(v), is_inf = std::isinf(v), valid = !(is_nan || is_inf);
+              nan += is_nan;
+              inf += is_inf;
+              masks[p * words + word] |= bit & (std::uint64_t{0} - valid);
+              n_valid[p] += valid;
+            }
+            if (!weights) continue;
+            for (std::size_t p = begin; p < end; ++p) {
+              const double w = weights->value(i * P + p);
+              if ((masks[p * words + word] & bit) && (!(w > 0) || !std::isfinite(w))) {
+                masks[p * words + word] &= ~bit;
+                --n_valid[p];
+                ++zero;
+              }
+            }
+          }
+          auto& c = counts[static_cast<std::size_t>(t)];
+          c[0] += nan;
+          c[1] += inf;
+          c[2] += zero;
+        },
+        progress ? Progress([&](double f) { return progress(0.8 * f); }) : Progress());
+  };
+  if (cube.dtype() == DType::Float32) pack(cube.data<float>());
+  else if (cube.dtype() == DType::Float64) pack(cube.data<double>());
+  else throw InputError(std::string("cube: expected float32 or float64 values, found ") + dtype_name(cube.dtype()));
+  for (const auto& c : counts) {
+    s.nan_count += c[0];
+    s.inf_count += c[1];
+    s.zero_weight += c[2];
+  }
+  s.missing = s.nan_count + s.inf_count + s.zero_weight;
+
+  // Group identical masks with an open-addressing hash table.
+  std::size_t cap = 16;
+  while (cap < 2 * P) cap <<= 1;
+  std::vector<std::int32_t> table(cap, -1);  // group id
+  std::vector<std::size_t> first;            // first pixel of each group
+  s.group_of.assign(P, 0);
+  for (std::size_t p = 0; p < P; ++p) {
+    const std::uint64_t* w = s.masks.data() + p * s.words;
+    std::size_t slot = hash_words(w, s.words) & (cap - 1);
+    for (;;) {
+      const std::int32_t g = table[slot];
+      if (g < 0) {
+        table[slot] = static_cast<std::int32_t>(s.group_size.size());
+        s.group_of[p] = table[slot];
+        s.group_size.push_back(1);
+        first.push_back(p);
+        break;
+      }
+      if (std::equal(w, w + s.words, s.masks.data() + first[static_cast<std::size_t>(g)] * s.words)) {
+        s.group_of[p] = g;
+        ++s.group_size[static_cast<std::size_t>(g)];
+        break;
+      }
+      slot = (slot + 1) & (cap - 1);
+    }
+    if (progress && (p & 0xfffff) == 0xfffff && !progress(0.8 + 0.2 * static_cast<double>(p) / static_cast<double>(P)))
+      throw Cancelled();
+  }
+  return s;
+}
+
+}  // namespace cubesolve

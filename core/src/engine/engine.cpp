@@ -1,0 +1,192 @@
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/error.hpp>
+
+#include "engine/factors.hpp"
+#include "engine/lapack.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace cubesolve {
+
+const char* status_name(PixelStatus status) {
+  switch (status) {
+    case PixelStatus::Ok: return "ok";
+    case PixelStatus::MinNorm: return "min-norm";
+    case PixelStatus::NoData: return "no-data";
+    case PixelStatus::TooFew: return "too-few";
+    case PixelStatus::Failed: return "failed";
+  }
+  return "?";
+}
+
+const char* path_name(SolvePath path) {
+  switch (path) {
+    case SolvePath::Full: return "full";
+    case SolvePath::Group: return "group";
+    case SolvePath::Deletion: return "deletion";
+    case SolvePath::Dual: return "dual";
+    case SolvePath::Gram: return "gram";
+    case SolvePath::Exact: return "exact";
+    case SolvePath::Skipped: return "skipped";
+  }
+  return "?";
+}
+
+std::size_t SolveResult::count(PixelStatus s) const {
+  if (status.empty()) return 0;
+  const auto* st = status.data<std::uint8_t>();
+  return static_cast<std::size_t>(std::count(st, st + status.size(), static_cast<std::uint8_t>(s)));
+}
+
+Design::Design(const Array& a, const std::string& name) {
+  if (a.ndim() == 1) {
+    rows_ = a.dim(0);
+    cols_ = 1;
+  } else if (a.ndim() == 2) {
+    rows_ = a.dim(0);
+    cols_ = a.dim(1);
+  } else {
+    throw InputError(name + ": expected a 2-D design matrix (N, M), found shape " + shape_string(a.shape()));
+  }
+  if (rows_ == 0 || cols_ == 0)
+    throw InputError(name + ": expected a non-empty design matrix (N, M), found shape " + shape_string(a.shape()));
+  a_.resize(rows_ * cols_);
+  for (std::size_t i = 0; i < a_.size(); ++i) {
+    a_[i] = a.value(i);
+    if (!std::isfinite(a_[i])) {
+      std::ostringstream msg;
+      msg << name << ": expected finite values in the design matrix, found " << a_[i] << " at row " << i / cols_
+          << ", column " << i % cols_;
+      throw InputError(msg.str());
+    }
+  }
+  factors_ = std::make_shared<const detail::DesignFactors>(detail::factor_design(a_, rows_, cols_));
+}
+
+const std::vector<double>& Design::singular_values() const { return factors_->sigma; }
+std::size_t Design::rank() const { return factors_->rank; }
+double Design::condition() const {
+  const auto& s = factors_->sigma;
+  return s.back() > 0 ? s.front() / s.back() : std::numeric_limits<double>::infinity();
+}
+
+void check_cube_shape(const Shape& shape, DType dtype, const std::string& name) {
+  if (shape.size() != 3) throw InputError(name + ": expected 3 dimensions (N, H, W), found shape " + shape_string(shape));
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    throw InputError(name + ": expected float32 or float64 values, found " + dtype_name(dtype));
+}
+
+void check_cube(const Array& cube, const std::string& name) { check_cube_shape(cube.shape(), cube.dtype(), name); }
+
+void check_shapes(const Shape& cube, const Design& design, const Shape* weights, const std::string& cube_name,
+                  const std::string& design_name, const std::string& weights_name) {
+  if (cube[0] != design.rows())
+    throw InputError(design_name + ": expected " + std::to_string(cube[0]) + " rows (one per observation of " +
+                     cube_name + ", shape " + shape_string(cube) + "), found " + std::to_string(design.rows()) +
+                     " rows");
+  if (weights && *weights != cube)
+    throw InputError(weights_name + ": expected the cube's shape " + shape_string(cube) + ", found " +
+                     shape_string(*weights));
+}
+
+void check_inputs(const Array& cube, const Design& design, const Array* weights, const std::string& cube_name,
+                  const std::string& design_name, const std::string& weights_name, std::size_t first_row) {
+  check_cube(cube, cube_name);
+  check_shapes(cube.shape(), design, weights ? &weights->shape() : nullptr, cube_name, design_name, weights_name);
+  if (weights) {
+    const std::size_t P = cube.dim(1) * cube.dim(2);
+    for (std::size_t i = 0; i < weights->size(); ++i) {
+      const double w = weights->value(i);
+      if (w < 0) {
+        std::ostringstream msg;
+        msg << weights_name << ": expected weights >= 0, found " << w << " at (observation " << i / P << ", row "
+            << first_row + (i % P) / cube.dim(2) << ", column " << i % cube.dim(2) << ")";
+        throw InputError(msg.str());
+      }
+    }
+  }
+}
+
+namespace {
+
+template <class T> void store(Array& a, std::size_t i, double v) { a.data<T>()[i] = static_cast<T>(v); }
+
+void store_value(Array& a, std::size_t i, double v) {
+  if (a.dtype() == DType::Float32) store<float>(a, i, v);
+  else store<double>(a, i, v);
+}
+
+}  // namespace
+
+Array model_cube(const Design& design, const Array& x) {
+  if (x.ndim() != 3 || x.dim(0) != design.cols())
+    throw InputError("solution: expected shape (" + std::to_string(design.cols()) + ", H, W), found " +
+                     shape_string(x.shape()));
+  const std::size_t N = design.rows(), M = design.cols(), H = x.dim(1), W = x.dim(2), P = H * W;
+  Array model(x.dtype(), {N, H, W});
+  constexpr std::size_t kBlock = 4096;
+  std::vector<double> xb(M * kBlock), mb(N * kBlock);
+  for (std::size_t b = 0; b < P; b += kBlock) {
+    const std::size_t B = std::min(kBlock, P - b);
+    for (std::size_t j = 0; j < M; ++j)
+      for (std::size_t k = 0; k < B; ++k) xb[k + j * B] = x.value(j * P + b + k);
+    // (B x N) = (B x M) * (M x N), column-major: X block^T times A^T.
+    lapack::gemm('N', 'N', static_cast<int>(B), static_cast<int>(N), static_cast<int>(M), 1.0, xb.data(),
+                 static_cast<int>(B), design.values().data(), static_cast<int>(M), 0.0, mb.data(),
+                 static_cast<int>(B));
+    std::vector<char> solved(B, 1);  // NaN in X must give NaN whatever BLAS does with it
+    for (std::size_t j = 0; j < M; ++j)
+      for (std::size_t k = 0; k < B; ++k) solved[k] &= static_cast<char>(std::isfinite(xb[k + j * B]));
+    for (std::size_t i = 0; i < N; ++i)
+      for (std::size_t k = 0; k < B; ++k)
+        store_value(model, i * P + b + k, solved[k] ? mb[k + i * B] : std::numeric_limits<double>::quiet_NaN());
+  }
+  return model;
+}
+
+Array residual_rms(const SolveResult& result) {
+  Array out(DType::Float64, result.rss.shape());
+  for (std::size_t p = 0; p < out.size(); ++p) {
+    const double n = result.n_valid.value(p);
+    out.data<double>()[p] = n > 0 ? std::sqrt(result.rss.value(p) / n) : std::numeric_limits<double>::quiet_NaN();
+  }
+  return out;
+}
+
+std::vector<double> pixel_model(const Design& design, const Array& x, std::size_t pixel) {
+  const std::size_t N = design.rows(), M = design.cols(), P = x.size() / std::max<std::size_t>(1, M);
+  std::vector<double> out(N, 0.0);
+  for (std::size_t j = 0; j < M; ++j) {
+    const double xj = x.value(j * P + pixel);
+    for (std::size_t i = 0; i < N; ++i) out[i] += design(i, j) * xj;
+  }
+  return out;
+}
+
+Array model_band(const Design& design, const Array& x, std::size_t observation) {
+  const std::size_t M = design.cols(), H = x.dim(1), W = x.dim(2), P = H * W;
+  Array out(DType::Float64, {1, H, W});
+  double* o = out.data<double>();
+  for (std::size_t j = 0; j < M; ++j) {
+    const double a = design(observation, j);
+    for (std::size_t p = 0; p < P; ++p) o[p] += a * x.value(j * P + p);
+  }
+  return out;
+}
+
+Array residual_cube(const Array& cube, const Array& model) {
+  if (cube.shape() != model.shape())
+    throw InputError("model: expected the cube's shape " + shape_string(cube.shape()) + ", found " +
+                     shape_string(model.shape()));
+  Array res(cube.dtype(), cube.shape());
+  for (std::size_t i = 0; i < cube.size(); ++i) {
+    const double y = cube.value(i);
+    store_value(res, i, std::isfinite(y) ? y - model.value(i) : std::numeric_limits<double>::quiet_NaN());
+  }
+  return res;
+}
+
+}  // namespace cubesolve

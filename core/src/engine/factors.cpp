@@ -1,0 +1,72 @@
+#include "engine/factors.hpp"
+
+#include <cubesolve/error.hpp>
+
+#include "engine/exact.hpp"
+#include "engine/lapack.hpp"
+
+#include <algorithm>
+
+namespace cubesolve::detail {
+
+namespace {
+constexpr std::size_t kMaxSquare = 4096;        // keep (n, n) matrices up to this n
+constexpr std::size_t kMaxOuterDoubles = 1 << 23;  // 64 MB of packed outer products
+}  // namespace
+
+DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::size_t m) {
+  DesignFactors f;
+  f.n = n;
+  f.m = m;
+  const std::size_t k = std::min(n, m);
+  // The row-major A is the column-major A^T (m, n); its SVD A^T = U S VT gives
+  // A = VT^T S U^T: A's right singular vectors are U, its left ones VT's rows.
+  std::vector<double> t = a, u(m * k), vt(k * n);
+  f.sigma.resize(k);
+  if (lapack::svd(static_cast<int>(m), static_cast<int>(n), t.data(), f.sigma.data(), u.data(), vt.data()) != 0)
+    throw NumericalError("design matrix: the SVD did not converge");
+  const double tol = default_rcond(n, m) * f.sigma.front();
+  f.rank = static_cast<std::size_t>(std::count_if(f.sigma.begin(), f.sigma.end(), [&](double s) { return s > tol; }));
+  const std::size_t r = f.rank;
+  const int M = static_cast<int>(m), N = static_cast<int>(n), R = static_cast<int>(r), K = static_cast<int>(k);
+
+  // P = U_r S_r^-1 VT_r  (m, n).
+  f.pinv.assign(m * n, 0.0);
+  if (r > 0) {
+    std::vector<double> us(m * r);
+    for (std::size_t s = 0; s < r; ++s)
+      for (std::size_t j = 0; j < m; ++j) us[s * m + j] = u[s * m + j] / f.sigma[s];
+    lapack::gemm('N', 'N', M, N, R, 1.0, us.data(), M, vt.data(), K, 0.0, f.pinv.data(), M);
+  }
+  if (n > kMaxSquare) return f;
+
+  // H = VT_r^T VT_r  (n, n).
+  f.hat.assign(n * n, 0.0);
+  if (r > 0) lapack::gemm('T', 'N', N, N, R, 1.0, vt.data(), K, vt.data(), K, 0.0, f.hat.data(), N);
+
+  // C = A A^T from A directly (any rank: C_VV = A_V A_V^T serves every
+  // underdetermined pixel); for full row rank also Q = VT^T S^-2 VT.
+  f.gram_rows.assign(n * n, 0.0);
+  lapack::gemm('T', 'N', N, N, M, 1.0, a.data(), M, a.data(), M, 0.0, f.gram_rows.data(), N);
+  if (r == n && n <= m) {
+    std::vector<double> vs(k * n);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t s = 0; s < k; ++s) vs[i * k + s] = vt[i * k + s] / (f.sigma[s] * f.sigma[s]);
+    f.gram_rows_inv.assign(n * n, 0.0);
+    lapack::gemm('T', 'N', N, N, K, 1.0, vs.data(), K, vt.data(), K, 0.0, f.gram_rows_inv.data(), N);
+  }
+
+  if (f.packed() * n <= kMaxOuterDoubles) {
+    const std::size_t T = f.packed();
+    f.outer.resize(T * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double* row = a.data() + i * m;
+      double* o = f.outer.data() + i * T;
+      for (std::size_t p = 0; p < m; ++p)
+        for (std::size_t q = p; q < m; ++q) *o++ = row[p] * row[q];
+    }
+  }
+  return f;
+}
+
+}  // namespace cubesolve::detail

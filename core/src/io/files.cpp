@@ -1,0 +1,93 @@
+#include <cubesolve/error.hpp>
+#include <cubesolve/io/files.hpp>
+#include <cubesolve/io/npy.hpp>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <unistd.h>
+
+namespace cubesolve {
+
+namespace {
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  if (s.size() < n) return false;
+  for (std::size_t i = 0; i < n; ++i)
+    if (std::tolower(static_cast<unsigned char>(s[s.size() - n + i])) != suffix[i]) return false;
+  return true;
+}
+}  // namespace
+
+Array read_array(const std::string& path) {
+  if (ends_with(path, ".csv") || ends_with(path, ".txt")) return read_csv_matrix(path);
+  return read_npy(path);
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  temp_ = path_ + ".partial-" + std::to_string(::getpid());
+  out_ = std::make_unique<std::ofstream>(temp_, std::ios::binary | std::ios::trunc);
+  if (!*out_) throw IoError(path_ + ": cannot open for writing: " + std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() {
+  if (!committed_) {
+    out_.reset();
+    std::remove(temp_.c_str());
+  }
+}
+
+std::ostream& AtomicFile::stream() { return *out_; }
+
+void AtomicFile::close() {
+  if (!out_->is_open()) return;
+  out_->flush();
+  const bool ok = static_cast<bool>(*out_);
+  out_->close();
+  if (!ok || out_->fail()) throw IoError(path_ + ": write failed (disk full?)");
+}
+
+void AtomicFile::commit() {
+  close();
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0)
+    throw IoError(path_ + ": cannot move the finished file into place: " + std::strerror(errno));
+  committed_ = true;
+}
+
+std::ostream& OutputSet::add(const std::string& path) {
+  for (const auto& f : files_)
+    if (f->path() == path) throw InputError(path + ": the same output file is named twice");
+  files_.push_back(std::make_unique<AtomicFile>(path));
+  return files_.back()->stream();
+}
+
+void OutputSet::add_npy(const std::string& path, const Array& array) {
+  std::ostream& out = add(path);
+  try {
+    write_npy(out, array);
+  } catch (const IoError&) {
+    throw IoError(path + ": write failed (disk full?)");
+  }
+}
+
+std::string OutputSet::add_external(const std::string& path) {
+  add(path);
+  files_.back()->close();
+  return files_.back()->temp_path();
+}
+
+void OutputSet::commit() {
+  for (auto& f : files_) f->close();
+  for (auto& f : files_) f->commit();
+  files_.clear();
+}
+
+std::vector<std::string> OutputSet::paths() const {
+  std::vector<std::string> p;
+  for (const auto& f : files_) p.push_back(f->path());
+  return p;
+}
+
+}  // namespace cubesolve

@@ -1,0 +1,232 @@
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/error.hpp>
+#include <cubesolve/io/files.hpp>
+#include <cubesolve/io/npy.hpp>
+#include <cubesolve/io/raster.hpp>
+#include <cubesolve/io/stream.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#ifdef CUBESOLVE_HAS_GDAL
+#include <cpl_error.h>
+#include <cpl_string.h>
+#include <gdal.h>
+#endif
+
+namespace cubesolve {
+
+namespace {
+bool ends_with_ci(const std::string& s, const std::string& suffix) {
+  if (s.size() < suffix.size()) return false;
+  return std::equal(suffix.rbegin(), suffix.rend(), s.rbegin(),
+                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
+}  // namespace
+
+bool is_geotiff_path(const std::string& path) { return ends_with_ci(path, ".tif") || ends_with_ci(path, ".tiff"); }
+
+Array read_cube(const std::string& path, GeoReference* geo) {
+  if (ends_with_ci(path, ".npy")) return read_npy(path);
+  return read_raster(path, geo);
+}
+
+void add_result_file(OutputSet& out, const std::string& path, const Array& a, const GeoReference& geo,
+                     const std::string& name) {
+  if (!is_geotiff_path(path)) return out.add_npy(path, a);
+  Array bands = a;
+  if (bands.ndim() == 2) bands.reshape({1, a.dim(0), a.dim(1)});
+  std::vector<std::string> names;
+  for (std::size_t b = 0; b < bands.dim(0); ++b) names.push_back(bands.dim(0) == 1 ? name : name + std::to_string(b));
+  write_geotiff(out.add_external(path), bands, geo, names);
+}
+
+std::unique_ptr<CubeReader> open_npy_cube(const std::string& path);  // npy.cpp
+std::unique_ptr<CubeReader> open_raster_cube(const std::string& path);
+
+std::unique_ptr<CubeReader> open_cube(const std::string& path) {
+  auto reader = ends_with_ci(path, ".npy") ? open_npy_cube(path) : open_raster_cube(path);
+  check_cube_shape(reader->shape(), reader->dtype(), path);
+  return reader;
+}
+
+#ifndef CUBESOLVE_HAS_GDAL
+
+bool raster_support() { return false; }
+
+Array read_raster(const std::string& path, GeoReference*) {
+  throw InputError(path + ": expected a .npy file (this build reads no other rasters: it was built without GDAL)");
+}
+
+void write_geotiff(const std::string& path, const Array&, const GeoReference&, const std::vector<std::string>&) {
+  throw InputError(path + ": expected an output ending in .npy (this build writes no GeoTIFF: it was built without GDAL)");
+}
+
+std::unique_ptr<CubeReader> open_raster_cube(const std::string& path) {
+  read_raster(path, nullptr);
+  return nullptr;
+}
+
+std::unique_ptr<CubeWriter> geotiff_writer(const std::string& path, const Shape&, const GeoReference&,
+                                           const std::vector<std::string>&) {
+  write_geotiff(path, Array(), {}, {});
+  return nullptr;
+}
+
+#else
+
+bool raster_support() { return true; }
+
+namespace {
+
+std::string gdal_message() {
+  const char* m = CPLGetLastErrorMsg();
+  return m && *m ? m : "unknown GDAL error";
+}
+
+class GdalReader : public CubeReader {
+public:
+  explicit GdalReader(const std::string& path) : path_(path) {
+    GDALAllRegister();
+    CPLErrorReset();
+    CPLPushErrorHandler(CPLQuietErrorHandler);
+    ds_ = GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr);
+    CPLPopErrorHandler();
+    if (!ds_) throw IoError(path + ": GDAL cannot open it as a raster: " + gdal_message());
+    const int W = GDALGetRasterXSize(ds_), H = GDALGetRasterYSize(ds_), N = GDALGetRasterCount(ds_);
+    if (N == 0) {
+      std::string list;
+      char** sub = GDALGetMetadata(ds_, "SUBDATASETS");
+      for (int i = 0; sub && sub[i]; ++i) {
+        const std::string item = sub[i];
+        if (item.find("_NAME=") != std::string::npos) list += "\n  " + item.substr(item.find('=') + 1);
+      }
+      GDALClose(ds_);
+      throw InputError(path + ": expected a raster with bands (observations), found none" +
+                       (list.empty() ? std::string() : "; open one of its subdatasets:" + list));
+    }
+    bool wide = false;
+    for (int b = 1; b <= N; ++b) {
+      const GDALDataType t = GDALGetRasterDataType(GDALGetRasterBand(ds_, b));
+      wide = wide || t == GDT_Float64 || t == GDT_Int32 || t == GDT_UInt32 || t == GDT_CFloat64;
+    }
+    shape_ = {static_cast<std::size_t>(N), static_cast<std::size_t>(H), static_cast<std::size_t>(W)};
+    dtype_ = wide ? DType::Float64 : DType::Float32;
+    double t[6];
+    if (GDALGetGeoTransform(ds_, t) == CE_None) geo_.transform.assign(t, t + 6);
+    if (const char* wkt = GDALGetProjectionRef(ds_)) geo_.projection = wkt;
+  }
+  ~GdalReader() override { GDALClose(ds_); }
+
+  Array rows(std::size_t r0, std::size_t r1) override {
+    const std::size_t N = shape_[0], W = shape_[2], R = r1 - r0, P = R * W;
+    Array out(dtype_, {N, R, W});
+    std::vector<double> band(P);
+    for (std::size_t b = 0; b < N; ++b) {
+      GDALRasterBandH rb = GDALGetRasterBand(ds_, static_cast<int>(b) + 1);
+      if (GDALRasterIO(rb, GF_Read, 0, static_cast<int>(r0), static_cast<int>(W), static_cast<int>(R), band.data(),
+                       static_cast<int>(W), static_cast<int>(R), GDT_Float64, 0, 0) != CE_None)
+        throw IoError(path_ + ": band " + std::to_string(b + 1) + " could not be read: " + gdal_message());
+      int has_nodata = 0, has_scale = 0, has_offset = 0;
+      const double nodata = GDALGetRasterNoDataValue(rb, &has_nodata);
+      double scale = GDALGetRasterScale(rb, &has_scale), offset = GDALGetRasterOffset(rb, &has_offset);
+      if (!has_scale) scale = 1;
+      if (!has_offset) offset = 0;
+      for (std::size_t p = 0; p < P; ++p) {
+        double v = band[p];
+        if (has_nodata && (v == nodata || (std::isnan(nodata) && std::isnan(v)))) v = std::numeric_limits<double>::quiet_NaN();
+        else v = v * scale + offset;
+        if (dtype_ == DType::Float64) out.data<double>()[b * P + p] = v;
+        else out.data<float>()[b * P + p] = static_cast<float>(v);
+      }
+    }
+    return out;
+  }
+
+private:
+  std::string path_;
+  GDALDatasetH ds_ = nullptr;
+};
+
+class GeoTiffWriter : public CubeWriter {
+public:
+  GeoTiffWriter(const std::string& path, const Shape& shape, const GeoReference& geo,
+                const std::vector<std::string>& names)
+      : path_(path), shape_(shape) {
+    GDALAllRegister();
+    if (shape.size() != 3) throw IoError(path + ": expected bands (B, H, W) to write");
+    GDALDriverH driver = GDALGetDriverByName("GTiff");
+    if (!driver) throw IoError(path + ": GDAL has no GeoTIFF driver");
+    char** options = nullptr;
+    options = CSLSetNameValue(options, "COMPRESS", "DEFLATE");
+    options = CSLSetNameValue(options, "TILED", "YES");
+    options = CSLSetNameValue(options, "BIGTIFF", "IF_SAFER");
+    CPLErrorReset();
+    ds_ = GDALCreate(driver, path.c_str(), static_cast<int>(shape[2]), static_cast<int>(shape[1]),
+                     static_cast<int>(shape[0]), GDT_Float32, options);
+    CSLDestroy(options);
+    if (!ds_) throw IoError(path + ": cannot create the GeoTIFF: " + gdal_message());
+    if (geo.transform.size() == 6) GDALSetGeoTransform(ds_, const_cast<double*>(geo.transform.data()));
+    if (!geo.projection.empty()) GDALSetProjection(ds_, geo.projection.c_str());
+    for (std::size_t b = 0; b < shape[0]; ++b) {
+      GDALRasterBandH rb = GDALGetRasterBand(ds_, static_cast<int>(b) + 1);
+      GDALSetRasterNoDataValue(rb, std::numeric_limits<double>::quiet_NaN());
+      if (b < names.size()) GDALSetDescription(rb, names[b].c_str());
+    }
+  }
+  ~GeoTiffWriter() override {
+    if (ds_) GDALClose(ds_);
+  }
+
+  void rows(std::size_t r0, const Array& block) override {
+    const std::size_t W = shape_[2], R = block.dim(1), P = R * W;
+    std::vector<float> plane(P);
+    for (std::size_t b = 0; b < shape_[0]; ++b) {
+      for (std::size_t p = 0; p < P; ++p) plane[p] = static_cast<float>(block.value(b * P + p));
+      if (GDALRasterIO(GDALGetRasterBand(ds_, static_cast<int>(b) + 1), GF_Write, 0, static_cast<int>(r0),
+                       static_cast<int>(W), static_cast<int>(R), plane.data(), static_cast<int>(W), static_cast<int>(R),
+                       GDT_Float32, 0, 0) != CE_None)
+        throw IoError(path_ + ": write failed: " + gdal_message());
+    }
+  }
+
+  void finish() override {
+    GDALClose(ds_);
+    ds_ = nullptr;
+    if (CPLGetLastErrorType() >= CE_Failure) throw IoError(path_ + ": write failed: " + gdal_message());
+  }
+
+private:
+  std::string path_;
+  Shape shape_;
+  GDALDatasetH ds_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<CubeReader> open_raster_cube(const std::string& path) { return std::make_unique<GdalReader>(path); }
+
+std::unique_ptr<CubeWriter> geotiff_writer(const std::string& path, const Shape& shape, const GeoReference& geo,
+                                           const std::vector<std::string>& names) {
+  return std::make_unique<GeoTiffWriter>(path, shape, geo, names);
+}
+
+Array read_raster(const std::string& path, GeoReference* geo) {
+  GdalReader reader(path);
+  if (geo) *geo = reader.geo();
+  return reader.rows(0, reader.shape()[1]);
+}
+
+void write_geotiff(const std::string& path, const Array& bands, const GeoReference& geo,
+                   const std::vector<std::string>& names) {
+  if (bands.ndim() != 3) throw IoError(path + ": expected bands (B, H, W) to write");
+  GeoTiffWriter writer(path, bands.shape(), geo, names);
+  writer.rows(0, bands);
+  writer.finish();
+}
+
+#endif
+
+}  // namespace cubesolve

@@ -1,0 +1,108 @@
+#include <cubesolve/workflow/bench.hpp>
+
+#include "cuda/gpu.hpp"
+#include "engine/lapack.hpp"
+#include "engine/parallel.hpp"
+#include "data/random.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+extern "C" void dgesv_(const int* n, const int* nrhs, double* a, const int* lda, int* ipiv, double* b, const int* ldb,
+                       int* info);
+
+namespace cubesolve::bench {
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+std::vector<std::size_t> spread(std::size_t pixels, std::size_t k) {
+  const std::size_t K = std::min(k, pixels);
+  std::vector<std::size_t> pick(K);
+  for (std::size_t i = 0; i < K; ++i) pick[i] = K == pixels ? i : (i * pixels) / K + (pixels / K) / 2;
+  return pick;
+}
+
+double gemm_floor_seconds(std::size_t m, std::size_t n, std::size_t pixels, int threads) {
+  const std::size_t cols = std::max<std::size_t>(1, std::min<std::size_t>(pixels, 65536));
+  std::vector<double> a(m * n), b(n * cols), c(m * cols);
+  detail::Random rng(3);
+  for (auto& v : a) v = rng.uniform();
+  for (auto& v : b) v = rng.uniform();
+  if (openblas_set_num_threads) openblas_set_num_threads(threads);
+  double best = 1e300;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    lapack::gemm('N', 'N', static_cast<int>(m), static_cast<int>(cols), static_cast<int>(n), 1.0, a.data(),
+                 static_cast<int>(m), b.data(), static_cast<int>(n), 0.0, c.data(), static_cast<int>(m));
+    best = std::min(best, seconds_since(t0));
+  }
+  return best * static_cast<double>(pixels) / static_cast<double>(cols);
+}
+
+double read_seconds(const Array& cube, int threads) {
+  const std::size_t n = cube.size();
+  std::vector<double> sums(static_cast<std::size_t>(threads), 0.0);
+  double best = 1e300;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    detail::parallel_for(n, std::max<std::size_t>(1 << 16, n / static_cast<std::size_t>(threads) + 1), threads,
+                         [&](int t, std::size_t b, std::size_t e) {
+                           double s = 0;
+                           if (cube.dtype() == DType::Float32) {
+                             const float* p = cube.data<float>();
+                             for (std::size_t i = b; i < e; ++i) s += p[i];
+                           } else {
+                             const double* p = cube.data<double>();
+                             for (std::size_t i = b; i < e; ++i) s += p[i];
+                           }
+                           sums[static_cast<std::size_t>(t)] += s;
+                         });
+    best = std::min(best, seconds_since(t0));
+  }
+  volatile double keep = sums[0];
+  (void)keep;
+  return best;
+}
+
+double normal_equations_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels,
+                                int threads) {
+  const std::size_t N = design.rows(), M = design.cols(), P = cube.dim(1) * cube.dim(2);
+  const double* A = design.values().data();
+  lapack::SingleThreadedBlas single;
+  const auto t0 = std::chrono::steady_clock::now();
+  detail::parallel_for(pixels.size(), 16, threads, [&](int, std::size_t b, std::size_t e) {
+    std::vector<double> av(N * M), g(M * M), rhs(M), y(N);
+    std::vector<int> ipiv(M);
+    for (std::size_t k = b; k < e; ++k) {
+      std::size_t nv = 0;
+      for (std::size_t i = 0; i < N; ++i) {
+        const double v = cube.value(i * P + pixels[k]);
+        if (!std::isfinite(v)) continue;
+        for (std::size_t j = 0; j < M; ++j) av[j * N + nv] = A[i * M + j];
+        y[nv++] = v;
+      }
+      if (nv == 0) continue;
+      const int mv = static_cast<int>(nv), m = static_cast<int>(M), ld = static_cast<int>(N), one = 1;
+      // G = A_V^T A_V, rhs = A_V^T y  (the question's torch.linalg.solve on the normal equations).
+      lapack::gemm('T', 'N', m, m, mv, 1.0, av.data(), ld, av.data(), ld, 0.0, g.data(), m);
+      lapack::gemm('T', 'N', m, 1, mv, 1.0, av.data(), ld, y.data(), mv, 0.0, rhs.data(), m);
+      int info = 0;
+      dgesv_(&m, &one, g.data(), &m, ipiv.data(), rhs.data(), &m, &info);
+    }
+  });
+  return seconds_since(t0);
+}
+
+double normal_equations_device_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels) {
+  const std::size_t N = design.rows(), P = cube.dim(1) * cube.dim(2);
+  std::vector<double> y(pixels.size() * N), x;
+  for (std::size_t k = 0; k < pixels.size(); ++k)
+    for (std::size_t i = 0; i < N; ++i) y[k * N + i] = cube.value(i * P + pixels[k]);
+  return detail::gpu::normal_equations(design.values(), N, design.cols(), y, pixels.size(), x);
+}
+
+}  // namespace cubesolve::bench

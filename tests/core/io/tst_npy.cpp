@@ -1,0 +1,223 @@
+// .npy and CSV reading and writing, including files crafted byte by byte in
+// every variant the reader supports, and malformed ones.
+#include <cubesolve/error.hpp>
+#include <cubesolve/io/files.hpp>
+#include <cubesolve/io/npy.hpp>
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+using namespace cubesolve;
+
+namespace {
+
+// A .npy file as NumPy would write it, of any version, byte order and memory order.
+std::string craft_npy(int version, const std::string& descr, bool fortran, const std::string& shape,
+                      const std::string& data) {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+                     ", 'shape': " + shape + ", }";
+  const std::size_t pre = version == 1 ? 10 : 12;
+  while ((pre + dict.size() + 1) % 64) dict += ' ';
+  dict += '\n';
+  std::string out = "\x93NUMPY";
+  out += static_cast<char>(version);
+  out += '\0';
+  const std::size_t len = dict.size();
+  out += static_cast<char>(len & 0xff);
+  out += static_cast<char>((len >> 8) & 0xff);
+  if (version != 1) out += std::string(2, '\0');
+  return out + dict + data;
+}
+
+template <class T> std::string bytes_of(const std::vector<T>& v, bool big) {
+  std::string s;
+  for (T x : v) {
+    char b[sizeof(T)];
+    std::memcpy(b, &x, sizeof(T));
+    if (big) std::reverse(b, b + sizeof(T));
+    s.append(b, sizeof(T));
+  }
+  return s;
+}
+
+}  // namespace
+
+class TestNpy : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  std::string path(const char* name) { return dir_.filePath(name).toStdString(); }
+  std::string write(const char* name, const std::string& content) {
+    const std::string p = path(name);
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  }
+  void expectInputError(const std::string& file, const char* fragment) {
+    try {
+      read_npy(file);
+      QFAIL("expected InputError");
+    } catch (const InputError& e) {
+      const QString msg = e.what();
+      QVERIFY2(msg.startsWith(QString::fromStdString(file) + ":"), qPrintable(msg));
+      QVERIFY2(msg.contains(fragment), qPrintable(msg));
+    }
+  }
+
+private slots:
+  void roundTrip_data() {
+    QTest::addColumn<int>("dtype");
+    QTest::newRow("float32") << int(DType::Float32);
+    QTest::newRow("float64") << int(DType::Float64);
+    QTest::newRow("int32") << int(DType::Int32);
+    QTest::newRow("uint8") << int(DType::UInt8);
+  }
+  void roundTrip() {
+    QFETCH(int, dtype);
+    Array a(static_cast<DType>(dtype), {3, 4, 5});
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      switch (a.dtype()) {
+        case DType::Float32: a.data<float>()[i] = static_cast<float>(i) * 0.5f - 7; break;
+        case DType::Float64: a.data<double>()[i] = static_cast<double>(i) / 3.0 - 7; break;
+        case DType::Int32: a.data<std::int32_t>()[i] = static_cast<std::int32_t>(i) - 30; break;
+        case DType::UInt8: a.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(i); break;
+      }
+    }
+    OutputSet out;
+    out.add_npy(path("rt.npy"), a);
+    out.commit();
+    const Array b = read_npy(path("rt.npy"));
+    QCOMPARE(b.shape(), a.shape());
+    // Floats keep their type; integers come back as float64.
+    QCOMPARE(b.dtype(), a.dtype() == DType::Float32 ? DType::Float32 : DType::Float64);
+    for (std::size_t i = 0; i < a.size(); ++i) QCOMPARE(b.value(i), a.value(i));
+  }
+
+  void craftedVariants_data() {
+    QTest::addColumn<int>("version");
+    QTest::addColumn<bool>("big");
+    QTest::addColumn<bool>("fortran");
+    QTest::addColumn<bool>("f32");
+    for (int v : {1, 2, 3})
+      for (bool big : {false, true})
+        for (bool fortran : {false, true})
+          for (bool f32 : {false, true})
+            QTest::addRow("v%d %s %s %s", v, big ? "big" : "little", fortran ? "F" : "C", f32 ? "f4" : "f8")
+                << v << big << fortran << f32;
+  }
+  void craftedVariants() {
+    QFETCH(int, version);
+    QFETCH(bool, big);
+    QFETCH(bool, fortran);
+    QFETCH(bool, f32);
+    // Logical array a[i][j][k] = 100 i + 10 j + k, shape (2, 3, 4).
+    std::vector<double> values;
+    if (fortran) {
+      for (int k = 0; k < 4; ++k)
+        for (int j = 0; j < 3; ++j)
+          for (int i = 0; i < 2; ++i) values.push_back(100 * i + 10 * j + k);
+    } else {
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 3; ++j)
+          for (int k = 0; k < 4; ++k) values.push_back(100 * i + 10 * j + k);
+    }
+    const std::string data = f32 ? bytes_of(std::vector<float>(values.begin(), values.end()), big) : bytes_of(values, big);
+    const std::string descr = std::string(big ? ">" : "<") + (f32 ? "f4" : "f8");
+    const Array a = read_npy(write("v.npy", craft_npy(version, descr, fortran, "(2, 3, 4)", data)));
+    QCOMPARE(a.shape(), (Shape{2, 3, 4}));
+    QCOMPARE(a.dtype(), f32 ? DType::Float32 : DType::Float64);
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 4; ++k) QCOMPARE(a.value(static_cast<std::size_t>(i * 12 + j * 4 + k)), 100.0 * i + 10 * j + k);
+  }
+
+  void takePixelsKeepsTypeAndOrder() {
+    Array cube(DType::Float32, {3, 2, 4});  // value 100 i + p
+    for (std::size_t i = 0; i < 3; ++i)
+      for (std::size_t p = 0; p < 8; ++p) cube.data<float>()[i * 8 + p] = static_cast<float>(100 * i + p);
+    const Array sub = take_pixels(cube, {6, 1, 1});
+    QCOMPARE(sub.dtype(), DType::Float32);
+    QVERIFY(sub.shape() == (Shape{3, 1, 3}));
+    for (std::size_t i = 0; i < 3; ++i) {
+      QCOMPARE(sub.value(i * 3 + 0), 100.0 * double(i) + 6);
+      QCOMPARE(sub.value(i * 3 + 1), 100.0 * double(i) + 1);
+      QCOMPARE(sub.value(i * 3 + 2), 100.0 * double(i) + 1);
+    }
+  }
+
+  void integerTypesBecomeFloat64() {
+    const Array a = read_npy(write("i2.npy", craft_npy(1, ">i2", false, "(3,)", bytes_of(std::vector<std::int16_t>{-5, 0, 300}, true))));
+    QCOMPARE(a.dtype(), DType::Float64);
+    QCOMPARE(a.value(0), -5.0);
+    QCOMPARE(a.value(2), 300.0);
+    const Array b = read_npy(write("u8.npy", craft_npy(1, "<u8", false, "(2, 1)", bytes_of(std::vector<std::uint64_t>{7, 9}, false))));
+    QCOMPARE(b.shape(), (Shape{2, 1}));
+    QCOMPARE(b.value(1), 9.0);
+    const Array c = read_npy(write("b1.npy", craft_npy(1, "|b1", false, "(2,)", std::string("\x01\x00", 2))));
+    QCOMPARE(c.value(0), 1.0);
+    QCOMPARE(c.value(1), 0.0);
+  }
+
+  void malformed() {
+    const std::string good = bytes_of(std::vector<double>{1, 2, 3, 4}, false);
+    expectInputError(write("magic.npy", "PK\x03\x04 not a npy file"), "expected a NumPy .npy file");
+    expectInputError(write("ver.npy", craft_npy(4, "<f8", false, "(4,)", good)), "version 1, 2 or 3");
+    expectInputError(write("complex.npy", craft_npy(1, "<c16", false, "(2,)", good)), "found dtype '<c16'");
+    expectInputError(write("str.npy", craft_npy(1, "<U4", false, "(2,)", good)), "found dtype '<U4'");
+    expectInputError(write("trunc.npy", craft_npy(1, "<f8", false, "(5,)", good)), "truncated data: expected 40 bytes");
+    expectInputError(write("hdr.npy", craft_npy(1, "<f8", false, "(4,)", good).substr(0, 30)), "truncated .npy header");
+    expectInputError(write("shape.npy", craft_npy(1, "<f8", false, "(-4,)", good)), "expected non-negative integer dimensions");
+    try {
+      read_npy(path("does-not-exist.npy"));
+      QFAIL("expected IoError");
+    } catch (const IoError& e) {
+      QVERIFY(QString(e.what()).contains("does-not-exist.npy: cannot open"));
+    }
+  }
+
+  void csvMatrices() {
+    const Array a = read_csv_matrix(write("a.csv", "t0,t1,t2\n1,2,3\n4, 5, 6\r\n# comment\n\n7,8,9e-1\n"));
+    QCOMPARE(a.shape(), (Shape{3, 3}));
+    QCOMPARE(a.value(8), 0.9);
+    const Array b = read_array(write("b.txt", "1 2\n3\t4\n"));
+    QCOMPARE(b.shape(), (Shape{2, 2}));
+    QCOMPARE(b.value(3), 4.0);
+    try {
+      read_csv_matrix(write("ragged.csv", "1,2,3\n4,5\n"));
+      QFAIL("expected InputError");
+    } catch (const InputError& e) {
+      QVERIFY(QString(e.what()).contains("line 2: expected 3 values like the first row, found 2"));
+    }
+    try {
+      read_csv_matrix(write("word.csv", "1,2\n3,x\n"));
+      QFAIL("expected InputError");
+    } catch (const InputError& e) {
+      QVERIFY(QString(e.what()).contains("line 2: expected numbers, found 'x'"));
+    }
+    QVERIFY_THROWS_EXCEPTION(InputError, read_csv_matrix(write("empty.csv", "only,a,header\n")));
+  }
+
+  void outputsAppearTogetherOrNotAtAll() {
+    const std::string p1 = path("o1.npy"), p2 = path("o2.npy");
+    {
+      OutputSet out;
+      out.add_npy(p1, Array(DType::Float64, {2}));
+      out.add_npy(p2, Array(DType::Float64, {2}));
+      // destroyed without commit: nothing remains
+    }
+    QVERIFY(!QFile::exists(QString::fromStdString(p1)));
+    QVERIFY(!QFile::exists(QString::fromStdString(p2)));
+    QCOMPARE(QDir(dir_.path()).entryList({"*partial*"}).size(), 0);
+    OutputSet out;
+    out.add_npy(p1, Array(DType::Float64, {2}));
+    out.commit();
+    QVERIFY(QFile::exists(QString::fromStdString(p1)));
+    QVERIFY_THROWS_EXCEPTION(IoError, OutputSet().add(path("no-such-dir/x.npy")));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestNpy)
+#include "tst_npy.moc"

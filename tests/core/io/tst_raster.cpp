@@ -1,0 +1,264 @@
+// Rasters through GDAL: files written here with GDAL's own drivers, read as
+// cubes, solved by the CLI into GeoTIFF, and read back with GDAL.
+#include "reference.hpp"
+
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/error.hpp>
+#include <cubesolve/io/files.hpp>
+#include <cubesolve/io/npy.hpp>
+#include <cubesolve/io/raster.hpp>
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <netcdf.h>
+
+#include <cpl_conv.h>
+#include <gdal.h>
+#include <ogr_srs_api.h>
+
+#include <cmath>
+#include <cstring>
+
+using namespace cubesolve;
+
+namespace {
+
+const double kTransform[6] = {500000.0, 30.0, 0.0, 4200000.0, 0.0, -30.0};
+constexpr int N = 12, H = 10, W = 12;
+
+std::string utm_wkt() {
+  OGRSpatialReferenceH srs = OSRNewSpatialReference(nullptr);
+  OSRImportFromEPSG(srs, 32633);
+  char* wkt = nullptr;
+  OSRExportToWkt(srs, &wkt);
+  std::string s = wkt;
+  CPLFree(wkt);
+  OSRDestroySpatialReference(srs);
+  return s;
+}
+
+// Value of band b at pixel p as stored in the file; -9999 marks nodata.
+double stored(int b, int p) { return (p * 7 + b * 13) % 17 == 0 ? -9999.0 : std::sin(0.3 * p + b) * 10 + b; }
+
+// A NetCDF file the way such cubes come: one (time, y, x) variable with a _FillValue.
+void write_netcdf(const std::string& path) {
+  int nc, dims[3], var;
+  QCOMPARE(nc_create(path.c_str(), NC_CLOBBER | NC_NETCDF4, &nc), NC_NOERR);
+  nc_def_dim(nc, "time", N, &dims[0]);
+  nc_def_dim(nc, "y", H, &dims[1]);
+  nc_def_dim(nc, "x", W, &dims[2]);
+  int xv, yv;  // cell-centre coordinates, north-up like kTransform
+  nc_def_var(nc, "y", NC_DOUBLE, 1, &dims[1], &yv);
+  nc_def_var(nc, "x", NC_DOUBLE, 1, &dims[2], &xv);
+  nc_put_att_text(nc, yv, "standard_name", 23, "projection_y_coordinate");
+  nc_put_att_text(nc, xv, "standard_name", 23, "projection_x_coordinate");
+  nc_put_att_text(nc, yv, "units", 1, "m");
+  nc_put_att_text(nc, xv, "units", 1, "m");
+  nc_def_var(nc, "displacement", NC_FLOAT, 3, dims, &var);
+  const float fill = -9999.0f;
+  nc_def_var_fill(nc, var, 0, &fill);
+  nc_enddef(nc);
+  std::vector<double> ys(H), xs(W);
+  for (int r = 0; r < H; ++r) ys[static_cast<std::size_t>(r)] = kTransform[3] + kTransform[5] * (r + 0.5);
+  for (int c = 0; c < W; ++c) xs[static_cast<std::size_t>(c)] = kTransform[0] + kTransform[1] * (c + 0.5);
+  nc_put_var_double(nc, yv, ys.data());
+  nc_put_var_double(nc, xv, xs.data());
+  std::vector<float> v(static_cast<std::size_t>(N * H * W));
+  for (int b = 0; b < N; ++b)
+    for (int p = 0; p < H * W; ++p) v[static_cast<std::size_t>(b * H * W + p)] = static_cast<float>(stored(b, p));
+  QCOMPARE(nc_put_var_float(nc, var, v.data()), NC_NOERR);
+  nc_close(nc);
+}
+
+void write_raster(const char* driver, const std::string& path, bool georef, bool scale_band2) {
+  GDALAllRegister();
+  if (std::string(driver) == "netCDF") return write_netcdf(path);
+  GDALDatasetH ds = GDALCreate(GDALGetDriverByName(driver), path.c_str(), W, H, N, GDT_Float32, nullptr);
+  QVERIFY2(ds, driver);
+  if (georef) {
+    GDALSetGeoTransform(ds, const_cast<double*>(kTransform));
+    GDALSetProjection(ds, utm_wkt().c_str());
+  }
+  std::vector<float> v(H * W);
+  for (int b = 0; b < N; ++b) {
+    GDALRasterBandH rb = GDALGetRasterBand(ds, b + 1);
+    GDALSetRasterNoDataValue(rb, -9999.0);
+    if (scale_band2 && b == 2) {
+      GDALSetRasterScale(rb, 2.0);
+      GDALSetRasterOffset(rb, 1.0);
+    }
+    for (int p = 0; p < H * W; ++p) v[static_cast<std::size_t>(p)] = static_cast<float>(stored(b, p));
+    QCOMPARE(GDALRasterIO(rb, GF_Write, 0, 0, W, H, v.data(), W, H, GDT_Float32, 0, 0), CE_None);
+  }
+  GDALClose(ds);
+}
+
+}  // namespace
+
+class TestRaster : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  std::string file(const char* name) const { return dir_.filePath(name).toStdString(); }
+
+private slots:
+  void readsDriversWithNodataScaleOffset_data() {
+    QTest::addColumn<QString>("driver");
+    QTest::addColumn<QString>("name");
+    QTest::newRow("GeoTIFF") << "GTiff" << "cube.tif";
+    QTest::newRow("ENVI") << "ENVI" << "cube.img";
+    QTest::newRow("NetCDF") << "netCDF" << "cube.nc";
+  }
+  void readsDriversWithNodataScaleOffset() {
+    QFETCH(QString, driver);
+    QFETCH(QString, name);
+    const std::string path = file(name.toUtf8().constData());
+    const bool scale = driver == "GTiff";
+    write_raster(driver.toUtf8().constData(), path, true, scale);
+    GeoReference geo;
+    Array cube;
+    try {
+      cube = read_cube(path, &geo);
+    } catch (const std::exception& e) {
+      QFAIL(e.what());
+    }
+    QCOMPARE(cube.shape(), (Shape{N, H, W}));
+    for (int b = 0; b < N; ++b)
+      for (int p = 0; p < H * W; ++p) {
+        const double v = cube.value(static_cast<std::size_t>(b * H * W + p)), s = stored(b, p);
+        if (s == -9999.0) {
+          QVERIFY(std::isnan(v));
+          continue;
+        }
+        const double expect = scale && b == 2 ? 2 * static_cast<float>(s) + 1 : static_cast<float>(s);
+        QVERIFY(std::fabs(v - expect) <= 1e-5 * std::max(1.0, std::fabs(expect)));
+      }
+    QCOMPARE(geo.transform.size(), std::size_t{6});
+    for (int i = 0; i < 6; ++i) QVERIFY(std::fabs(geo.transform[static_cast<std::size_t>(i)] - kTransform[i]) < 1e-6);
+    if (driver != "netCDF") QVERIFY(!geo.projection.empty());
+  }
+
+  void fileOfSeveralVariablesNamesThem() {
+    // GDAL's netCDF writer stores each band as its own variable: opening the
+    // file lists them; opening one works.
+    const std::string path = file("vars.nc");
+    GDALAllRegister();
+    GDALDatasetH ds = GDALCreate(GDALGetDriverByName("netCDF"), path.c_str(), W, H, 2, GDT_Float32, nullptr);
+    QVERIFY(ds);
+    GDALClose(ds);
+    try {
+      read_cube(path);
+      QFAIL("expected InputError");
+    } catch (const InputError& e) {
+      QVERIFY2(QString(e.what()).contains("subdatasets") && QString(e.what()).contains(":Band1"), e.what());
+    }
+    QCOMPARE(read_cube("NETCDF:\"" + path + "\":Band1").shape(), (Shape{1, H, W}));
+  }
+
+  void cliSolvesIntoGeoTiff() {
+    const std::string cube = file("in.tif");
+    write_raster("GTiff", cube, true, false);
+    testing::Rng rng(4);
+    Array a(DType::Float64, {N, 4});
+    for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = rng.normal();
+    OutputSet o;
+    o.add_npy(file("A.npy"), a);
+    o.commit();
+    QProcess run;
+    run.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(cube), dir_.filePath("A.npy"), "-o", dir_.filePath("x.tif"),
+                              "--diag", dir_.filePath("d")});
+    QVERIFY(run.waitForFinished(60000));
+    QVERIFY2(run.exitCode() == 0, run.readAllStandardError().constData());
+    QVERIFY(QFile::exists(dir_.filePath("d_status.tif")));
+
+    GDALDatasetH ds = GDALOpen(file("x.tif").c_str(), GA_ReadOnly);
+    QVERIFY(ds);
+    QCOMPARE(GDALGetRasterCount(ds), 4);
+    double t[6];
+    QCOMPARE(GDALGetGeoTransform(ds, t), CE_None);
+    for (int i = 0; i < 6; ++i) QCOMPARE(t[i], kTransform[i]);
+    OGRSpatialReferenceH srs = OSRNewSpatialReference(GDALGetProjectionRef(ds));
+    QCOMPARE(QString(OSRGetAuthorityCode(srs, nullptr)), QString("32633"));
+    OSRDestroySpatialReference(srs);
+    QCOMPARE(QString(GDALGetDescription(GDALGetRasterBand(ds, 1))), QString("x0"));
+    int has = 0;
+    QVERIFY(std::isnan(GDALGetRasterNoDataValue(GDALGetRasterBand(ds, 1), &has)) && has);
+    std::vector<float> x(4 * H * W);
+    for (int b = 0; b < 4; ++b)
+      QCOMPARE(GDALRasterIO(GDALGetRasterBand(ds, b + 1), GF_Read, 0, 0, W, H, x.data() + b * H * W, W, H, GDT_Float32, 0, 0),
+               CE_None);
+    GDALClose(ds);
+
+    // Against gelsd on the same values (nodata missing).
+    const Array in = read_cube(cube);
+    std::vector<double> y(N), xp(4), av(a.data<double>(), a.data<double>() + a.size());
+    for (int p = 0; p < H * W; ++p) {
+      for (int i = 0; i < N; ++i) y[static_cast<std::size_t>(i)] = in.value(static_cast<std::size_t>(i * H * W + p));
+      const auto ref = testing::lstsq(av, N, 4, y.data(), nullptr);
+      for (int j = 0; j < 4; ++j) xp[static_cast<std::size_t>(j)] = x[static_cast<std::size_t>(j * H * W + p)];
+      QVERIFY(testing::rel_error(xp, ref.x) <= 1e-5);
+    }
+  }
+
+  void geoTiffInRowBlocks() {
+    // A 55 MB raster within a 16 MB budget: GDAL windows in, GeoTIFF rows out.
+    const std::size_t n = 12, h = 2000, w = 600;
+    {
+      testing::Rng rng(6);
+      Array cube(DType::Float32, {n, h, w});
+      for (std::size_t i = 0; i < cube.size(); ++i)
+        cube.data<float>()[i] = rng.uniform() < 0.1 ? NAN : static_cast<float>(rng.normal());
+      Array a(DType::Float64, {n, 3});
+      for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = rng.normal();
+      OutputSet o;
+      write_geotiff(o.add_external(file("big.tif")), cube, {{0, 1, 0, 0, 0, -1}, ""}, {});
+      o.add_npy(file("A3.npy"), a);
+      o.commit();
+    }
+    auto run = [&](const char* out, const char* memory) {
+      QProcess p;
+      p.start(CUBESOLVE_CLI, {"solve", dir_.filePath("big.tif"), dir_.filePath("A3.npy"), "-o", dir_.filePath(out), "--memory",
+                              memory, "--json"});
+      p.waitForFinished(120000);
+      return std::make_pair(p.exitCode(), QString(p.readAllStandardOutput()));
+    };
+    const auto blocks = run("b16.tif", "16"), whole = run("ball.tif", "4096");
+    QCOMPARE(blocks.first, 0);
+    QCOMPARE(whole.first, 0);
+    QVERIFY(blocks.second.contains("\"blocks\": ") && !blocks.second.contains("\"blocks\": 1,"));
+    const Array a = read_cube(file("b16.tif")), b = read_cube(file("ball.tif"));
+    QCOMPARE(a.shape(), (Shape{3, h, w}));
+    QVERIFY(std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
+  }
+
+  void badRasters() {
+    {
+      QFile f(dir_.filePath("junk.tif"));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("this is not a raster");
+    }
+    QProcess run;
+    run.start(CUBESOLVE_CLI, {"solve", dir_.filePath("junk.tif"), dir_.filePath("A.npy"), "-o", dir_.filePath("j.tif")});
+    QVERIFY(run.waitForFinished(60000));
+    QCOMPARE(run.exitCode(), 3);
+    const QString err = run.readAllStandardError();
+    QVERIFY2(err.contains("junk.tif") && err.contains("GDAL cannot open"), qPrintable(err));
+    QVERIFY(!QFile::exists(dir_.filePath("j.tif")));
+    // Design rows must match the bands.
+    Array a(DType::Float64, {N + 1, 2});
+    OutputSet o;
+    o.add_npy(file("A13.npy"), a);
+    o.commit();
+    write_raster("GTiff", file("in2.tif"), false, false);
+    QProcess rows;
+    rows.start(CUBESOLVE_CLI, {"solve", dir_.filePath("in2.tif"), dir_.filePath("A13.npy"), "-o", dir_.filePath("r.tif")});
+    QVERIFY(rows.waitForFinished(60000));
+    QCOMPARE(rows.exitCode(), 2);
+    QVERIFY(QString(rows.readAllStandardError()).contains("expected 12 rows"));
+    QVERIFY(!QFile::exists(dir_.filePath("r.tif")));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRaster)
+#include "tst_raster.moc"
