@@ -36,6 +36,21 @@ std::size_t MaskStats::pixels_in_groups_of_at_least(std::size_t k) const {
   return total;
 }
 
+std::vector<std::size_t> MaskStats::first_pixels() const {
+  std::vector<std::size_t> first(distinct_masks(), 0);
+  for (std::size_t p = pixels(); p-- > 0;) first[static_cast<std::size_t>(group_of[p])] = p;
+  return first;
+}
+
+std::vector<std::uint8_t> MaskStats::pixels_in(const LogBin& bin) const {
+  std::vector<std::uint8_t> in(pixels(), 0);
+  for (std::size_t p = 0; p < in.size(); ++p) {
+    const std::size_t size = group_size[static_cast<std::size_t>(group_of[p])];
+    in[p] = size >= bin.lo && size < bin.hi;
+  }
+  return in;
+}
+
 double MaskStats::missing_fraction() const {
   const double total = static_cast<double>(n) * static_cast<double>(pixels());
   return total > 0 ? static_cast<double>(missing) / total : 0.0;

@@ -40,6 +40,14 @@ struct MaskStats {
   std::vector<std::size_t> group_size;
 
   std::size_t pixels() const { return n_valid.size(); }
+  /// Pixel p's packed mask (`words` words).
+  const std::uint64_t* mask(std::size_t p) const { return masks.data() + p * words; }
+  /// Whether observation i of pixel p is valid.
+  bool valid(std::size_t p, std::size_t i) const { return (masks[p * words + i / 64] >> (i % 64)) & 1; }
+  /// The first pixel of each group.
+  std::vector<std::size_t> first_pixels() const;
+  /// 1 for the pixels whose group size falls in `bin` (a group_histogram() bin), else 0.
+  std::vector<std::uint8_t> pixels_in(const LogBin& bin) const;
   std::size_t distinct_masks() const { return group_size.size(); }
   /// valid_histogram[k]: pixels with exactly k valid rows, k = 0..N.
   std::vector<std::size_t> valid_histogram() const;

@@ -1,0 +1,310 @@
+// The chunk kernels: gather a chunk of the cube, give each pixel its path,
+// run the paths (paths.cpp), write X and the diagnostics.
+#include "engine/chunk.hpp"
+
+#include "engine/kernels.hpp"
+#include "engine/lapack.hpp"
+#include "engine/paths.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace cubesolve::detail {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+}
+
+Job::Job(const Array& c, const Design& d, const Array* w, const SolveOptions& o, const Planner& p, SolveResult& res)
+    : cube(c), design(d), f(d.factors()), weights(w), options(o), planner(p), r(res), N(c.dim(0)), M(d.cols()),
+      P(c.dim(1) * c.dim(2)) {}
+
+bool Job::all_taken(std::size_t begin, std::size_t end) const {
+  return !taken.empty() && std::all_of(taken.begin() + static_cast<std::ptrdiff_t>(begin),
+                                       taken.begin() + static_cast<std::ptrdiff_t>(end), [](char t) { return t != 0; });
+}
+
+void Job::write_pixel(std::size_t p, const double* x, PixelStatus status, int rank, double cond, double rss, int nv) {
+  if (r.x.dtype() == DType::Float32) {
+    float* out = r.x.data<float>();
+    for (std::size_t j = 0; j < M; ++j) out[j * P + p] = static_cast<float>(x[j]);
+  } else {
+    double* out = r.x.data<double>();
+    for (std::size_t j = 0; j < M; ++j) out[j * P + p] = x[j];
+  }
+  write_diagnostics(p, status, rank, cond, rss, nv);
+}
+
+void Job::write_diagnostics(std::size_t p, PixelStatus status, int rank, double cond, double rss, int nv) {
+  r.status.data<std::uint8_t>()[p] = static_cast<std::uint8_t>(status);
+  r.rank.data<std::int32_t>()[p] = rank;
+  r.cond.data<double>()[p] = cond;
+  r.rss.data<double>()[p] = rss;
+  r.n_valid.data<std::int32_t>()[p] = nv;
+}
+
+namespace {
+
+/// Tiles of 64 pixels, so that both sides stay in cache.
+template <class T>
+void write_tiles(T* out, std::size_t M, std::size_t P, std::size_t begin, std::size_t B, const double* x,
+                 const std::vector<char>& skip) {
+  constexpr std::size_t kTile = 64;
+  for (std::size_t k0 = 0; k0 < B; k0 += kTile) {
+    const std::size_t k1 = std::min(B, k0 + kTile);
+    for (std::size_t j = 0; j < M; ++j) {
+      T* row = out + j * P + begin;
+      for (std::size_t k = k0; k < k1; ++k)
+        if (!skip[k]) row[k] = static_cast<T>(x[k * M + j]);
+    }
+  }
+}
+
+}  // namespace
+
+void Job::write_block(std::size_t begin, std::size_t B, const double* x, const std::vector<char>& skip) {
+  if (r.x.dtype() == DType::Float32) write_tiles(r.x.data<float>(), M, P, begin, B, x, skip);
+  else write_tiles(r.x.data<double>(), M, P, begin, B, x, skip);
+}
+
+void Workspace::reset(std::size_t N, std::size_t M, std::size_t B, bool weighted) {
+  y.resize(N * B);
+  valid.resize(N * B);
+  if (weighted) w.resize(N * B);
+  x0.resize(M * B);
+  x.resize(M * B);  // every path writes its pixels; the others are set as they are classified
+  kind.assign(B, Kind::Skip);
+  nv.assign(B, 0);
+  rss.assign(B, kNaN);
+  gram.clear();
+  exact_list.clear();
+}
+
+int row_list(const std::uint8_t* flags, std::size_t n, bool want, int* out) {
+  int count = 0;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {  // eight flags at a time through a bit mask
+    std::uint64_t w;
+    std::memcpy(&w, flags + i, 8);
+    // Gather the low bit of each byte into one byte (byte b -> bit b).
+    unsigned bits = static_cast<unsigned>(((w & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
+    if (!want) bits = ~bits & 0xffu;
+    while (bits) {
+      out[count++] = static_cast<int>(i) + __builtin_ctz(bits);
+      bits &= bits - 1;
+    }
+  }
+  for (; i < n; ++i)
+    if (static_cast<bool>(flags[i]) == want) out[count++] = static_cast<int>(i);
+  return count;
+}
+
+int bit_list(const std::uint64_t* bits, std::size_t n, bool want, int* out) {
+  int count = 0;
+  for (std::size_t w = 0; w * 64 < n; ++w) {
+    std::uint64_t b = want ? bits[w] : ~bits[w];
+    if ((w + 1) * 64 > n) b &= (std::uint64_t{1} << (n - w * 64)) - 1;
+    while (b) {
+      out[count++] = static_cast<int>(w * 64) + __builtin_ctzll(b);
+      b &= b - 1;
+    }
+  }
+  return count;
+}
+
+namespace {
+
+template <class T>
+CUBESOLVE_SIMD_CLONES void gather_typed(const T* cube, const Array* weights, std::size_t N, std::size_t P,
+                                        std::size_t begin, std::size_t B, Workspace& ws) {
+  // Tiles of 8 rows x 256 pixels: long reads along each row (which the
+  // prefetcher follows), then each pixel gets 8 consecutive values.
+  constexpr std::size_t kRows = 8, kPixels = 256;
+  double tile[kRows][kPixels];
+  for (std::size_t k0 = 0; k0 < B; k0 += kPixels) {
+    const std::size_t kn = std::min(kPixels, B - k0);
+    for (std::size_t i0 = 0; i0 < N; i0 += kRows) {
+      const std::size_t in = std::min(kRows, N - i0);
+      for (std::size_t i = 0; i < in; ++i) {
+        const T* row = cube + (i0 + i) * P + begin + k0;
+        for (std::size_t k = 0; k < kn; ++k) tile[i][k] = static_cast<double>(row[k]);
+      }
+      for (std::size_t k = 0; k < kn; ++k) {
+        double* y = ws.y.data() + (k0 + k) * N + i0;
+        std::uint8_t* valid = ws.valid.data() + (k0 + k) * N + i0;
+        for (std::size_t i = 0; i < in; ++i) {
+          const double v = tile[i][k];
+          const bool ok = std::isfinite(v);
+          valid[i] = ok;
+          y[i] = ok ? v : 0.0;
+        }
+      }
+    }
+  }
+  if (!weights) return;
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t k = 0; k < B; ++k) {
+      const double wt = weights->value(i * P + begin + k);
+      const bool ok = ws.valid[k * N + i] && wt > 0 && std::isfinite(wt);
+      ws.valid[k * N + i] = ok;
+      ws.w[k * N + i] = ok ? wt : 0.0;
+      if (!ok) ws.y[k * N + i] = 0.0;
+    }
+}
+
+template <class T>
+CUBESOLVE_SIMD_CLONES void gather_rows_typed(const T* cube, std::size_t N, std::size_t P, std::size_t begin,
+                                             std::size_t B, Workspace& ws) {
+  const std::size_t words = (N + 63) / 64;
+  ws.bits.assign(B * words, 0);
+  for (std::size_t i = 0; i < N; ++i) {
+    const T* row = cube + i * P + begin;
+    double* out = ws.yo.data() + i * B;
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    std::uint64_t* bits = ws.bits.data() + i / 64;
+    for (std::size_t k = 0; k < B; ++k) {
+      const double v = static_cast<double>(row[k]);
+      const bool ok = std::isfinite(v);
+      out[k] = ok ? v : 0.0;
+      bits[k * words] |= bit & (std::uint64_t{0} - ok);
+    }
+  }
+  for (std::size_t k = 0; k < B; ++k) {
+    int nv = 0;
+    for (std::size_t w = 0; w < words; ++w) nv += __builtin_popcountll(ws.bits[k * words + w]);
+    ws.nv[k] = nv;
+  }
+}
+
+}  // namespace
+
+void gather(const Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
+  if (job.cube.dtype() == DType::Float32) gather_typed(job.cube.data<float>(), job.weights, job.N, job.P, begin, B, ws);
+  else gather_typed(job.cube.data<double>(), job.weights, job.N, job.P, begin, B, ws);
+}
+
+void gather_rows(const Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
+  ws.yo.resize(job.N * B);
+  if (job.cube.dtype() == DType::Float32) gather_rows_typed(job.cube.data<float>(), job.N, job.P, begin, B, ws);
+  else gather_rows_typed(job.cube.data<double>(), job.N, job.P, begin, B, ws);
+}
+
+void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B) {
+  const std::size_t words = (N + 63) / 64;
+  for (std::size_t i = 0; i < N; ++i) {
+    ws.y[k * N + i] = ws.yo[i * B + k];
+    ws.valid[k * N + i] = static_cast<std::uint8_t>((ws.bits[k * words + i / 64] >> (i % 64)) & 1);
+  }
+}
+
+bool use_rows_kernel(const Job& job) {
+  const auto& f = job.f;
+  return !job.weights && !job.options.residuals && job.options.ridge == 0 && job.planner.fast_ok &&
+         !job.planner.exact_only && f.full_column_rank() && job.N > job.M && !f.hat.empty();
+}
+
+namespace {
+
+/// Puts each pixel the planner gave a path into its list: the small systems
+/// by size, Gram, exact; pixels with no path get NaN, those another pass
+/// took are left alone. Returns whether any pixel needs x0 = P·y~.
+bool sort_into_paths(const Job& job, Workspace& ws, std::size_t B) {
+  const std::size_t N = job.N, M = job.M;
+  bool need_product = false;
+  for (auto& bucket : ws.buckets) bucket.clear();
+  ws.buckets.resize(kMaxSmall + 1);
+  for (std::size_t k = 0; k < B; ++k) {
+    const Kind kind = ws.kind[k];
+    if (kind == Kind::Skip || kind == Kind::Group)  // unsolved pixels are NaN; group pixels are written by their pass
+      std::fill(ws.x.data() + k * M, ws.x.data() + (k + 1) * M, kind == Kind::Skip ? kNaN : 0.0);
+    need_product = need_product || kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur;
+    if (kind == Kind::Gram) ws.gram.push_back(k);
+    else if (kind == Kind::Exact) ws.exact_list.push_back(k);
+    else if (kind == Kind::Deletion || kind == Kind::DualSchur || kind == Kind::DualGather)
+      ws.buckets[kind == Kind::DualGather ? static_cast<std::size_t>(ws.nv[k]) : N - static_cast<std::size_t>(ws.nv[k])]
+          .push_back(k);
+  }
+  return need_product;
+}
+
+/// Counts the paths and writes X and the diagnostics of every pixel of the
+/// chunk but those of the exact path (written as they are solved) and of
+/// other passes.
+void write_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
+  ws.skip.assign(B, 0);
+  for (std::size_t k = 0; k < B; ++k) {
+    const Kind kind = ws.kind[k];
+    ws.skip[k] = kind == Kind::Group;
+    if (kind == Kind::Group) continue;
+    ++ws.paths[static_cast<std::size_t>(path_of(kind))];
+    if (kind == Kind::Exact) continue;
+    const auto nv = static_cast<std::size_t>(ws.nv[k]);
+    std::size_t rank = 0;
+    PixelStatus st = PixelStatus::Ok;
+    if (kind == Kind::Skip) {
+      st = nv == 0 ? PixelStatus::NoData : PixelStatus::TooFew;
+    } else {
+      rank = fast_rank(kind, nv, job.f);
+      st = rank_status(rank, job.M);
+    }
+    job.write_diagnostics(begin + k, st, static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);
+  }
+  job.write_block(begin, B, ws.x.data(), ws.skip);
+}
+
+}  // namespace
+
+void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
+  if (job.all_taken(begin, end)) return;
+  const std::size_t N = job.N, B = end - begin;
+  ws.reset(N, job.M, B, job.weights != nullptr);
+  gather(job, ws, begin, B);
+  for (std::size_t k = 0; k < B; ++k) {
+    if (!job.taken.empty() && job.taken[begin + k]) {
+      ws.kind[k] = Kind::Group;  // written by another pass
+      continue;
+    }
+    int nv = 0;
+    for (std::size_t i = 0; i < N; ++i) nv += ws.valid[k * N + i];
+    ws.nv[k] = nv;
+    ws.kind[k] = job.planner.choose(static_cast<std::size_t>(nv)).first;
+  }
+  const bool need_product = sort_into_paths(job, ws, B);
+  solve_systems(job, ws);
+  if (need_product) solve_product(job, ws, B);
+  solve_gram(job, ws);
+  solve_exact(job, ws, begin);
+  if (job.options.residuals) chunk_residuals(job, ws, B);
+  write_chunk(job, ws, begin, B);
+}
+
+void solve_chunk_rows(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
+  if (job.all_taken(begin, end)) return;
+  const std::size_t N = job.N, M = job.M, B = end - begin;
+  ws.reset(N, M, B, false);
+  gather_rows(job, ws, begin, B);
+  // Only the pixels of paths other than full and deletion are copied out
+  // pixel by pixel.
+  for (std::size_t k = 0; k < B; ++k) {
+    if (!job.taken.empty() && job.taken[begin + k]) {
+      ws.kind[k] = Kind::Group;
+      continue;
+    }
+    ws.kind[k] = job.planner.choose(static_cast<std::size_t>(ws.nv[k])).first;
+    if (ws.kind[k] != Kind::Full && ws.kind[k] != Kind::Deletion && ws.kind[k] != Kind::Skip) unpack(ws, k, N, B);
+  }
+  // x0 = P·y~ for the whole chunk, from the observation-major copy.
+  lapack::gemm('N', 'T', static_cast<int>(M), static_cast<int>(B), static_cast<int>(N), 1.0, job.f.pinv.data(),
+               static_cast<int>(M), ws.yo.data(), static_cast<int>(B), 0.0, ws.x0.data(), static_cast<int>(M));
+  sort_into_paths(job, ws, B);
+  for (std::size_t k = 0; k < B; ++k)
+    if (ws.kind[k] == Kind::Full) std::copy(ws.x0.data() + k * M, ws.x0.data() + (k + 1) * M, ws.x.data() + k * M);
+  solve_systems_rows(job, ws, B);
+  solve_gram(job, ws);
+  solve_exact(job, ws, begin);
+  write_chunk(job, ws, begin, B);
+}
+
+}  // namespace cubesolve::detail

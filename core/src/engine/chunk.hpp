@@ -1,0 +1,100 @@
+#pragma once
+// What one solve's passes share: the job (inputs, options, the result every
+// pass writes into) and each thread's workspace for a chunk of pixels, with
+// the gathers that copy a chunk of the cube into it.
+
+#include <cubesolve/engine/engine.hpp>
+
+#include "engine/exact.hpp"
+#include "engine/planner.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace cubesolve::detail {
+
+namespace gpu {
+class Solver;
+}
+
+/// The state every chunk and group task of one solve reads and writes.
+struct Job {
+  const Array& cube;
+  const Design& design;
+  const DesignFactors& f;
+  const Array* weights;
+  const SolveOptions& options;
+  const Planner& planner;
+  SolveResult& r;
+  std::size_t N, M, P;
+  std::vector<char> taken;             // pixels already solved by the device or the group pass
+  gpu::Solver* gpu = nullptr;          // the device for the paths it takes
+  std::atomic<std::size_t> gpu_short{0};  // pixels the device had no memory for (solved on the CPU)
+
+  Job(const Array& cube, const Design& design, const Array* weights, const SolveOptions& options,
+      const Planner& planner, SolveResult& r);
+
+  /// Whether every pixel of [begin, end) was solved by another pass.
+  bool all_taken(std::size_t begin, std::size_t end) const;
+  void write_pixel(std::size_t p, const double* x, PixelStatus status, int rank, double cond, double rss, int nv);
+  void write_diagnostics(std::size_t p, PixelStatus status, int rank, double cond, double rss, int nv);
+  /// Writes x for pixels [begin, begin + B) from pixel-major `x` (M values a
+  /// pixel), skipping those marked in `skip`.
+  void write_block(std::size_t begin, std::size_t B, const double* x, const std::vector<char>& skip);
+};
+
+/// Per-thread buffers for a chunk of B pixels. Pixel-major arrays hold
+/// value i of pixel k at k * N + i; observation-major ones at i * B + k.
+struct Workspace {
+  Workspace(const Design& d, std::size_t max_rows, bool ridge) : exact(d, max_rows, ridge) {}
+  ExactSolver exact;
+  std::vector<double> y;               // pixel-major values, 0 where missing
+  std::vector<std::uint8_t> valid;     // pixel-major: 1 where valid
+  std::vector<double> w;               // pixel-major weights, 0 where missing (weighted solves)
+  std::vector<double> yo;              // observation-major values (the rows kernel)
+  std::vector<std::uint64_t> bits;     // masks, bits per pixel (the rows kernel)
+  std::vector<int> nv;                 // valid rows per pixel
+  std::vector<Kind> kind;              // each pixel's path (Group: written by another pass)
+  std::vector<double> x0, x;           // M values a pixel: P·y~, and the solutions
+  std::vector<double> rss;
+  std::vector<std::vector<std::size_t>> buckets;  // small-system pixels by system size
+  std::vector<std::size_t> gram, exact_list;      // pixels of the Gram and exact paths
+  std::vector<char> skip;
+  std::vector<int> rows;
+  std::vector<double> s, rhs, model, wm, wy, g;   // the paths' scratch
+  std::vector<std::uint8_t> gpu_kind, gpu_done;   // the device's answers for a chunk
+  std::vector<std::size_t> gpu_sample;            // pixels the device solved, for the check
+  PathCounts paths{};
+  std::size_t device_pixels = 0;
+
+  /// Sizes the buffers every chunk kernel uses for B pixels.
+  void reset(std::size_t N, std::size_t M, std::size_t B, bool weighted);
+};
+
+/// Pixel-major copy of pixels [begin, begin + B): ws.y, ws.valid and (with
+/// weights) ws.w, a missing value or a zero weight marking the row invalid.
+void gather(const Job& job, Workspace& ws, std::size_t begin, std::size_t B);
+/// Observation-major copy for the rows kernel: ws.yo (0 where missing),
+/// masks as bits per pixel in ws.bits, valid counts in ws.nv.
+void gather_rows(const Job& job, Workspace& ws, std::size_t begin, std::size_t B);
+/// The pixel-major values and flags of pixel k from the observation-major copy.
+void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B);
+
+/// Writes the indices i < n with flags[i] == want (flags are 0 or 1) to out.
+int row_list(const std::uint8_t* flags, std::size_t n, bool want, int* out);
+/// The indices i < n whose bit in `bits` equals `want`.
+int bit_list(const std::uint64_t* bits, std::size_t n, bool want, int* out);
+
+/// The chunk kernels: every pixel of [begin, end) not taken by another pass,
+/// on the CPU paths. The pixel-major kernel serves every solve; the rows
+/// kernel (observation-major: x0 = P·y~ for the whole chunk first, and each
+/// deletion corrects it, x = x0 + P[:, I] z) serves solves of a design of
+/// full column rank without weights, ridge or residuals.
+void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end);
+void solve_chunk_rows(Job& job, Workspace& ws, std::size_t begin, std::size_t end);
+/// Whether a solve takes the rows kernel.
+bool use_rows_kernel(const Job& job);
+
+}  // namespace cubesolve::detail

@@ -1,0 +1,308 @@
+#include "engine/paths.hpp"
+
+#include "engine/kernels.hpp"
+#include "engine/lapack.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace cubesolve::detail {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::size_t L = kLanes;
+
+/// Lane l of S (lane stride L) gets the lower triangle of sign·K[I, I], plus
+/// the identity for a deletion's I - H_II.
+inline void put_system(const double* K, std::size_t n, const int* I, std::size_t q, bool deletion, double* S,
+                       std::size_t l) {
+  const double sign = deletion ? -1.0 : 1.0;
+  for (std::size_t a = 0; a < q; ++a) {
+    const double* Krow = K + static_cast<std::size_t>(I[a]) * n;
+    double* Srow = S + a * q * L + l;
+    for (std::size_t c = 0; c <= a; ++c) Srow[c * L] = sign * Krow[I[c]];
+    if (deletion) Srow[a * L] += 1.0;
+  }
+}
+
+/// The pixels of one system size q, L at a time through the batched
+/// Cholesky: lane(l, k, S, z) writes pixel k's system and right-hand side
+/// into lane l, done(l, k, z, ok) takes its solution (ok: its pivots held).
+template <class Lane, class Done>
+inline void factor_in_lanes(const std::vector<std::size_t>& pixels, std::size_t q, Workspace& ws, Lane lane,
+                            Done done) {
+  ws.s.resize(q * q * L);
+  ws.rhs.resize(q * L);
+  for (std::size_t b0 = 0; b0 < pixels.size(); b0 += L) {
+    const std::size_t lanes = std::min(L, pixels.size() - b0);
+    double* S = ws.s.data();
+    double* z = ws.rhs.data();
+    std::fill(S, S + q * q * L, 0.0);
+    std::fill(z, z + q * L, 0.0);
+    for (std::size_t l = 0; l < L; ++l) {
+      if (l < lanes) lane(l, pixels[b0 + l], S, z);
+      else
+        for (std::size_t a = 0; a < q; ++a) S[(a * q + a) * L + l] = 1.0;  // padding: the identity
+    }
+    bool ok[L];
+    batched_cholesky(S, q, kSmallTau, ok);
+    batched_cholesky_solve(S, q, z);
+    for (std::size_t l = 0; l < lanes; ++l) done(l, pixels[b0 + l], z, ok[l]);
+  }
+}
+
+/// Pixel-major: the system of a deletion or dual pixel k, in lane l.
+inline void pixel_lane(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k, double* S,
+                       double* z) {
+  const std::size_t N = job.N;
+  const Kind kind = ws.kind[k];
+  const bool use_valid = kind == Kind::DualGather;
+  int* I = ws.rows.data() + l * N;
+  row_list(ws.valid.data() + k * N, N, use_valid, I);
+  const std::vector<double>& K = kind == Kind::Deletion ? job.f.hat
+                                 : kind == Kind::DualSchur ? job.f.gram_rows_inv
+                                                           : job.f.gram_rows;
+  // Right-hand side first: it streams the rows K[I, :] into cache for the system after it.
+  const double* yk = ws.y.data() + k * N;
+  if (use_valid) {
+    for (std::size_t a = 0; a < q; ++a) z[a * L + l] = yk[I[a]];
+  } else {
+    row_dots(K.data(), N, I, q, yk, z + l, L);
+  }
+  put_system(K.data(), N, I, q, kind == Kind::Deletion, S, l);
+}
+
+/// Pixel-major: takes pixel k's solution from lane l: x = A_V^T z for a
+/// gathered system; else the filled rows of y (x = P·y^ follows).
+inline void pixel_done(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k, const double* z,
+                       bool ok) {
+  const std::size_t N = job.N, M = job.M;
+  if (!ok) {
+    ws.exact_list.push_back(k);
+    return;
+  }
+  const int* I = ws.rows.data() + l * N;
+  if (ws.kind[k] == Kind::DualGather) {
+    double* x = ws.x.data() + k * M;
+    std::fill(x, x + M, 0.0);
+    const double* A = job.design.values().data();
+    for (std::size_t a = 0; a < q; ++a) axpy(z[a * L + l], A + static_cast<std::size_t>(I[a]) * M, x, M);
+    return;
+  }
+  // Fill the missing rows; a fill out of all proportion to the data is not trusted.
+  double* yk = ws.y.data() + k * N;
+  const double ymax = max_abs(yk, N);
+  double zmax = 0;
+  const double sign = ws.kind[k] == Kind::Deletion ? 1.0 : -1.0;
+  for (std::size_t a = 0; a < q; ++a) {
+    yk[I[a]] = sign * z[a * L + l];
+    zmax = std::fabs(z[a * L + l]) > zmax ? std::fabs(z[a * L + l]) : zmax;
+  }
+  if (!(zmax <= kMaxGrowth * std::max(ymax, 1e-300))) {
+    for (std::size_t a = 0; a < q; ++a) yk[I[a]] = 0.0;
+    ws.exact_list.push_back(k);
+  }
+}
+
+}  // namespace
+
+CUBESOLVE_SIMD_CLONES void solve_systems(const Job& job, Workspace& ws) {
+  ws.rows.resize(job.N * L);
+  for (std::size_t q = 1; q <= kMaxSmall; ++q) {
+    if (ws.buckets[q].empty()) continue;
+    factor_in_lanes(
+        ws.buckets[q], q, ws, [&](std::size_t l, std::size_t k, double* S, double* z) { pixel_lane(job, ws, q, l, k, S, z); },
+        [&](std::size_t l, std::size_t k, const double* z, bool ok) { pixel_done(job, ws, q, l, k, z, ok); });
+  }
+}
+
+CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std::size_t B) {
+  const std::size_t N = job.N, M = job.M, words = (N + 63) / 64;
+  const double* A = job.design.values().data();
+  ws.rows.resize(N * L);
+  // A deletion: (I - H_II) z = A_I x0 (= H_I y~), x = x0 + P[:, I] z.
+  auto lane = [&](std::size_t q, std::size_t l, std::size_t k, double* S, double* z) {
+    if (ws.kind[k] != Kind::Deletion) return pixel_lane(job, ws, q, l, k, S, z);  // unpacked
+    int* I = ws.rows.data() + l * N;
+    bit_list(ws.bits.data() + k * words, N, false, I);
+    row_dots(A, M, I, q, ws.x0.data() + k * M, z + l, L);
+    put_system(job.f.hat.data(), N, I, q, true, S, l);
+  };
+  auto done = [&](std::size_t q, std::size_t l, std::size_t k, const double* z, bool ok) {
+    if (ws.kind[k] != Kind::Deletion) return pixel_done(job, ws, q, l, k, z, ok);
+    if (ok) {  // a correction out of all proportion to x0 is not trusted
+      const int* I = ws.rows.data() + l * N;
+      double* x = ws.x.data() + k * M;
+      const double* x0 = ws.x0.data() + k * M;
+      std::fill(x, x + M, 0.0);
+      for (std::size_t a = 0; a < q; ++a) axpy(z[a * L + l], job.f.pinv.data() + static_cast<std::size_t>(I[a]) * M, x, M);
+      const double dx = dot(x, x, M), nx = dot(x0, x0, M);
+      axpy(1.0, x0, x, M);
+      if (dx <= kMaxGrowth * kMaxGrowth * std::max(nx, 1e-300)) return;
+    }
+    unpack(ws, k, N, B);
+    ws.exact_list.push_back(k);
+  };
+  for (std::size_t q = 1; q <= kMaxSmall; ++q) {
+    if (ws.buckets[q].empty()) continue;
+    factor_in_lanes(
+        ws.buckets[q], q, ws, [&](std::size_t l, std::size_t k, double* S, double* z) { lane(q, l, k, S, z); },
+        [&](std::size_t l, std::size_t k, const double* z, bool ok) { done(q, l, k, z, ok); });
+  }
+}
+
+void solve_product(const Job& job, Workspace& ws, std::size_t B) {
+  const std::size_t N = job.N, M = job.M;
+  lapack::gemm('N', 'N', static_cast<int>(M), static_cast<int>(B), static_cast<int>(N), 1.0, job.f.pinv.data(),
+               static_cast<int>(M), ws.y.data(), static_cast<int>(N), 0.0, ws.x0.data(), static_cast<int>(M));
+  for (std::size_t k = 0; k < B; ++k)
+    if (ws.kind[k] == Kind::Full || ws.kind[k] == Kind::Deletion || ws.kind[k] == Kind::DualSchur)
+      std::copy(ws.x0.data() + k * M, ws.x0.data() + (k + 1) * M, ws.x.data() + k * M);
+}
+
+CUBESOLVE_SIMD_CLONES void solve_gram(const Job& job, Workspace& ws) {
+  if (ws.gram.empty()) return;
+  const std::size_t N = job.N, M = job.M, G = ws.gram.size(), T = job.f.packed();
+  const double* A = job.design.values().data();
+  ws.wm.assign(N * G, 0.0);
+  ws.wy.assign(N * G, 0.0);
+  for (std::size_t c = 0; c < G; ++c) {
+    const std::size_t k = ws.gram[c];
+    for (std::size_t i = 0; i < N; ++i) {
+      const double wt = job.weights ? ws.w[k * N + i] : static_cast<double>(ws.valid[k * N + i]);
+      ws.wm[c * N + i] = wt;
+      ws.wy[c * N + i] = wt * ws.y[k * N + i];
+    }
+  }
+  ws.g.resize(T * G);
+  ws.s.resize(M * M);
+  ws.model.resize(M * G);
+  // Every pixel's packed A_V^T W A_V and A_V^T W y: two GEMMs.
+  lapack::gemm('N', 'N', static_cast<int>(T), static_cast<int>(G), static_cast<int>(N), 1.0, job.f.outer.data(),
+               static_cast<int>(T), ws.wm.data(), static_cast<int>(N), 0.0, ws.g.data(), static_cast<int>(T));
+  lapack::gemm('N', 'N', static_cast<int>(M), static_cast<int>(G), static_cast<int>(N), 1.0, A, static_cast<int>(M),
+               ws.wy.data(), static_cast<int>(N), 0.0, ws.model.data(), static_cast<int>(M));
+  for (std::size_t c = 0; c < G; ++c) {
+    const std::size_t k = ws.gram[c];
+    const double* gp = ws.g.data() + c * T;
+    double* S = ws.s.data();
+    for (std::size_t a = 0; a < M; ++a)
+      for (std::size_t b = a; b < M; ++b) S[b * M + a] = *gp++;
+    for (std::size_t a = 0; a < M; ++a) S[a * M + a] += job.options.ridge;
+    double* x = ws.x.data() + k * M;
+    std::copy(ws.model.data() + c * M, ws.model.data() + (c + 1) * M, x);
+    if (!cholesky(S, M, kGramTau)) {
+      std::fill(x, x + M, kNaN);
+      ws.exact_list.push_back(k);
+      ws.kind[k] = Kind::Exact;
+      continue;
+    }
+    cholesky_solve(S, M, x);
+  }
+}
+
+CUBESOLVE_SIMD_CLONES void solve_exact(Job& job, Workspace& ws, std::size_t begin) {
+  const std::size_t N = job.N, M = job.M;
+  const double* A = job.design.values().data();
+  std::vector<double> yv(N), sw(N);
+  ws.rows.resize(std::max(ws.rows.size(), N));
+  for (std::size_t k : ws.exact_list) {
+    ws.kind[k] = Kind::Exact;
+    std::size_t q = 0;
+    for (std::size_t i = 0; i < N; ++i)
+      if (ws.valid[k * N + i]) {
+        ws.rows[q] = static_cast<int>(i);
+        yv[q] = ws.y[k * N + i];
+        sw[q] = job.weights ? std::sqrt(ws.w[k * N + i]) : 1.0;
+        ++q;
+      }
+    double* x = ws.x.data() + k * M;
+    const auto out = ws.exact.solve(ws.rows.data(), job.weights ? sw.data() : nullptr, yv.data(), q, job.options.rcond,
+                                    job.options.ridge, x);
+    const std::size_t p = begin + k;
+    if (out.failed) {
+      job.write_diagnostics(p, PixelStatus::Failed, out.rank, kNaN, kNaN, ws.nv[k]);
+      continue;
+    }
+    double rss = 0;
+    for (std::size_t a = 0; a < q; ++a) {
+      const double e = (dot(A + static_cast<std::size_t>(ws.rows[a]) * M, x, M) - yv[a]) * sw[a];
+      rss += e * e;
+    }
+    const PixelStatus st = job.options.ridge > 0 ? PixelStatus::Ok : rank_status(static_cast<std::size_t>(out.rank), M);
+    job.write_diagnostics(p, st, out.rank, out.cond, rss, ws.nv[k]);
+  }
+}
+
+CUBESOLVE_SIMD_CLONES void chunk_residuals(const Job& job, Workspace& ws, std::size_t B) {
+  const std::size_t N = job.N, M = job.M;
+  ws.model.resize(N * B);
+  lapack::gemm('T', 'N', static_cast<int>(N), static_cast<int>(B), static_cast<int>(M), 1.0, job.design.values().data(),
+               static_cast<int>(M), ws.x.data(), static_cast<int>(M), 0.0, ws.model.data(), static_cast<int>(N));
+  for (std::size_t k = 0; k < B; ++k) {
+    if (ws.kind[k] == Kind::Skip || ws.kind[k] == Kind::Group || ws.kind[k] == Kind::Exact) continue;
+    double rss = 0;
+    for (std::size_t i = 0; i < N; ++i)
+      if (ws.valid[k * N + i]) {
+        const double e = ws.model[k * N + i] - ws.y[k * N + i];
+        rss += (job.weights ? ws.w[k * N + i] : 1.0) * e * e;
+      }
+    ws.rss[k] = rss;
+  }
+}
+
+void solve_group_block(Job& job, const std::uint64_t* mask, const std::vector<std::size_t>& pixels, std::size_t begin,
+                       std::size_t end, PathCounts& paths) {
+  const std::size_t N = job.N, M = job.M, G = end - begin;
+  std::vector<std::size_t> rows;
+  for (std::size_t i = 0; i < N; ++i)
+    if ((mask[i / 64] >> (i % 64)) & 1) rows.push_back(i);
+  const std::size_t nv = rows.size(), k = std::min(nv, M);
+  const double* A = job.design.values().data();
+  // A_V column-major (nv, M), kept for the residuals.
+  std::vector<double> av(nv * M), work_a, s(k), u(nv * k), vt(k * M);
+  for (std::size_t j = 0; j < M; ++j)
+    for (std::size_t a = 0; a < nv; ++a) av[j * nv + a] = A[rows[a] * M + j];
+  work_a = av;
+  const int m_ = static_cast<int>(nv), n_ = static_cast<int>(M), ldu = m_;
+  const int info = lapack::svd(m_, n_, work_a.data(), s.data(), u.data(), vt.data());
+
+  std::vector<double> y(nv * G), x(M * G, kNaN);
+  for (std::size_t c = 0; c < G; ++c)
+    for (std::size_t a = 0; a < nv; ++a) y[c * nv + a] = job.cube.value(rows[a] * job.P + pixels[begin + c]);
+  std::size_t rank = 0;
+  double cond = kNaN;
+  if (info == 0) {
+    const double rcond = job.options.rcond < 0 ? default_rcond(nv, M) : job.options.rcond;
+    while (rank < k && s[rank] > rcond * s[0]) ++rank;
+    // pinv = VT_r^T S_r^-1 U_r^T  (M, nv); X = pinv · Y.
+    std::vector<double> vs(k * M, 0.0), pinv(M * nv, 0.0);
+    for (std::size_t j = 0; j < M; ++j)
+      for (std::size_t q = 0; q < rank; ++q) vs[j * k + q] = vt[j * k + q] / s[q];
+    if (rank > 0) {
+      lapack::gemm('T', 'T', n_, m_, static_cast<int>(rank), 1.0, vs.data(), static_cast<int>(k), u.data(), ldu, 0.0,
+                   pinv.data(), n_);
+    }
+    lapack::gemm('N', 'N', n_, static_cast<int>(G), m_, 1.0, pinv.data(), n_, y.data(), m_, 0.0, x.data(), n_);
+    cond = rank > 0 ? s[0] / s[rank - 1] : std::numeric_limits<double>::infinity();
+  }
+  std::vector<double> model;
+  if (job.options.residuals && info == 0) {
+    model.resize(nv * G);
+    lapack::gemm('N', 'N', m_, static_cast<int>(G), n_, 1.0, av.data(), m_, x.data(), n_, 0.0, model.data(), m_);
+  }
+  for (std::size_t c = 0; c < G; ++c) {
+    double rss = kNaN;
+    if (!model.empty()) {
+      rss = 0;
+      for (std::size_t a = 0; a < nv; ++a) rss += (model[c * nv + a] - y[c * nv + a]) * (model[c * nv + a] - y[c * nv + a]);
+    }
+    const PixelStatus st = info != 0 ? PixelStatus::Failed : rank_status(rank, M);
+    job.write_pixel(pixels[begin + c], x.data() + c * M, st, static_cast<int>(rank), cond, rss, static_cast<int>(nv));
+  }
+  paths[static_cast<std::size_t>(SolvePath::Group)] += G;
+}
+
+}  // namespace cubesolve::detail

@@ -1,0 +1,44 @@
+#pragma once
+// The CPU paths, each over the pixels of a chunk that the planner sent to
+// it (the lists in the Workspace), on the values a gather put there:
+//
+//   systems   deletion   (I - H_II) z = H_I y~     fills y's missing rows with the model's values
+//             dual       Q_II t = Q_I y~           fills them with -t
+//             gathered   C_VV z = y_V              x = A_V^T z
+//   product   x = P·y^ for the pixels whose rows were filled (and full pixels): one GEMM
+//   gram      A_V^T W A_V + λI from one GEMM of A's packed row products, Cholesky
+//   exact     LAPACK dgelsd on the weighted valid rows
+//   group     one SVD of a mask group's A_V, one GEMM for its pixels
+//
+// A pixel whose pivots fall below the safety threshold, or whose fill is out
+// of all proportion to its data, moves to ws.exact_list.
+
+#include "engine/chunk.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace cubesolve::detail {
+
+/// The small systems of the pixels in ws.buckets, from pixel-major values.
+void solve_systems(const Job& job, Workspace& ws);
+/// The same for the rows kernel: each deletion corrects ws.x0 from the
+/// observation-major copy, x = x0 + P[:, I] z; other pixels as above.
+void solve_systems_rows(const Job& job, Workspace& ws, std::size_t B);
+/// x = P·y^ for the chunk's full, deletion and dual (Schur) pixels.
+void solve_product(const Job& job, Workspace& ws, std::size_t B);
+/// The pixels of ws.gram; those whose Gram matrix is too close to singular
+/// move to the exact path.
+void solve_gram(const Job& job, Workspace& ws);
+/// The pixels of ws.exact_list (chunk pixel k is pixel begin + k); their
+/// diagnostics are written here.
+void solve_exact(Job& job, Workspace& ws, std::size_t begin);
+/// rss of the chunk's fast-path pixels, from one product A·X.
+void chunk_residuals(const Job& job, Workspace& ws, std::size_t B);
+/// Pixels [begin, end) of `pixels`, which share the mask `mask`: one SVD of
+/// A_V, one GEMM. Writes them and counts them in `paths`.
+void solve_group_block(Job& job, const std::uint64_t* mask, const std::vector<std::size_t>& pixels, std::size_t begin,
+                       std::size_t end, PathCounts& paths);
+
+}  // namespace cubesolve::detail

@@ -1,0 +1,156 @@
+#include "engine/planner.hpp"
+
+#include <cubesolve/error.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace cubesolve::detail {
+
+SolvePath path_of(Kind k) {
+  switch (k) {
+    case Kind::Full: return SolvePath::Full;
+    case Kind::Deletion: return SolvePath::Deletion;
+    case Kind::DualSchur:
+    case Kind::DualGather: return SolvePath::Dual;
+    case Kind::Gram: return SolvePath::Gram;
+    case Kind::Group: return SolvePath::Group;
+    case Kind::Exact: return SolvePath::Exact;
+    case Kind::Skip: break;
+  }
+  return SolvePath::Skipped;
+}
+
+std::size_t fast_rank(Kind k, std::size_t nv, const DesignFactors& f) {
+  if (k == Kind::Full) return f.rank;
+  return k == Kind::DualSchur || k == Kind::DualGather ? nv : f.m;
+}
+
+PixelStatus rank_status(std::size_t rank, std::size_t m) { return rank == m ? PixelStatus::Ok : PixelStatus::MinNorm; }
+
+void check_options(const SolveOptions& o) {
+  if (o.min_valid < 1)
+    throw InputError("min_valid (minimum valid rows): expected an integer >= 1, found " + std::to_string(o.min_valid));
+  if (!(o.ridge >= 0) || !std::isfinite(o.ridge))
+    throw InputError("ridge: expected a finite value >= 0, found " + std::to_string(o.ridge));
+  if (!std::isfinite(o.rcond)) throw InputError("rcond: expected a finite value, found " + std::to_string(o.rcond));
+  if (o.threads < 0) throw InputError("threads: expected an integer >= 0, found " + std::to_string(o.threads));
+}
+
+double Planner::exact_cost(std::size_t nv) const {
+  const double n = static_cast<double>(nv), m = static_cast<double>(f.m);
+  return 4 * n * m * m + 8 * m * m * m + 200 * m;
+}
+
+double Planner::x0_cost() const { return 2.0 * static_cast<double>(f.m * f.n) / kGemmSpeed; }
+
+double Planner::small_cost(std::size_t k) const {
+  const double s = static_cast<double>(k);
+  return s * s * s / 3 + s * s;
+}
+
+double Planner::gram_cost() const {
+  const double m = static_cast<double>(f.m), n = static_cast<double>(f.n);
+  return 2 * (static_cast<double>(f.packed()) + m) * n / kGemmSpeed + m * m * m / 3 + 2 * m * m;
+}
+
+std::pair<Kind, double> Planner::choose(std::size_t nv) const {
+  if (nv == 0 || nv < min_valid) return {Kind::Skip, 0.0};
+  std::pair<Kind, double> best{Kind::Exact, exact_cost(nv)};
+  if (exact_only) return best;
+  auto consider = [&](Kind k, double c) {
+    if (c < best.second) best = {k, c};
+  };
+  const bool can_gram = !f.outer.empty() && (ridge || nv >= f.m);
+  if (weighted || ridge) {
+    if (can_gram) consider(Kind::Gram, gram_cost());
+    return best;
+  }
+  const std::size_t m = f.n - nv, M = f.m, N = f.n;
+  if (m == 0) return {Kind::Full, x0_cost()};
+  if (fast_ok && f.full_column_rank() && !f.hat.empty() && nv >= M && m <= kMaxSmall)
+    consider(Kind::Deletion, x0_cost() + small_cost(m) + 2.0 * static_cast<double>(m * M));
+  if (fast_ok && f.full_row_rank() && m <= kMaxSmall && m <= nv)
+    consider(Kind::DualSchur, x0_cost() + small_cost(m) + 2.0 * static_cast<double>(m * (N + M)));
+  // A_V of full row rank (checked by the Cholesky of C_VV) needs no more of A.
+  if (fast_ok && !f.gram_rows.empty() && nv <= M && nv <= kMaxSmall)
+    consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * M));
+  if (can_gram) consider(Kind::Gram, gram_cost());
+  return best;
+}
+
+Planner make_planner(const Design& design, bool weighted, const SolveOptions& options) {
+  const auto& f = design.factors();
+  Planner planner{f};
+  planner.weighted = weighted;
+  planner.ridge = options.ridge > 0;
+  planner.min_valid = static_cast<std::size_t>(options.min_valid);
+  // Custom rcond changes rank decisions that only an SVD of A_V can make.
+  planner.exact_only = options.method == Method::Exact || options.rcond >= 0;
+  planner.fast_ok = f.rank > 0 && f.sigma.front() / f.sigma[f.rank - 1] <= kMaxFastCondition;
+  return planner;
+}
+
+bool use_groups(const SolveOptions& options, bool weighted) {
+  return options.method == Method::Auto && !weighted && options.ridge == 0;
+}
+
+bool masks_repeat(const Array& cube) {
+  const std::size_t N = cube.dim(0), P = cube.dim(1) * cube.dim(2), words = (N + 63) / 64;
+  constexpr std::size_t kRuns = 64, kRun = 64;
+  std::vector<std::vector<std::uint64_t>> keys;
+  for (std::size_t r = 0; r < kRuns; ++r) {
+    const std::size_t start = P > kRun ? (r * (P - kRun)) / kRuns : 0;
+    const std::size_t len = std::min(kRun, P - start);
+    const std::size_t base = keys.size();
+    keys.resize(base + len, std::vector<std::uint64_t>(words, 0));
+    for (std::size_t i = 0; i < N; ++i)
+      for (std::size_t k = 0; k < len; ++k)
+        if (std::isfinite(cube.value(i * P + start + k))) keys[base + k][i / 64] |= std::uint64_t{1} << (i % 64);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::size_t repeated = 0;
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    repeated += (k > 0 && keys[k] == keys[k - 1]) || (k + 1 < keys.size() && keys[k] == keys[k + 1]);
+  return repeated * 20 >= keys.size();
+}
+
+std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, const SolveOptions& options,
+                                bool left_by_device) {
+  std::vector<char> chosen(masks.distinct_masks(), 0);
+  const std::vector<std::size_t> first = masks.first_pixels();
+  for (std::size_t g = 0; g < chosen.size(); ++g) {
+    const std::size_t size = masks.group_size[g];
+    if (size < kMinGroup) continue;
+    const auto nv = static_cast<std::size_t>(masks.n_valid[first[g]]);
+    const auto [kind, fast_cost] = planner.choose(nv);
+    if (kind == Kind::Skip || kind == Kind::Full) continue;
+    const double cost = left_by_device ? planner.exact_cost(nv) : fast_cost;
+    const double group_cost = planner.exact_cost(nv) / static_cast<double>(size) +
+                              2.0 * static_cast<double>(planner.f.m * nv) / kGemmSpeed;
+    chosen[g] = options.rcond >= 0 || group_cost < cost;
+  }
+  return chosen;
+}
+
+}  // namespace cubesolve
+
+namespace cubesolve {
+
+PathCounts plan(const MaskStats& masks, const Design& design, bool weighted, const SolveOptions& options) {
+  detail::check_options(options);
+  const detail::Planner planner = detail::make_planner(design, weighted, options);
+  std::vector<char> chosen;
+  if (detail::use_groups(options, weighted)) chosen = detail::choose_groups(masks, planner, options);
+  PathCounts counts{};
+  for (std::size_t p = 0; p < masks.pixels(); ++p) {
+    const auto g = static_cast<std::size_t>(masks.group_of[p]);
+    const detail::Kind kind = !chosen.empty() && chosen[g] ? detail::Kind::Group
+                                                           : planner.choose(static_cast<std::size_t>(masks.n_valid[p])).first;
+    ++counts[static_cast<std::size_t>(detail::path_of(kind))];
+  }
+  return counts;
+}
+
+}  // namespace cubesolve

@@ -1,0 +1,70 @@
+#pragma once
+// The planner: which path each pixel takes, from its count of valid rows and
+// a flop-count cost model, and which mask groups are worth one SVD each.
+
+#include <cubesolve/data/mask.hpp>
+#include <cubesolve/engine/engine.hpp>
+
+#include "engine/factors.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace cubesolve::detail {
+
+constexpr std::size_t kMaxSmall = 512;     // largest system the deletion and dual paths factor
+constexpr std::size_t kMinGroup = 32;      // smallest mask group worth its own factorization
+constexpr double kSmallTau = 1e-4;         // smallest relative pivot of I - H_II, Q_II or C_VV
+constexpr double kGramTau = 1e-6;          // smallest relative pivot of a Gram matrix
+constexpr double kMaxGrowth = 1e6;         // largest |x - x0| / |x0| a correction may have
+constexpr double kMaxFastCondition = 1e4;  // cond(A) above which only SVD-based paths run
+constexpr double kGemmSpeed = 4;           // a BLAS-3 flop costs this many times less than a scalar one
+
+/// A pixel's path inside the engine: the dual path has two forms (the Schur
+/// complement Q_II of a full-row-rank A, or C_VV gathered from A·A^T), and
+/// Skip covers pixels with no or too few valid rows.
+enum class Kind : std::uint8_t { Skip, Full, Deletion, DualSchur, DualGather, Gram, Exact, Group };
+
+SolvePath path_of(Kind k);
+/// The rank a fast path vouches for: what A_V has when its factorization held.
+std::size_t fast_rank(Kind k, std::size_t nv, const DesignFactors& f);
+PixelStatus rank_status(std::size_t rank, std::size_t m);
+/// Throws InputError for options out of range, naming the field.
+void check_options(const SolveOptions& o);
+
+/// Chooses each pixel's path from its valid-row count and a flop-count cost model.
+struct Planner {
+  const DesignFactors& f;
+  bool weighted = false, ridge = false, exact_only = false, fast_ok = false;
+  std::size_t min_valid = 1;
+
+  double exact_cost(std::size_t nv) const;
+  /// The path of a pixel with nv valid rows, and its cost in flops.
+  std::pair<Kind, double> choose(std::size_t nv) const;
+
+private:
+  double x0_cost() const;
+  double small_cost(std::size_t k) const;
+  double gram_cost() const;
+};
+
+Planner make_planner(const Design& design, bool weighted, const SolveOptions& options);
+
+/// Whether mask groups are looked for at all (no weights, no ridge, not exact only).
+bool use_groups(const SolveOptions& options, bool weighted);
+
+/// Whether pixels share masks often enough for grouping to be worth a full
+/// pass: the share of a sample (runs of neighbouring pixels, where clouds and
+/// patches make masks repeat) whose mask occurs more than once in it.
+bool masks_repeat(const Array& cube);
+
+/// The mask groups worth one SVD each: big enough, and cheaper that way than
+/// the path each of their pixels would take alone. Pixels a device left
+/// (`left_by_device`) failed their fast path there, so alone they would most
+/// likely go to gelsd.
+std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, const SolveOptions& options,
+                                bool left_by_device = false);
+
+}  // namespace cubesolve::detail
