@@ -161,8 +161,9 @@ std::unique_ptr<Backend> make_host_backend(std::size_t memory, std::size_t large
 /// or a new one from the factory below. Throws NumericalError without a device.
 std::shared_ptr<Backend> shared_backend();
 
-/// Replaces the CUDA device by backends from `factory` (null: back to CUDA),
+/// Replaces the CUDA device by backends from `factory` (null: back to CUDA;
+/// a factory may hand out the same backend every time, or a new one),
 /// so that the engine's device branch runs where no GPU is. For tests.
-void set_backend_factory(std::function<std::unique_ptr<Backend>()> factory);
+void set_backend_factory(std::function<std::shared_ptr<Backend>()> factory);
 
 }  // namespace cubesolve::detail::gpu

@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+namespace cubesolve {
+class Design;
+}
 namespace cubesolve::detail {
 struct DesignFactors;
 }
@@ -60,34 +63,77 @@ struct ChunkResult {
   bool x_float32 = false;
   std::size_t x_stride = 0;
   std::int32_t* nv = nullptr;    // valid values
-  std::uint8_t* kind = nullptr;  // kSkip, kFull, kDeletion, kDual
+  std::uint8_t* kind = nullptr;  // kSkip, kFull, kDeletion, kDual, kGather, kGram
   std::uint8_t* done = nullptr;  // 1: x (and rss) are the device's answer; 0: solve it on the CPU
   double* rss = nullptr;         // when asked for
 };
 
-/// The full, deletion and dual (Schur) paths on a device. Per piece of the
-/// cube: the values go up as they are stored (float32 or float64); the
-/// device finds each pixel's missing rows and, from its valid count, its
-/// path (the planner's choice, given as a table); the small systems of each
-/// kind and size are solved in batches (Cholesky): deletion and dual fill
-/// the missing rows and one GEMM gives X = P·Y~; gather solves C_VV w = y_V
-/// and X = A^T w; Gram matrices (weights, ridge) come from one GEMM of A's
-/// packed row products. In float32 mode the systems are
-/// float32 and one step of iterative refinement against float64 residuals
-/// follows (the same factors, applied to the residual of the filled rows);
-/// in float64 mode everything is float64.
+/// A design's factors on one backend, each uploaded (in float32 or
+/// float64) when a solver first needs it and kept while this lives.
+class DeviceFactors {
+public:
+  enum Which : int { kPinv, kA, kHat, kQinv, kGram, kOuter, kCount };
+  explicit DeviceFactors(std::shared_ptr<Backend> dev) : dev_(std::move(dev)) {}
+  ~DeviceFactors();
+  DeviceFactors(const DeviceFactors&) = delete;
+  DeviceFactors& operator=(const DeviceFactors&) = delete;
+
+  struct Upload {
+    const void* p = nullptr;  // null where the factor is empty (not kept for this design)
+    std::size_t bytes = 0;
+  };
+  /// `values` (the factor `which`) on the device; uploaded on first use.
+  /// Throws OutOfMemory, NumericalError.
+  Upload get(Which which, bool float32, const std::vector<double>& values);
+
+private:
+  std::mutex mutex_;
+  std::shared_ptr<Backend> dev_;
+  Upload arrays_[kCount][2];
+  std::size_t* uploads_ = nullptr;
+  friend class FactorCache;
+};
+
+/// The device copies of a design's factors, kept while the Design lives (a
+/// streamed solve of many row blocks uploads them once): those on the
+/// backend last asked for. Held by DesignFactors; thread-safe.
+class FactorCache {
+public:
+  /// The factors on `dev` (a solver keeps them while it lives, even when a
+  /// later solver asks for another backend).
+  std::shared_ptr<DeviceFactors> on(const std::shared_ptr<Backend>& dev);
+  /// Factors uploaded through this cache so far.
+  std::size_t uploads() const;
+
+private:
+  mutable std::mutex mutex_;
+  std::shared_ptr<DeviceFactors> current_;
+  std::size_t uploads_ = 0;
+};
+
+/// The device paths: full, deletion, dual (Schur and gathered) and Gram.
+/// Per piece of the cube: the values go up as they are stored (float32 or
+/// float64); the device finds each pixel's missing rows and, from its valid
+/// count, its path (the planner's choice, given as a table); the small
+/// systems of each kind and size are solved in batches (Cholesky): deletion
+/// and dual fill the missing rows and one GEMM gives X = P·Y~; gather solves
+/// C_VV w = y_V and X = A^T w; Gram matrices (weights, ridge) come from one
+/// GEMM of A's packed row products. In float32 mode the deletion and dual
+/// systems are float32 and one step of iterative refinement against float64
+/// residuals follows (the same factors, applied to the residual of the
+/// filled rows); Gram systems and float64 mode are float64 throughout.
 ///
 /// Thread-safe: each call takes one of the backend's lanes (a stream with its
-/// library handles; the solver keeps buffers for each), so two callers'
-/// transfers and kernels overlap. Work that
-/// does not fit the device's free memory is cut into smaller pieces; when an
-/// allocation fails, the pieces shrink and the call is repeated.
+/// library handles, and buffers kept for it), so two callers' transfers and
+/// kernels overlap. Work that does not fit the device's free memory is cut
+/// into smaller pieces; when an allocation fails, the pieces shrink and the
+/// call is repeated.
 class Solver {
 public:
-  /// Uploads the design's factors. `table` (n + 1 entries): the device kind
-  /// for a pixel with that many valid values. Throws OutOfMemory, or
-  /// NumericalError when the device fails.
-  Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, const Settings& settings);
+  /// Uploads what the design's factors lack on the device. `table` (n + 1
+  /// entries): the device kind for a pixel with that many valid values.
+  /// Throws OutOfMemory, or NumericalError when the device fails.
+  Solver(const Design& design, std::vector<std::uint8_t> table, const Settings& settings);
   ~Solver();
   Solver(const Solver&) = delete;
   Solver& operator=(const Solver&) = delete;
@@ -106,27 +152,34 @@ public:
   /// Systems factored so far (pixels with the same rows share one).
   std::size_t systems() const { return systems_.load(); }
 
+  /// What a piece's work reads: the design's factors on the device (null
+  /// where a kind is not taken), sizes and settings.
+  struct Plan {
+    std::size_t n = 0, m = 0;
+    int max_q = 0;  // the largest system the table sends to the device
+    std::vector<std::uint8_t> table;
+    Settings settings;
+    const double *pinv = nullptr, *a = nullptr, *qinv = nullptr, *gram = nullptr, *outer = nullptr;
+    const void *hat_work = nullptr, *qinv_work = nullptr, *gram_work = nullptr;  // in the work precision
+  };
+
 private:
-  struct Factors;
+  template <class T, class R> friend class PieceWork;
   void run(int lane, const Chunk& in, const ChunkResult& out);
-  template <class T, class R> void run_typed(int lane, const Chunk& in, const ChunkResult& out);
 
   std::shared_ptr<Backend> dev_;
-  std::unique_ptr<Factors> factors_;
+  std::shared_ptr<DeviceFactors> factors_;
+  Plan plan_;
   std::size_t budget_ = 0;              // device bytes a lane may take for a piece
   std::vector<double> sys_per_pixel_;  // per lane: systems' bytes a pixel took in the last piece (-1: none yet)
-  std::vector<std::uint8_t> table_;
-  std::size_t n_ = 0, m_ = 0;
-  int max_q_ = 0;  // the largest system the table sends to the device
-  Settings settings_;
   std::atomic<std::size_t> limit_{0};
   std::atomic<int> shrinks_{0};
   std::atomic<std::size_t> pieces_{0};
   std::atomic<std::size_t> systems_{0};
 };
 
-/// The question's method on the device, for comparison: pixel after pixel
-/// (its loop), upload A_V and y_V, G = A_V^T A_V and A_V^T y_V by two GEMMs,
+/// Per-pixel normal equations on the device, for comparison: pixel after
+/// pixel (a per-pixel loop), upload A_V and y_V, G = A_V^T A_V and A_V^T y_V by two GEMMs,
 /// Cholesky and solve, in float64. y: `count` pixels x n values, NaN where
 /// missing. Returns the seconds from the first upload to the last result;
 /// x (count x m) gets the solutions, NaN where G was not positive definite.

@@ -2,6 +2,8 @@
 // and the reference backend on the host.
 #include "gpu.hpp"
 
+#include <cubesolve/engine/engine.hpp>
+
 #include "engine/factors.hpp"
 #include "backend.hpp"
 
@@ -17,7 +19,7 @@ namespace cubesolve::detail::gpu {
 namespace {
 
 std::mutex factory_mutex;
-std::function<std::unique_ptr<Backend>()> factory;
+std::function<std::shared_ptr<Backend>()> factory;
 
 
 constexpr std::size_t kAlign = 256;
@@ -120,7 +122,7 @@ std::shared_ptr<Backend> shared_backend() {
   return std::shared_ptr<Backend>(device, [](Backend*) {});
 }
 
-void set_backend_factory(std::function<std::unique_ptr<Backend>()> f) {
+void set_backend_factory(std::function<std::shared_ptr<Backend>()> f) {
   std::lock_guard<std::mutex> lock(factory_mutex);
   factory = std::move(f);
 }
@@ -140,78 +142,99 @@ DeviceInfo query() {
   return cuda_query();
 }
 
-/// The design's factors on the device: P, A, Q, C and the packed row
-/// products in float64 for the GEMMs and residuals; H, Q and C in the work
-/// precision for the small systems.
-struct Solver::Factors {
-  Backend& dev;
-  std::vector<void*> owned;
-  const double *pinv = nullptr, *a = nullptr, *qinv = nullptr, *gram = nullptr, *outer = nullptr;
-  const void *hat_work = nullptr, *qinv_work = nullptr, *gram_work = nullptr;
+DeviceFactors::~DeviceFactors() {
+  for (auto& row : arrays_)
+    for (auto& u : row)
+      if (u.p) dev_->release(const_cast<void*>(u.p));
+}
 
-  explicit Factors(Backend& d) : dev(d) {}
-  ~Factors() {
-    for (void* p : owned) dev.release(p);
-  }
-  template <class T> const T* put(const std::vector<double>& v) {
-    if (v.empty()) return nullptr;
-    void* p = dev.alloc(v.size() * sizeof(T));
-    owned.push_back(p);
-    const LaneHold held(dev);
-    if constexpr (std::is_same_v<T, double>) {
-      dev.upload(held.lane, p, v.data(), v.size() * sizeof(double));
-      dev.sync(held.lane);
+DeviceFactors::Upload DeviceFactors::get(Which which, bool float32, const std::vector<double>& values) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Upload& u = arrays_[which][float32 ? 1 : 0];
+  if (u.p || values.empty()) return u;
+  const std::size_t bytes = values.size() * (float32 ? sizeof(float) : sizeof(double));
+  void* p = dev_->alloc(bytes);
+  try {
+    const LaneHold held(*dev_);
+    if (float32) {
+      const std::vector<float> w(values.begin(), values.end());
+      dev_->upload(held.lane, p, w.data(), bytes);
+      dev_->sync(held.lane);  // w goes away
     } else {
-      std::vector<T> w(v.begin(), v.end());
-      dev.upload(held.lane, p, w.data(), w.size() * sizeof(T));
-      dev.sync(held.lane);  // w goes away
+      dev_->upload(held.lane, p, values.data(), bytes);
+      dev_->sync(held.lane);
     }
-    return static_cast<const T*>(p);
+  } catch (...) {
+    dev_->release(p);
+    throw;
   }
-};
+  u = {p, bytes};
+  if (uploads_) ++*uploads_;
+  return u;
+}
 
-Solver::Solver(const DesignFactors& f, const double* a, std::vector<std::uint8_t> table, const Settings& settings)
-    : dev_(shared_backend()), table_(std::move(table)), n_(f.n), m_(f.m), settings_(settings) {
-  const std::size_t free_before = dev_->free_memory();
-  table_.resize(n_ + 1, kSkip);
-  auto wanted = [&](std::uint8_t kind) { return std::find(table_.begin(), table_.end(), kind) != table_.end(); };
-  factors_ = std::make_unique<Factors>(*dev_);
-  Factors& d = *factors_;
-  d.pinv = d.put<double>(f.pinv);
-  d.a = d.put<double>(std::vector<double>(a, a + f.n * f.m));
-  if (wanted(kDual)) d.qinv = d.put<double>(f.gram_rows_inv);
-  if (wanted(kGather)) d.gram = d.put<double>(f.gram_rows);
-  if (wanted(kGram)) d.outer = d.put<double>(f.outer);
-  if (settings_.float32) {
-    if (wanted(kDeletion)) d.hat_work = d.put<float>(f.hat);
-    if (wanted(kDual)) d.qinv_work = d.put<float>(f.gram_rows_inv);
-    if (wanted(kGather)) d.gram_work = d.put<float>(f.gram_rows);
-  } else {
-    if (wanted(kDeletion)) d.hat_work = d.put<double>(f.hat);
-    d.qinv_work = d.qinv;
-    d.gram_work = d.gram;
+std::shared_ptr<DeviceFactors> FactorCache::on(const std::shared_ptr<Backend>& dev) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!current_ || current_->dev_ != dev) {
+    current_ = std::make_shared<DeviceFactors>(dev);
+    current_->uploads_ = &uploads_;
   }
+  return current_;
+}
+
+std::size_t FactorCache::uploads() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return uploads_;
+}
+
+Solver::Solver(const Design& design, std::vector<std::uint8_t> table, const Settings& settings)
+    : dev_(shared_backend()) {
+  const DesignFactors& f = design.factors();
+  Plan& d = plan_;
+  d.n = f.n;
+  d.m = f.m;
+  d.settings = settings;
+  d.table = std::move(table);
+  d.table.resize(d.n + 1, kSkip);
+  auto wanted = [&](std::uint8_t kind) { return std::find(d.table.begin(), d.table.end(), kind) != d.table.end(); };
+  // P, A, Q, C and the packed row products in float64 for the GEMMs and
+  // residuals; H, Q and C in the work precision for the small systems.
+  factors_ = f.device->on(dev_);
+  std::size_t factor_bytes = 0;
+  auto get = [&](DeviceFactors::Which which, bool float32, const std::vector<double>& v) {
+    const DeviceFactors::Upload u = factors_->get(which, float32, v);
+    factor_bytes += u.bytes;
+    return u.p;
+  };
+  const bool f32 = settings.float32;
+  d.pinv = static_cast<const double*>(get(DeviceFactors::kPinv, false, f.pinv));
+  d.a = static_cast<const double*>(get(DeviceFactors::kA, false, design.values()));
+  if (wanted(kDual)) d.qinv = static_cast<const double*>(get(DeviceFactors::kQinv, false, f.gram_rows_inv));
+  if (wanted(kGather)) d.gram = static_cast<const double*>(get(DeviceFactors::kGram, false, f.gram_rows));
+  if (wanted(kGram)) d.outer = static_cast<const double*>(get(DeviceFactors::kOuter, false, f.outer));
+  if (wanted(kDeletion)) d.hat_work = get(DeviceFactors::kHat, f32, f.hat);
+  d.qinv_work = f32 && wanted(kDual) ? get(DeviceFactors::kQinv, true, f.gram_rows_inv) : d.qinv;
+  d.gram_work = f32 && wanted(kGather) ? get(DeviceFactors::kGram, true, f.gram_rows) : d.gram;
   // Kinds the device cannot take (a factor too large to keep, a system too
   // large) stay on the CPU.
-  for (std::size_t nv = 0; nv <= n_; ++nv) {
-    std::uint8_t& t = table_[nv];
+  for (std::size_t nv = 0; nv <= d.n; ++nv) {
+    std::uint8_t& t = d.table[nv];
     if ((t == kDeletion && !d.hat_work) || (t == kDual && !d.qinv) || (t == kGather && !d.gram) ||
         (t == kGram && !d.outer))
       t = kSkip;
-    const int q = t == kGather ? static_cast<int>(nv) : t == kGram ? static_cast<int>(m_) : static_cast<int>(n_ - nv);
+    const int q = t == kGather ? static_cast<int>(nv) : t == kGram ? static_cast<int>(d.m) : static_cast<int>(d.n - nv);
     if (t != kFull && q > kMaxQ) t = kSkip;  // larger systems stay on the CPU
-    if (t == kDeletion || t == kDual || t == kGather) max_q_ = std::max(max_q_, q);
+    if (t == kDeletion || t == kDual || t == kGather) d.max_q = std::max(d.max_q, q);
   }
-  const int lanes = std::max(1, dev_->lanes());
   // Pieces are sized to the memory left (with what the lanes keep from
   // earlier solves), shared by the lanes, with room for the libraries' own
-  // workspace.
+  // workspace; a cap on the device memory counts the factors in.
+  const int lanes = std::max(1, dev_->lanes());
   std::size_t free = dev_->free_memory() + dev_->cached_bytes();
-  if (settings_.memory > 0) {
-    const std::size_t factors = free_before > free ? free_before - free : 0;
-    if (settings_.memory <= factors)
-      throw OutOfMemory("the design's factors alone take " + std::to_string(factors >> 20) + " MiB");
-    free = std::min(free, settings_.memory - factors);
+  if (settings.memory > 0) {
+    if (settings.memory <= factor_bytes)
+      throw OutOfMemory("the design's factors alone take " + std::to_string(factor_bytes >> 20) + " MiB");
+    free = std::min(free, settings.memory - factor_bytes);
   }
   budget_ = free / 10 * 8 / static_cast<std::size_t>(lanes);
   sys_per_pixel_.assign(static_cast<std::size_t>(lanes), -1.0);
@@ -225,58 +248,63 @@ void Solver::solve(const Chunk& in, const ChunkResult& out) {
   run(held.lane, in, out);
 }
 
-void Solver::run(int lane, const Chunk& in, const ChunkResult& out) {
-  for (;;) {
-    try {
-      if (settings_.float32 && in.float32) run_typed<float, float>(lane, in, out);
-      else if (settings_.float32) run_typed<float, double>(lane, in, out);
-      else if (in.float32) run_typed<double, float>(lane, in, out);
-      else run_typed<double, double>(lane, in, out);
-      return;
-    } catch (const OutOfMemory&) {
-      // Smaller pieces, from the start of the call (pieces already done are
-      // simply done again); none smaller than kMinPiece.
-      dev_->buffers(lane).drop();
-      const std::size_t now = std::min(limit_.load(), in.count);
-      if (now <= kMinPiece) throw;
-      limit_ = std::max(kMinPiece, now / 2);
-      ++shrinks_;
+/// The buffers of one piece: the kernels' view of it (pc) and what the
+/// passes add, on the device; then the page-locked host side (h*).
+template <class T, class R> struct PieceBuffers {
+  Piece<R> pc;
+  std::uint64_t* sorted;
+  int *pix, *start, *before, *gid, *lead, *info;
+  double *tdel, *tdual, *tgather, *ugather, *xgather, *g, *b, *ugram, *x, *rss;
+  float* xf;
+  T *sys, *rhs;
+  double *gsys, *grhs;
+  double *hweights, *hrss;
+  char* hx;
+  std::uint8_t *hkind, *hdone;
+  int *hcounts, *hnv, *hgid;
+};
+
+/// A piece's batches: one per (kind, padded size); Gram systems in float64.
+template <class T> struct Batches {
+  std::vector<Batch<T>> small;
+  std::vector<Batch<double>> gram;
+  bool has[6] = {};
+};
+
+/// One call's work on one lane: the chunk in pieces that fit the lane's
+/// budget, each uploaded, classified, solved in batches and copied out.
+/// T: the work precision of the small systems; R: the cube's values.
+template <class T, class R> class PieceWork {
+public:
+  PieceWork(Solver& s, int lane, const Chunk& in, const ChunkResult& out)
+      : s_(s), d_(s.plan_), dev_(*s.dev_), lane_(lane), in_(in), out_(out),
+        sys_per_pixel_(s.sys_per_pixel_[static_cast<std::size_t>(lane)]),
+        x_size_(out.x_float32 ? sizeof(float) : sizeof(double)) {}
+
+  void run() {
+    LaneBuffers& lane = dev_.buffers(lane_);
+    for (std::size_t begin = 0; begin < in_.count;) {
+      std::size_t staging = 0;
+      const std::size_t count = piece_size(in_.count - begin);
+      PieceBuffers<T, R> bf{};
+      const std::size_t bytes = lay_out(count, nullptr, nullptr, &bf, &staging);
+      lay_out(count, lane.device(bytes), lane.host(staging), &bf, &staging);
+      upload(bf, in_.begin + begin, count);
+      classify(bf, count);
+      const Batches<T> batches = make_batches(bf, count);
+      solve_batches(bf, batches, count);
+      products(bf, batches, count);
+      copy_out(bf, begin, count);
+      ++s_.pieces_;
+      begin += count;
     }
   }
-}
 
-/// T: the work precision of the small systems; R: the cube's values.
-template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const ChunkResult& out) {
-  Backend& dev = *dev_;
-  LaneBuffers& lane = dev.buffers(L);
-  double& sys_per_pixel = sys_per_pixel_[static_cast<std::size_t>(L)];
-  const Factors& d = *factors_;
-  const std::size_t n = n_, m = m_, packed = m * (m + 1) / 2;
-  const bool refine = std::is_same_v<T, float>;
-  const bool del = d.hat_work != nullptr, dual = d.qinv != nullptr, gather = d.gram != nullptr;
-  const bool gram = d.outer != nullptr, weighted = in.weights != nullptr;
-  const auto maxq = static_cast<std::size_t>(max_q_), maxqb = static_cast<std::size_t>(padded(max_q_));
-  const auto mb = static_cast<std::size_t>(padded(static_cast<int>(m)));  // a Gram system's padded size
-  const std::size_t x_size = out.x_float32 ? sizeof(float) : sizeof(double);
-
-  // The buffers of a piece of `count` pixels (every one may need the largest
-  // system): device memory, then page-locked host memory. Called once to
-  // count and once to place them.
-  struct Buffers {
-    R* raw;
-    double *weights, *y, *r, *w, *wy, *tdel, *tdual, *tgather, *ugather, *xgather, *g, *b, *ugram, *x, *rss;
-    float* xf;
-    std::uint8_t *table, *kind, *done;
-    int *rows, *q, *nv, *order, *pix, *counts, *start, *before, *gid, *lead, *info;
-    std::uint64_t *key, *sorted;
-    T *sys, *rhs;
-    double *gsys, *grhs;
-    double *hweights, *hrss;
-    char* hx;
-    std::uint8_t *hkind, *hdone;
-    int *hcounts, *hnv, *hgid;
-  };
-  auto lay_out = [&](std::size_t count, char* dbase, char* hbase, Buffers* bf, std::size_t* staging) {
+private:
+  /// Counts the piece's buffers for `count` pixels (every one may need the
+  /// largest system), and places them once the memory exists. Returns the
+  /// device bytes; `staging` gets the page-locked bytes.
+  std::size_t lay_out(std::size_t count, char* dbase, char* hbase, PieceBuffers<T, R>* bf, std::size_t* staging) const {
     Layout dl, hl;
     // Counts `elements` of *ptr in the layout, and points ptr there once the memory exists.
     auto place = [](Layout& l, char* base, auto*& ptr, std::size_t elements, bool want) {
@@ -288,288 +316,319 @@ template <class T, class R> void Solver::run_typed(int L, const Chunk& in, const
     };
     auto dv = [&](auto*& ptr, std::size_t elements, bool want = true) { place(dl, dbase, ptr, elements, want); };
     auto hv = [&](auto*& ptr, std::size_t elements, bool want = true) { place(hl, hbase, ptr, elements, want); };
-    Buffers& b = *bf;
-    const std::size_t nc = n * count, mc = m * count;
-    dv(b.raw, nc);                                    // the values as stored
-    dv(b.weights, nc, weighted);
-    dv(b.table, table_.size());                       // kinds by valid count
-    dv(b.y, nc);                                      // y~
-    dv(b.r, nc, in.rss);                              // y~ again, then the residuals
-    dv(b.w, nc, gram);                                // weights, 0 where missing
-    dv(b.wy, nc, gram);                               // w y
-    dv(b.rows, maxq * count);                         // the systems' rows
-    dv(b.q, count);
-    dv(b.nv, count);
-    dv(b.key, count);                                 // sort keys: batch, then the system's rows
+    PieceBuffers<T, R>& b = *bf;
+    Piece<R>& pc = b.pc;
+    const std::size_t n = d_.n, m = d_.m, nc = n * count, mc = m * count;
+    const bool dual = d_.qinv, gather = d_.gram, gram = d_.outer, weighted = in_.weights;
+    dv(pc.raw, nc);                                   // the values as stored
+    dv(pc.weights, nc, weighted);
+    dv(pc.table, d_.table.size());                    // kinds by valid count
+    dv(pc.y, nc);                                     // y~
+    dv(pc.r, nc, in_.rss);                            // y~ again, then the residuals
+    dv(pc.w, nc, gram);                               // weights, 0 where missing
+    dv(pc.wy, nc, gram);                              // w y
+    dv(pc.rows, static_cast<std::size_t>(d_.max_q) * count);  // the systems' rows
+    dv(pc.q, count);
+    dv(pc.nv, count);
+    dv(pc.key, count);                                // sort keys: batch, then the system's rows
     dv(b.sorted, count);
-    dv(b.order, count);
+    dv(pc.order, count);
     dv(b.pix, count);                                 // pixels in batch order
     dv(b.start, count);                               // groups of equal keys
     dv(b.before, count);
     dv(b.gid, count);
     dv(b.lead, count);
-    dv(b.kind, count);
-    dv(b.done, count);
-    dv(b.counts, static_cast<std::size_t>(kBuckets));
-    dv(b.tdel, mc, del);                              // P y~
+    dv(pc.kind, count);
+    dv(pc.done, count);
+    dv(pc.counts, static_cast<std::size_t>(kBuckets));
+    dv(b.tdel, mc, d_.hat_work != nullptr);           // P y~
     dv(b.tdual, nc, dual);                            // Q y~
     dv(b.tgather, nc, gather);                        // C w
     dv(b.ugather, nc, gather);                        // w
     dv(b.xgather, mc, gather);                        // A^T w
-    dv(b.g, packed * count, gram);                    // packed A^T W A
+    dv(b.g, d_.m * (d_.m + 1) / 2 * count, gram);     // packed A^T W A
     dv(b.b, mc, gram);                                // A^T W y
     dv(b.ugram, mc, gram);                            // x of the Gram systems
     dv(b.x, mc);                                      // X, observation-major
-    dv(b.xf, mc, out.x_float32);
-    dv(b.rss, count, in.rss);
+    dv(b.xf, mc, out_.x_float32);
+    dv(b.rss, count, in_.rss);
     dv(b.info, count);
     hv(b.hweights, nc, weighted);
     hv(b.hcounts, static_cast<std::size_t>(kBuckets));
     hv(b.hgid, count);
-    hl.add(mc * x_size);
-    if (hbase) b.hx = hbase + hl.bytes - align(mc * x_size);
+    hl.add(mc * x_size_);
+    if (hbase) b.hx = hbase + hl.bytes - align(mc * x_size_);
     hv(b.hnv, count);
     hv(b.hkind, count);
     hv(b.hdone, count);
-    hv(b.hrss, count, in.rss);
+    hv(b.hrss, count, in_.rss);
     *staging = hl.bytes;
     return dl.bytes;
-  };
+  }
 
-  // The systems' memory per pixel: what the last piece took (a quarter
-  // more), or at first the most any pixel may need.
-  const double worst = static_cast<double>((maxqb * maxqb + maxqb) * sizeof(T) + (gram ? (mb * mb + mb) * 8 : 0));
-  auto with_systems = [&](std::size_t count, std::size_t* staging) {
-    Buffers none{};
-    const double per = sys_per_pixel >= 0 ? std::min(worst, sys_per_pixel * 1.25) : worst;
-    return lay_out(count, nullptr, nullptr, &none, staging) + static_cast<std::size_t>(per * static_cast<double>(count));
-  };
+  /// The most pixels of what is left that fit the lane's budget and the
+  /// solver's limit, with the systems' memory per pixel that the last piece
+  /// took (a quarter more), or at first the most any pixel may need.
+  std::size_t piece_size(std::size_t left) const {
+    const auto maxqb = static_cast<std::size_t>(padded(d_.max_q));
+    const auto mb = static_cast<std::size_t>(padded(static_cast<int>(d_.m)));  // a Gram system's padded size
+    const double worst =
+        static_cast<double>((maxqb * maxqb + maxqb) * sizeof(T) + (d_.outer ? (mb * mb + mb) * 8 : 0));
+    const double per = sys_per_pixel_ >= 0 ? std::min(worst, sys_per_pixel_ * 1.25) : worst;
+    auto bytes = [&](std::size_t count) {
+      PieceBuffers<T, R> none{};
+      std::size_t staging = 0;
+      return lay_out(count, nullptr, nullptr, &none, &staging) + static_cast<std::size_t>(per * static_cast<double>(count));
+    };
+    if (bytes(1) > s_.budget_) throw OutOfMemory("the device has too little free memory for one pixel's work");
+    std::size_t count = std::min(left, s_.limit_.load());
+    while (bytes(count) > s_.budget_) count = std::max<std::size_t>(1, count / 2);
+    return count;
+  }
 
-  std::size_t begin = 0;
-  while (begin < in.count) {
-    // The piece: as many pixels as fit the lane's budget and the limit.
-    Buffers bf{};
-    std::size_t count = std::min(in.count - begin, limit_.load()), staging = 0;
-    if (with_systems(1, &staging) > budget_)
-      throw OutOfMemory("the device has too little free memory for one pixel's work");
-    while (with_systems(count, &staging) > budget_) count = std::max<std::size_t>(1, count / 2);
-    const std::size_t bytes = lay_out(count, nullptr, nullptr, &bf, &staging);
-    char* dbase = lane.device(bytes);
-    char* hbase = lane.host(staging);
-    lay_out(count, dbase, hbase, &bf, &staging);
-
-    // Up: the piece's rows of the cube (and weights) as stored, and the table.
-    const std::size_t first = in.begin + begin;
-    const R* cube = static_cast<const R*>(in.cube);
-    dev.upload_rows(L, bf.raw, cube + first, in.stride * sizeof(R), count * sizeof(R), n);
-    if (weighted) {
+  /// Up: the piece's rows of the cube (and weights) as stored, and the table.
+  void upload(PieceBuffers<T, R>& bf, std::size_t first, std::size_t count) {
+    const std::size_t n = d_.n;
+    const R* cube = static_cast<const R*>(in_.cube);
+    dev_.upload_rows(lane_, const_cast<R*>(bf.pc.raw), cube + first, in_.stride * sizeof(R), count * sizeof(R), n);
+    if (in_.weights) {
       for (std::size_t i = 0; i < n; ++i)
         for (std::size_t k = 0; k < count; ++k) {
-          const std::size_t e = i * in.stride + first + k;
-          bf.hweights[i * count + k] = in.weights_float32 ? static_cast<const float*>(in.weights)[e]
-                                                           : static_cast<const double*>(in.weights)[e];
+          const std::size_t e = i * in_.stride + first + k;
+          bf.hweights[i * count + k] = in_.weights_float32 ? static_cast<const float*>(in_.weights)[e]
+                                                            : static_cast<const double*>(in_.weights)[e];
         }
-      dev.upload(L, bf.weights, bf.hweights, n * count * sizeof(double));
+      dev_.upload(lane_, const_cast<double*>(bf.pc.weights), bf.hweights, n * count * sizeof(double));
     }
-    dev.upload(L, bf.table, table_.data(), table_.size());
+    dev_.upload(lane_, const_cast<std::uint8_t*>(bf.pc.table), d_.table.data(), d_.table.size());
     std::fill(bf.hcounts, bf.hcounts + kBuckets, 0);
-    dev.upload(L, bf.counts, bf.hcounts, kBuckets * sizeof(int));
+    dev_.upload(lane_, bf.pc.counts, bf.hcounts, kBuckets * sizeof(int));
+  }
 
-    // Masks, kinds and batch sizes on the device; the sizes come back.
-    Piece<R> pc;
-    pc.n = static_cast<int>(n);
-    pc.m = static_cast<int>(m);
+  /// Masks, kinds and batch sizes on the device; the pixels sorted by key
+  /// (each batch's pixels together, those with the same rows next to each
+  /// other, one system per group of them).
+  void classify(PieceBuffers<T, R>& bf, std::size_t count) {
+    Piece<R>& pc = bf.pc;
+    pc.n = static_cast<int>(d_.n);
+    pc.m = static_cast<int>(d_.m);
     pc.ld = static_cast<int>(count);
-    pc.max_q = max_q_;
-    pc.raw = bf.raw;
-    pc.weights = bf.weights;
-    pc.table = bf.table;
-    pc.y = bf.y;
-    pc.r = bf.r;
-    pc.w = bf.w;
-    pc.wy = bf.wy;
-    pc.rows = bf.rows;
-    pc.q = bf.q;
-    pc.nv = bf.nv;
-    pc.kind = bf.kind;
-    pc.done = bf.done;
-    pc.counts = bf.counts;
-    pc.key = bf.key;
-    pc.order = bf.order;
-    dev.prepare(L, pc, static_cast<int>(count));
-    // Pixels sorted by key: each batch's pixels together, those with the same
-    // rows next to each other, one system per group of them.
-    dev.sort(L, bf.key, bf.sorted, bf.order, bf.pix, static_cast<int>(count));
-    dev.download(L, bf.hcounts, bf.counts, kBuckets * sizeof(int));
-    dev.sync(L);
+    pc.max_q = d_.max_q;
+    dev_.prepare(lane_, pc, static_cast<int>(count));
+    dev_.sort(lane_, pc.key, bf.sorted, pc.order, bf.pix, static_cast<int>(count));
+    dev_.download(lane_, bf.hcounts, pc.counts, kBuckets * sizeof(int));
+    dev_.sync(lane_);
     int total = 0;
     for (int bk = 0; bk < kBuckets; ++bk) total += bf.hcounts[bk];
     if (total > 0) {
-      dev.group(L, bf.sorted, bf.start, bf.before, bf.gid, bf.lead, total);
-      dev.download(L, bf.hgid, bf.gid, static_cast<std::size_t>(total) * sizeof(int));
-      dev.sync(L);
+      dev_.group(lane_, bf.sorted, bf.start, bf.before, bf.gid, bf.lead, total);
+      dev_.download(lane_, bf.hgid, bf.gid, static_cast<std::size_t>(total) * sizeof(int));
+      dev_.sync(lane_);
     }
+  }
 
-    // Batches: one per (kind, padded size), laid out one after another.
-    std::vector<Batch<T>> batches;
-    std::vector<Batch<double>> gram_batches;
-    bool has[6] = {};
-    {
-      // The systems' memory, now that their number and sizes are known.
-      std::size_t area = 0, len = 0, garea = 0, glen = 0;
-      for (std::size_t bk = 0, s = 0; bk < static_cast<std::size_t>(kBuckets); ++bk) {
-        const auto cnt = static_cast<std::size_t>(bf.hcounts[bk]);
-        if (cnt == 0) continue;
-        const auto qb = (bk % kSizes + 1) * 8, groups = static_cast<std::size_t>(bf.hgid[s + cnt - 1] - bf.hgid[s] + 1);
-        const bool is_gram = kDeletion + static_cast<int>(bk) / kSizes == kGram;
-        (is_gram ? garea : area) += groups * qb * qb;
-        (is_gram ? glen : len) += cnt * qb;
-        s += cnt;
-      }
-      Layout sl;
-      const std::size_t at_sys = sl.add(area * sizeof(T)), at_rhs = sl.add(len * sizeof(T));
-      const std::size_t at_gsys = sl.add(garea * sizeof(double)), at_grhs = sl.add(glen * sizeof(double));
-      char* sbase = lane.systems(sl.bytes);
-      bf.sys = reinterpret_cast<T*>(sbase + at_sys);
-      bf.rhs = reinterpret_cast<T*>(sbase + at_rhs);
-      bf.gsys = reinterpret_cast<double*>(sbase + at_gsys);
-      bf.grhs = reinterpret_cast<double*>(sbase + at_grhs);
-      sys_per_pixel = static_cast<double>(sl.bytes) / static_cast<double>(count);
+  /// The systems' memory, now that their number and sizes are known, and
+  /// the batches laid out one after another in it.
+  Batches<T> make_batches(PieceBuffers<T, R>& bf, std::size_t count) {
+    std::size_t area = 0, len = 0, garea = 0, glen = 0;
+    for (std::size_t bk = 0, s = 0; bk < static_cast<std::size_t>(kBuckets); ++bk) {
+      const auto cnt = static_cast<std::size_t>(bf.hcounts[bk]);
+      if (cnt == 0) continue;
+      const auto qb = (bk % kSizes + 1) * 8, groups = static_cast<std::size_t>(bf.hgid[s + cnt - 1] - bf.hgid[s] + 1);
+      const bool is_gram = kDeletion + static_cast<int>(bk) / kSizes == kGram;
+      (is_gram ? garea : area) += groups * qb * qb;
+      (is_gram ? glen : len) += cnt * qb;
+      s += cnt;
+    }
+    Layout sl;
+    const std::size_t at_sys = sl.add(area * sizeof(T)), at_rhs = sl.add(len * sizeof(T));
+    const std::size_t at_gsys = sl.add(garea * sizeof(double)), at_grhs = sl.add(glen * sizeof(double));
+    char* sbase = dev_.buffers(lane_).systems(sl.bytes);
+    bf.sys = reinterpret_cast<T*>(sbase + at_sys);
+    bf.rhs = reinterpret_cast<T*>(sbase + at_rhs);
+    bf.gsys = reinterpret_cast<double*>(sbase + at_gsys);
+    bf.grhs = reinterpret_cast<double*>(sbase + at_grhs);
+    sys_per_pixel_ = static_cast<double>(sl.bytes) / static_cast<double>(count);
 
-      std::size_t s = 0, a = 0, l = 0, ga = 0, gl = 0;
-      for (int bk = 0; bk < kBuckets; ++bk) {
-        if (bf.hcounts[bk] == 0) continue;
-        const int kind = kDeletion + bk / kSizes, qb = (bk % kSizes + 1) * 8;
-        auto common = [&](auto& b) {  // what every batch of either precision has
-          b.n = static_cast<int>(n);
-          b.m = static_cast<int>(m);
-          b.ld = static_cast<int>(count);
-          b.kind = kind;
-          b.qb = qb;
-          b.count = bf.hcounts[bk];
-          b.first = static_cast<int>(s);
-          b.g0 = bf.hgid[s];
-          b.groups = bf.hgid[s + static_cast<std::size_t>(b.count) - 1] - b.g0 + 1;
-          b.gid = bf.gid + s;
-          b.lead = bf.lead;
-          b.pix = bf.pix + s;
-          b.q = bf.q;
-          b.rows = bf.rows;
-          b.A = d.a;
-          b.y = bf.y;
-          b.info = bf.info + s;
-          b.done = bf.done;
-        };
-        Batch<T> bt;
-        common(bt);
+    Batches<T> out;
+    std::size_t s = 0, a = 0, l = 0, ga = 0, gl = 0;
+    for (int bk = 0; bk < kBuckets; ++bk) {
+      if (bf.hcounts[bk] == 0) continue;
+      const int kind = kDeletion + bk / kSizes;
+      if (kind == kGram) {
+        Batch<double> gb = batch<double>(bf, bk, s, count);
+        gb.g = bf.g;
+        gb.b = bf.b;
+        gb.ridge = d_.settings.ridge;
+        gb.u = bf.ugram;
+        gb.S = bf.gsys + ga;
+        gb.z = bf.grhs + gl;
+        gb.tau = d_.settings.gram_tau;
+        ga += static_cast<std::size_t>(gb.groups) * gb.qb * gb.qb;
+        gl += static_cast<std::size_t>(gb.count) * gb.qb;
+        out.gram.push_back(gb);
+      } else {
+        Batch<T> bt = batch<T>(bf, bk, s, count);
         bt.S = bf.sys + a;
         bt.z = bf.rhs + l;
-        bt.tau = refine ? std::max(settings_.tau, kFloat32Tau) : settings_.tau;
+        bt.tau = std::is_same_v<T, float> ? std::max(d_.settings.tau, kFloat32Tau) : d_.settings.tau;
         if (kind == kDeletion || kind == kDual) {
-          bt.K = static_cast<const T*>(kind == kDeletion ? d.hat_work : d.qinv_work);
+          bt.K = static_cast<const T*>(kind == kDeletion ? d_.hat_work : d_.qinv_work);
           bt.t = kind == kDeletion ? bf.tdel : bf.tdual;
-          bt.u = bf.y;
-          bt.growth = settings_.growth;
-        } else if (kind == kGather) {
-          bt.K = static_cast<const T*>(d.gram_work);
+          bt.u = bf.pc.y;
+          bt.growth = d_.settings.growth;
+        } else {  // gather
+          bt.K = static_cast<const T*>(d_.gram_work);
           bt.t = bf.tgather;
           bt.u = bf.ugather;
-        } else {  // Gram, in float64
-          Batch<double> gb;
-          common(gb);
-          gb.g = bf.g;
-          gb.b = bf.b;
-          gb.ridge = settings_.ridge;
-          gb.u = bf.ugram;
-          gb.S = bf.gsys + ga;
-          gb.z = bf.grhs + gl;
-          gb.tau = settings_.gram_tau;
-          ga += static_cast<std::size_t>(gb.groups) * gb.qb * gb.qb;
-          gl += static_cast<std::size_t>(gb.count) * gb.qb;
-          gram_batches.push_back(gb);
         }
-        has[bt.kind] = true;
-        systems_ += static_cast<std::size_t>(bt.groups);
-        s += static_cast<std::size_t>(bt.count);
-        if (bt.kind == kGram) continue;
         a += static_cast<std::size_t>(bt.groups) * bt.qb * bt.qb;
         l += static_cast<std::size_t>(bt.count) * bt.qb;
-        batches.push_back(bt);
+        out.small.push_back(bt);
       }
+      out.has[kind] = true;
+      const int count_bk = bf.hcounts[bk];
+      s_.systems_ += static_cast<std::size_t>(bf.hgid[s + static_cast<std::size_t>(count_bk) - 1] - bf.hgid[s] + 1);
+      s += static_cast<std::size_t>(count_bk);
     }
+    return out;
+  }
 
-    const int M = static_cast<int>(m), N = static_cast<int>(n), C = static_cast<int>(count);
-    const int TP = static_cast<int>(packed);
-    if (has[kGram]) {  // G = packed A^T W A and b = A^T W y for every pixel: two GEMMs
-      dev.gemm(L, 'N', 'T', C, TP, N, 1.0, bf.w, C, d.outer, TP, 0.0, bf.g, C);
-      dev.gemm(L, 'N', 'T', C, M, N, 1.0, bf.wy, C, d.a, M, 0.0, bf.b, C);
-      dev.zero(L, bf.ugram, m * count * sizeof(double));
+  /// What every batch of bucket bk has, in either precision; its pixels
+  /// start at position s of the sorted order.
+  template <class U> Batch<U> batch(const PieceBuffers<T, R>& bf, int bk, std::size_t s, std::size_t count) const {
+    Batch<U> b;
+    b.n = static_cast<int>(d_.n);
+    b.m = static_cast<int>(d_.m);
+    b.ld = static_cast<int>(count);
+    b.kind = kDeletion + bk / kSizes;
+    b.qb = (bk % kSizes + 1) * 8;
+    b.count = bf.hcounts[bk];
+    b.first = static_cast<int>(s);
+    b.g0 = bf.hgid[s];
+    b.groups = bf.hgid[s + static_cast<std::size_t>(b.count) - 1] - b.g0 + 1;
+    b.gid = bf.gid + s;
+    b.lead = bf.lead;
+    b.pix = bf.pix + s;
+    b.q = bf.pc.q;
+    b.rows = bf.pc.rows;
+    b.A = d_.a;
+    b.y = bf.pc.y;
+    b.info = bf.info + s;
+    b.done = bf.pc.done;
+    return b;
+  }
+
+  /// Pass 1 solves; in float32, pass 2 refines from the float64 residuals
+  /// with the same factors. Y~ and W are (C x N) column-major as stored, so
+  /// the products take them transposed.
+  void solve_batches(PieceBuffers<T, R>& bf, const Batches<T>& batches, std::size_t count) {
+    const int M = static_cast<int>(d_.m), N = static_cast<int>(d_.n), C = static_cast<int>(count);
+    const int L = lane_;
+    if (batches.has[kGram]) {  // G = packed A^T W A and b = A^T W y for every pixel: two GEMMs
+      const int TP = static_cast<int>(d_.m * (d_.m + 1) / 2);
+      dev_.gemm(L, 'N', 'T', C, TP, N, 1.0, bf.pc.w, C, d_.outer, TP, 0.0, bf.g, C);
+      dev_.gemm(L, 'N', 'T', C, M, N, 1.0, bf.pc.wy, C, d_.a, M, 0.0, bf.b, C);
+      dev_.zero(L, bf.ugram, d_.m * count * sizeof(double));
     }
-    if (has[kGather]) dev.zero(L, bf.ugather, n * count * sizeof(double));
-    // Pass 1 solves; in float32, pass 2 refines from the float64 residuals
-    // with the same factors. Y~ and W are (C x N) column-major as stored,
-    // so the products take them transposed.
+    if (batches.has[kGather]) dev_.zero(L, bf.ugather, d_.n * count * sizeof(double));
+    const bool refine = std::is_same_v<T, float>;
     for (int pass = 0; pass < (refine ? 2 : 1); ++pass) {
-      if (has[kDeletion]) dev.gemm(L, 'N', 'T', M, C, N, 1.0, d.pinv, M, bf.y, C, 0.0, bf.tdel, M);
-      if (has[kDual]) dev.gemm(L, 'N', 'T', N, C, N, 1.0, d.qinv, N, bf.y, C, 0.0, bf.tdual, N);
-      if (has[kGather]) dev.gemm(L, 'N', 'T', N, C, N, 1.0, d.gram, N, bf.ugather, C, 0.0, bf.tgather, N);
+      if (batches.has[kDeletion]) dev_.gemm(L, 'N', 'T', M, C, N, 1.0, d_.pinv, M, bf.pc.y, C, 0.0, bf.tdel, M);
+      if (batches.has[kDual]) dev_.gemm(L, 'N', 'T', N, C, N, 1.0, d_.qinv, N, bf.pc.y, C, 0.0, bf.tdual, N);
+      if (batches.has[kGather]) dev_.gemm(L, 'N', 'T', N, C, N, 1.0, d_.gram, N, bf.ugather, C, 0.0, bf.tgather, N);
       auto run_batch = [&](const auto& b) {
         if (pass == 0) {
-          dev.build(L, b);
-          dev.factor(L, b.S, b.qb, b.groups, const_cast<int*>(b.info));
-          dev.check_pivots(L, b);
+          dev_.build(L, b);
+          dev_.factor(L, b.S, b.qb, b.groups, const_cast<int*>(b.info));
+          dev_.check_pivots(L, b);
         } else {
-          dev.rhs(L, b);
+          dev_.rhs(L, b);
         }
-        dev.solve(L, b.S, b.z, b.qb, b.count, b.gid, b.g0);
-        dev.scatter(L, b, pass == 0);
+        dev_.solve(L, b.S, b.z, b.qb, b.count, b.gid, b.g0);
+        dev_.scatter(L, b, pass == 0);
       };
-      for (const auto& b : batches) run_batch(b);
+      for (const auto& b : batches.small) run_batch(b);
       if (pass == 0)
-        for (const auto& b : gram_batches) run_batch(b);
+        for (const auto& b : batches.gram) run_batch(b);
     }
-    // X observation-major like the output cube: (C x M) = Y~ P^T, then the
-    // gather pixels' W A and the Gram pixels' own x.
-    dev.gemm(L, 'N', 'T', C, M, N, 1.0, bf.y, C, d.pinv, M, 0.0, bf.x, C);
-    if (has[kGather]) {
-      dev.gemm(L, 'N', 'T', C, M, N, 1.0, bf.ugather, C, d.a, M, 0.0, bf.xgather, C);
-      dev.select(L, bf.kind, kGather, bf.xgather, bf.x, C, m * count);
+  }
+
+  /// X observation-major like the output cube: (C x M) = Y~ P^T, then the
+  /// gather pixels' W A and the Gram pixels' own x; the residuals; X in the
+  /// output's type.
+  void products(PieceBuffers<T, R>& bf, const Batches<T>& batches, std::size_t count) {
+    const int M = static_cast<int>(d_.m), N = static_cast<int>(d_.n), C = static_cast<int>(count);
+    const int L = lane_;
+    dev_.gemm(L, 'N', 'T', C, M, N, 1.0, bf.pc.y, C, d_.pinv, M, 0.0, bf.x, C);
+    if (batches.has[kGather]) {
+      dev_.gemm(L, 'N', 'T', C, M, N, 1.0, bf.ugather, C, d_.a, M, 0.0, bf.xgather, C);
+      dev_.select(L, bf.pc.kind, kGather, bf.xgather, bf.x, C, d_.m * count);
     }
-    if (has[kGram]) dev.select(L, bf.kind, kGram, bf.ugram, bf.x, C, m * count);
-    if (in.rss) {  // r = y~ - X A^T over the valid values (weighted)
-      dev.gemm(L, 'N', 'N', C, N, M, -1.0, bf.x, C, d.a, M, 1.0, bf.r, C);
-      dev.rss(L, bf.raw, bf.w, bf.r, N, C, bf.rss);
+    if (batches.has[kGram]) dev_.select(L, bf.pc.kind, kGram, bf.ugram, bf.x, C, d_.m * count);
+    if (in_.rss) {  // r = y~ - X A^T over the valid values (weighted)
+      dev_.gemm(L, 'N', 'N', C, N, M, -1.0, bf.x, C, d_.a, M, 1.0, bf.pc.r, C);
+      dev_.rss(L, bf.pc.raw, bf.pc.w, bf.pc.r, N, C, bf.rss);
     }
-    if (bf.xf) dev.narrow(L, bf.x, bf.xf, count * m);
-    dev.download(L, bf.hnv, bf.nv, count * sizeof(int));
-    dev.download(L, bf.hkind, bf.kind, count);
-    dev.download(L, bf.hdone, bf.done, count);
-    if (in.rss) dev.download(L, bf.hrss, bf.rss, count * sizeof(double));
-    dev.sync(L);
-    // The solutions of the pixels done here, row by row into the output:
-    // straight from the device when the piece is all done, else picked.
+    if (bf.xf) dev_.narrow(L, bf.x, bf.xf, count * d_.m);
+  }
+
+  /// The solutions of the pixels done here, row by row into the output:
+  /// straight from the device when the piece is all done, else picked; and
+  /// the per-pixel answers.
+  void copy_out(PieceBuffers<T, R>& bf, std::size_t begin, std::size_t count) {
+    const int L = lane_;
+    dev_.download(L, bf.hnv, bf.pc.nv, count * sizeof(int));
+    dev_.download(L, bf.hkind, bf.pc.kind, count);
+    dev_.download(L, bf.hdone, bf.pc.done, count);
+    if (in_.rss) dev_.download(L, bf.hrss, bf.rss, count * sizeof(double));
+    dev_.sync(L);
     bool all = true;
     for (std::size_t k = 0; k < count && all; ++k) all = bf.hdone[k] != 0;
-    char* rows_out = static_cast<char*>(out.x) + begin * x_size;
-    if (all) {
-      dev.download_rows(L, rows_out, out.x_stride * x_size, bf.xf ? static_cast<const void*>(bf.xf) : bf.x,
-                        count * x_size, m);
-    } else {
-      dev.download(L, bf.hx, bf.xf ? static_cast<const void*>(bf.xf) : bf.x, count * m * x_size);
-    }
-    dev.sync(L);
-    for (std::size_t j = 0; j < m && !all; ++j) {
-      const char* src = bf.hx + j * count * x_size;
-      char* dst = rows_out + j * out.x_stride * x_size;
+    char* rows_out = static_cast<char*>(out_.x) + begin * x_size_;
+    const void* x = bf.xf ? static_cast<const void*>(bf.xf) : bf.x;
+    if (all) dev_.download_rows(L, rows_out, out_.x_stride * x_size_, x, count * x_size_, d_.m);
+    else dev_.download(L, bf.hx, x, count * d_.m * x_size_);
+    dev_.sync(L);
+    for (std::size_t j = 0; j < d_.m && !all; ++j) {
+      const char* src = bf.hx + j * count * x_size_;
+      char* dst = rows_out + j * out_.x_stride * x_size_;
       for (std::size_t k = 0; k < count; ++k)
-        if (bf.hdone[k]) std::memcpy(dst + k * x_size, src + k * x_size, x_size);
+        if (bf.hdone[k]) std::memcpy(dst + k * x_size_, src + k * x_size_, x_size_);
     }
-    std::memcpy(out.nv + begin, bf.hnv, count * sizeof(int));
-    std::memcpy(out.kind + begin, bf.hkind, count);
-    std::memcpy(out.done + begin, bf.hdone, count);
-    if (in.rss && out.rss) std::memcpy(out.rss + begin, bf.hrss, count * sizeof(double));
-    ++pieces_;
-    begin += count;
+    std::memcpy(out_.nv + begin, bf.hnv, count * sizeof(int));
+    std::memcpy(out_.kind + begin, bf.hkind, count);
+    std::memcpy(out_.done + begin, bf.hdone, count);
+    if (in_.rss && out_.rss) std::memcpy(out_.rss + begin, bf.hrss, count * sizeof(double));
+  }
+
+  Solver& s_;
+  const Solver::Plan& d_;
+  Backend& dev_;
+  const int lane_;
+  const Chunk& in_;
+  const ChunkResult& out_;
+  double& sys_per_pixel_;
+  const std::size_t x_size_;
+};
+
+void Solver::run(int lane, const Chunk& in, const ChunkResult& out) {
+  for (;;) {
+    try {
+      if (plan_.settings.float32 && in.float32) PieceWork<float, float>(*this, lane, in, out).run();
+      else if (plan_.settings.float32) PieceWork<float, double>(*this, lane, in, out).run();
+      else if (in.float32) PieceWork<double, float>(*this, lane, in, out).run();
+      else PieceWork<double, double>(*this, lane, in, out).run();
+      return;
+    } catch (const OutOfMemory&) {
+      // Smaller pieces, from the start of the call (pieces already done are
+      // simply done again); none smaller than kMinPiece.
+      dev_->buffers(lane).drop();
+      const std::size_t now = std::min(limit_.load(), in.count);
+      if (now <= kMinPiece) throw;
+      limit_ = std::max(kMinPiece, now / 2);
+      ++shrinks_;
+    }
   }
 }
 

@@ -97,7 +97,7 @@ std::unique_ptr<gpu::Solver> make_device_solver(Job& job) {
     settings.ridge = job.options.ridge;
     settings.float32 = !job.options.device_float64;
     settings.memory = job.options.device_memory;
-    return std::make_unique<gpu::Solver>(job.f, job.design.values().data(), std::move(table), settings);
+    return std::make_unique<gpu::Solver>(job.design, std::move(table), settings);
   } catch (const gpu::OutOfMemory& e) {
     job.r.warnings.push_back(std::string("the CUDA device has too little free memory (") + e.what() +
                              "); solved on the CPU");

@@ -2,6 +2,7 @@
 
 #include <cubesolve/error.hpp>
 
+#include "cuda/gpu.hpp"
 #include "engine/exact.hpp"
 #include "engine/lapack.hpp"
 
@@ -16,6 +17,7 @@ constexpr std::size_t kMaxOuterDoubles = 1 << 23;  // 64 MB of packed outer prod
 
 DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::size_t m) {
   DesignFactors f;
+  f.device = std::make_shared<gpu::FactorCache>();
   f.n = n;
   f.m = m;
   const std::size_t k = std::min(n, m);

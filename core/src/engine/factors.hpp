@@ -2,9 +2,14 @@
 // What the engine derives from A alone, once per design matrix.
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace cubesolve::detail {
+
+namespace gpu {
+class FactorCache;
+}
 
 struct DesignFactors {
   std::size_t n = 0, m = 0;  // A is (n, m)
@@ -21,6 +26,8 @@ struct DesignFactors {
   /// (m(m+1)/2, n) column-major, so that one GEMM with a weight matrix gives
   /// every pixel's Gram matrix. Empty when too large.
   std::vector<double> outer;
+  /// Their copies on a CUDA device, made when a device solve needs them.
+  std::shared_ptr<gpu::FactorCache> device;
 
   bool full_column_rank() const { return rank == m && n >= m; }
   bool full_row_rank() const { return rank == n && n <= m && !gram_rows_inv.empty(); }

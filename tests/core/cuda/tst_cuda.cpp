@@ -7,6 +7,7 @@
 #include <cubesolve/error.hpp>
 
 #include "cuda/backend.hpp"
+#include "cuda/gpu.hpp"
 #include "engine/factors.hpp"
 
 #include <QtTest>
@@ -64,7 +65,7 @@ DirectRun solve_directly(const Array& cube, const Array& a, const std::vector<st
   gpu::Settings settings;
   settings.tau = 1e-4;
   settings.growth = 1e6;
-  gpu::Solver s(design.factors(), a.data<double>(), table, settings);
+  gpu::Solver s(design, table, settings);
   DirectRun o{std::vector<double>(B * M), std::vector<double>(B), std::vector<std::int32_t>(B),
               std::vector<std::uint8_t>(B), std::vector<std::uint8_t>(B)};
   gpu::Chunk in;
@@ -299,9 +300,40 @@ private slots:
     QVERIFY(max_error(c, r, o) <= 1e-9);
   }
 
+  // The design's factors go up once and stay while the Design lives: solving
+  // again (a streamed solve's next row block) uploads nothing; another
+  // precision uploads its own copies once.
+  void factorsStayOnTheDevice() {
+    const std::shared_ptr<gpu::Backend> dev = gpu::make_host_backend(256 * kMiB, 256 * kMiB);
+    gpu::set_backend_factory([dev] { return dev; });
+    struct Reset {
+      ~Reset() { gpu::set_backend_factory(nullptr); }
+    } reset;
+    const Case c = signal_case(40, 10, 16, 0.15, 21);
+    const Array cube = make_cube(DType::Float32, c.n, c.h, c.w, c.y);
+    Array a(DType::Float64, {c.n, c.m});
+    std::copy(c.a.begin(), c.a.end(), a.data<double>());
+    const Design design(a);
+    const auto& cache = *design.factors().device;
+    SolveOptions o;
+    o.device = Device::Cuda;
+    QCOMPARE(cache.uploads(), std::size_t{0});
+    const SolveResult first = solve(cube, design, nullptr, o);
+    QCOMPARE(first.device_pixels, std::size_t{256});
+    const std::size_t uploads = cache.uploads();
+    QVERIFY(uploads >= 3);  // P, A and H at least
+    for (int block = 0; block < 3; ++block) QCOMPARE(solve(cube, design, nullptr, o).device_pixels, std::size_t{256});
+    QCOMPARE(cache.uploads(), uploads);
+    o.device_float64 = true;
+    QCOMPARE(solve(cube, design, nullptr, o).device_pixels, std::size_t{256});
+    QCOMPARE(cache.uploads(), uploads + 1);  // H in float64
+    QCOMPARE(solve(cube, design, nullptr, o).device_pixels, std::size_t{256});
+    QCOMPARE(cache.uploads(), uploads + 1);
+  }
+
   // A device whose set-up fails (a driver error, say): the CPU, with a warning.
   void deviceThatCannotBeSetUp() {
-    gpu::set_backend_factory([]() -> std::unique_ptr<gpu::Backend> { throw NumericalError("cuBLAS: cublasCreate failed"); });
+    gpu::set_backend_factory([]() -> std::shared_ptr<gpu::Backend> { throw NumericalError("cuBLAS: cublasCreate failed"); });
     const Case c = random_case(30, 8, 10, 10, 0.2, 0.0, 8);
     SolveOptions o;
     o.device = Device::Cuda;
