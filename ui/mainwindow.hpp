@@ -1,18 +1,17 @@
 #pragma once
-// The CubeSolve main window: data panel, parameters, the gaps / groups /
-// result / inspector views, solving on a worker thread, export.
+// The CubeSolve main window: the data and parameters dock, and the gaps,
+// groups, result and inspector views over a Document, which does every
+// read, solve and export on the worker thread.
+
+#include "document.hpp"
 
 #include <cubesolve/engine/engine.hpp>
-#include <cubesolve/image/image.hpp>
-#include <cubesolve/data/mask.hpp>
-#include <cubesolve/io/raster.hpp>
 
 #include <QMainWindow>
 #include <QTimer>
 
-#include <functional>
+#include <map>
 #include <memory>
-#include <optional>
 
 class QCheckBox;
 class QComboBox;
@@ -31,7 +30,6 @@ namespace cubesolve::ui {
 
 class ChartView;
 class ImageView;
-class SolveController;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -42,46 +40,41 @@ public:
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  /// Loading. Errors are shown in a dialog and returned as false (the
-  /// message in lastError()); the previous data stays.
-  bool openDemo(const QString& name, int size = 0);
-  bool openCube(const QString& path);
-  /// Reads the cube and analyses its masks on the worker thread (the window
-  /// stays responsive with large files); cubeLoaded() or a message follows.
-  /// What the File menu, drag and drop and recent files use.
-  void openCubeInBackground(const QString& path);
-  bool openDesign(const QString& path);
-  bool openWeights(const QString& path);
-  /// Builds the design: "sbas" from a pairs file, or "poly:D" /
-  /// "harmonic:K[:P]" from a times file (empty: band index).
-  bool buildDesign(const QString& spec, const QString& pairs, const QString& times);
-  /// Opens a MintPy ifgramStack.h5: its kept interferograms and their SBAS design.
-  bool openStack(const QString& path);
-  /// Opens a file as what it looks like: CSV or 2-D = design, 3-D = cube, or
-  /// weights when it has the cube's shape and a design is loaded.
-  bool openAny(const QString& path);
+  Document& document() { return *doc_; }
+
+  // Loading, on the worker thread: cubeLoaded() follows (and a solve when a
+  // cube and its design are there), or a message (lastError()).
+  void openDemo(const QString& name, int size = 0) { doc_->openDemo(name, size); }
+  void openCube(const QString& path) { doc_->openCube(path); }
+  void openDesign(const QString& path) { doc_->openDesign(path); }
+  void openWeights(const QString& path) { doc_->openWeights(path); }
+  void buildDesign(const QString& spec, const QString& pairs, const QString& times) {
+    doc_->buildDesign(spec, pairs, times);
+  }
+  void openAny(const QString& path) { doc_->openAny(path); }
 
   /// Solves with the current parameters on the worker thread.
   void solve();
-  void cancelSolve();
+  void cancelSolve() { doc_->cancel(); }
   /// True from solve() until its result, cancellation or failure has been shown.
-  bool solving() const;
+  bool solving() const { return doc_->solving(); }
 
   void showView(View view);
+  View currentView() const;
   void showLayer(Layer layer, int channel);
   void selectPixel(int row, int col);
   void selectGroupBin(int bin);
 
+  /// The current view as shown, as a PNG. False (and a message) on failure.
   bool exportViewPng(const QString& path);
-  /// X and its diagnostics beside it (_nvalid, _rank, _rss, _status): .npy,
-  /// or GeoTIFF (.tif) with the cube's georeference.
-  bool exportSolution(const QString& path);
-  bool exportChannelsPng(const QString& folder);
+  /// On the worker thread; exported() or a message follows.
+  void exportSolution(const QString& path) { doc_->exportSolution(path); }
+  void exportChannelsPng(const QString& folder) { doc_->exportChannels(folder); }
 
   // What the views show, for tests and scripts.
-  std::shared_ptr<const SolveResult> result() const { return result_; }
-  const MaskStats* masks() const { return masks_ ? &*masks_ : nullptr; }
-  const Design* design() const { return design_.get(); }
+  std::shared_ptr<const SolveResult> result() const { return doc_->result(); }
+  const MaskStats* masks() const { return doc_->masks(); }
+  const Design* design() const { return doc_->design().get(); }
   ImageView* gapsView() const { return gaps_; }
   ImageView* resultView() const { return result_view_; }
   ChartView* groupsChart() const { return groups_; }
@@ -97,6 +90,8 @@ signals:
   void solveFinished();
   void solveCancelled();
   void solveFailed(const QString& message);
+  void exported(const QStringList& paths);
+  void errorShown(const QString& message);
 
 protected:
   void closeEvent(QCloseEvent* e) override;
@@ -104,21 +99,21 @@ protected:
   void dropEvent(QDropEvent* e) override;
 
 private:
-  /// A cube read and analysed (possibly on the worker thread), then shown.
-  struct LoadedCube {
-    std::shared_ptr<const Array> cube;
-    MaskStats masks;
-    GeoReference geo;
-  };
-  static LoadedCube loadCube(const std::string& path);
-  void showCube(LoadedCube loaded, const QString& path);
-  void buildUi();
-  void buildMenus();
-  void setCube(std::shared_ptr<const Array> cube, const QString& name, std::optional<MaskStats> masks = {});
-  void setDesign(std::shared_ptr<const Design> design, const QString& name);
+  QWidget* buildGapsPage();
+  QWidget* buildGroupsPage();
+  QWidget* buildResultPage();
+  QWidget* buildInspectorPage();
+  void buildParametersDock();
+  void buildStatusBar();
+  void buildFileMenu();
+  void buildOtherMenus();
+  void connectDocument();
+  void restoreSettings();
+
   void fail(const QString& message);
-  /// Runs `action`; an exception becomes a message (fail) and false.
-  bool attempt(const std::function<void()>& action);
+  void onLoaded();
+  void onSolved();
+  void showSolving(bool on);
   void updateDataPanel();
   void updateGaps();
   void updateGroups();
@@ -127,22 +122,16 @@ private:
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   void parametersChanged();
-  void onFinished(int id, std::shared_ptr<const SolveResult> result);
 
-  std::shared_ptr<const Array> cube_, weights_;
-  std::shared_ptr<const Design> design_;
-  std::optional<MaskStats> masks_;
-  GeoReference geo_;
-  std::shared_ptr<const SolveResult> result_;
+  Document* doc_ = nullptr;
   std::vector<double> inspected_x_;
-  QString cube_name_, design_name_, weights_name_, last_error_;
-  int selected_row_ = -1, selected_col_ = -1, pending_id_ = 0, selected_bin_ = -1;
+  QString last_error_;
+  int selected_row_ = -1, selected_col_ = -1, selected_bin_ = -1;
   Method method_ = Method::Auto;
-  bool awaiting_ = false;
 
-  SolveController* controller_ = nullptr;
   QTimer resolve_timer_;
   QTabWidget* tabs_ = nullptr;
+  std::map<View, QWidget*> pages_;
   ImageView* gaps_ = nullptr;
   ImageView* result_view_ = nullptr;
   ChartView* groups_ = nullptr;

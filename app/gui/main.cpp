@@ -43,15 +43,6 @@ int main(int argc, char** argv) {
   parser.process(app);
 
   cubesolve::ui::MainWindow window;
-  const QStringList files = parser.positionalArguments();
-  bool ok = true;
-  if (!files.isEmpty()) {
-    ok = window.openCube(files[0]);
-    if (ok && files.size() > 1) ok = window.openDesign(files[1]);
-    if (ok && files.size() > 2) ok = window.openWeights(files[2]);
-  } else {
-    ok = window.openDemo(parser.isSet(demo) ? parser.value(demo) : "insar", parser.value(size).toInt());
-  }
   const QString v = parser.value(view);
   using View = cubesolve::ui::MainWindow::View;
   window.showView(v == "gaps" ? View::Gaps : v == "groups" ? View::Groups : v == "inspector" ? View::Inspector : View::Result);
@@ -63,12 +54,10 @@ int main(int argc, char** argv) {
     else window.selectPixel(window.resultView()->imageHeight() / 2, window.resultView()->imageWidth() / 2);
   };
   if (parser.isSet(pixel)) QObject::connect(&window, &cubesolve::ui::MainWindow::solveFinished, &window, select);
-
   if (parser.isSet(screenshot)) {
-    if (!ok) {
-      std::fprintf(stderr, "cubesolve: %s\n", window.lastError().toUtf8().constData());
-      return 2;
-    }
+    // Once the data are read (and solved, where there is a design), render
+    // the window to the file and exit: 0, or 2 when a file could not be
+    // read, 3 when the image could not be written, 4 when the solve failed.
     const QString path = parser.value(screenshot);
     auto shoot = [&window, path] {
       QTimer::singleShot(300, &window, [&window, path] {
@@ -77,15 +66,25 @@ int main(int argc, char** argv) {
         QApplication::exit(saved ? 0 : 3);
       });
     };
-    if (window.solving()) {
-      QObject::connect(&window, &cubesolve::ui::MainWindow::solveFinished, &window, [select, shoot] {
-        select();
-        shoot();
-      });
-      QObject::connect(&window, &cubesolve::ui::MainWindow::solveFailed, &window, [] { QApplication::exit(4); });
-    } else {
+    auto& doc = window.document();
+    QObject::connect(&window, &cubesolve::ui::MainWindow::cubeLoaded, &window, [&window, shoot] {
+      if (!window.solving()) shoot();
+    });
+    QObject::connect(&window, &cubesolve::ui::MainWindow::solveFinished, &window, [select, shoot] {
+      select();
       shoot();
-    }
+    });
+    auto quit = [](int code) {
+      return [code](const QString& message) {
+        std::fprintf(stderr, "cubesolve: %s\n", message.toUtf8().constData());
+        QApplication::exit(code);
+      };
+    };
+    QObject::connect(&doc, &cubesolve::ui::Document::failed, &window, quit(2));
+    QObject::connect(&doc, &cubesolve::ui::Document::solveFailed, &window, quit(4));
   }
+  const QStringList files = parser.positionalArguments();
+  if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2));
+  else window.openDemo(parser.isSet(demo) ? parser.value(demo) : "insar", parser.value(size).toInt());
   return app.exec();
 }

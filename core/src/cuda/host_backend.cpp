@@ -15,10 +15,6 @@
 #include <utility>
 #include <vector>
 
-extern "C" void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
-                       const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
-                       const float* beta, float* c, const int* ldc, std::size_t, std::size_t);
-
 namespace cubesolve::detail::gpu {
 
 namespace {

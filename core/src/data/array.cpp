@@ -111,6 +111,13 @@ void Array::reshape(Shape shape) {
   shape_ = std::move(shape);
 }
 
+std::vector<double> plane(const Array& a, std::size_t index) {
+  const std::size_t P = a.ndim() >= 2 ? a.dim(a.ndim() - 2) * a.dim(a.ndim() - 1) : a.size();
+  std::vector<double> out(P);
+  for (std::size_t p = 0; p < P; ++p) out[p] = a.value(index * P + p);
+  return out;
+}
+
 Array take_pixels(const Array& cube, const std::vector<std::size_t>& pixels) {
   const std::size_t N = cube.dim(0), P = cube.dim(1) * cube.dim(2), K = pixels.size(), size = dtype_size(cube.dtype());
   Array sub(cube.dtype(), {N, 1, K});

@@ -122,8 +122,8 @@ DemoCube make_insar(std::size_t S) {
 DemoCube make_synthetic(std::size_t n, std::size_t m, std::size_t size, double missing, MaskPattern pattern,
                         std::uint64_t seed) {
   if (n == 0 || m == 0) throw InputError("synthetic cube: expected n >= 1 and m >= 1, found n=" + std::to_string(n) + ", m=" + std::to_string(m));
-  if (!(missing >= 0 && missing < 1)) throw InputError("--nan: expected a fraction in [0, 1), found " + std::to_string(missing));
-  if (size > 8192) throw InputError("--size: expected 1..8192, found " + std::to_string(size));
+  if (!(missing >= 0 && missing < 1)) throw InputError("missing fraction: expected a fraction in [0, 1), found " + std::to_string(missing));
+  if (size > 8192) throw InputError("size: expected 1..8192, found " + std::to_string(size));
   detail::Random rng(seed);
   const std::size_t P = size * size;
   DemoCube d{"synthetic", "Gaussian A and Y with missing values", Array(DType::Float32, {n, size, size}),
@@ -162,7 +162,7 @@ DemoCube make_synthetic(std::size_t n, std::size_t m, std::size_t size, double m
 std::vector<std::string> demo_names() { return {"insar", "seed"}; }
 
 DemoCube make_demo(const std::string& name, std::size_t size) {
-  if (size > 8192) throw InputError("--size: expected 1..8192, found " + std::to_string(size));
+  if (size > 8192) throw InputError("size: expected 1..8192, found " + std::to_string(size));
   if (name == "seed") return make_seed(size ? size : 500);
   if (name == "insar") return make_insar(size ? size : 300);
   throw InputError("demo: expected one of insar, seed; found '" + name + "'");

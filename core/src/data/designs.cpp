@@ -1,5 +1,6 @@
 #include <cubesolve/data/designs.hpp>
 #include <cubesolve/error.hpp>
+#include <cubesolve/io/npy.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -112,53 +113,88 @@ std::vector<double> read_times(const std::string& path) {
 
 bool is_design_spec(const std::string& s) { return s == "sbas" || s.rfind("poly:", 0) == 0 || s.rfind("harmonic:", 0) == 0; }
 
+namespace {
+
+/// A whole number 0..64 of a spec, or an InputError naming the spec.
+std::size_t spec_integer(const std::string& spec, const std::string& s) {
+  char* end = nullptr;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end || v < 0 || v > 64) throw InputError(spec + ": expected a whole number from 0 to 64, found '" + s + "'");
+  return static_cast<std::size_t>(v);
+}
+
+/// Powers 0..D of t - mean t.
+Array poly_design(const std::vector<double>& t, double mean, std::size_t D) {
+  const std::size_t n = t.size();
+  Array A(DType::Float64, {n, D + 1});
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k <= D; ++k) A.data<double>()[i * (D + 1) + k] = std::pow(t[i] - mean, static_cast<double>(k));
+  return A;
+}
+
+/// Offset, trend, and K harmonics (cos, sin) of the period.
+Array harmonic_design(const std::vector<double>& t, double mean, std::size_t K, double period) {
+  const std::size_t n = t.size(), M = 2 + 2 * K;
+  Array A(DType::Float64, {n, M});
+  for (std::size_t i = 0; i < n; ++i) {
+    double* row = A.data<double>() + i * M;
+    row[0] = 1;
+    row[1] = t[i] - mean;
+    for (std::size_t k = 1; k <= K; ++k) {
+      const double w = 2 * 3.141592653589793 * static_cast<double>(k) * t[i] / period;
+      row[2 * k] = std::cos(w);
+      row[2 * k + 1] = std::sin(w);
+    }
+  }
+  return A;
+}
+
+}  // namespace
+
 Array build_design(const std::string& spec, std::size_t n, const std::vector<double>& times) {
   std::vector<double> t = times;
   if (t.empty())
     for (std::size_t i = 0; i < n; ++i) t.push_back(static_cast<double>(i));
   if (t.size() != n)
-    throw InputError("--times: expected " + std::to_string(n) + " times (one per band), found " + std::to_string(t.size()));
+    throw InputError("times: expected " + std::to_string(n) + " times (one per band), found " + std::to_string(t.size()));
   double mean = 0;
   for (double v : t) mean += v / static_cast<double>(n);
   std::vector<std::string> parts;
   std::stringstream ss(spec);
   for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
-  auto integer = [&](const std::string& s) {
-    char* end = nullptr;
-    const long v = std::strtol(s.c_str(), &end, 10);
-    if (s.empty() || *end || v < 0 || v > 64) throw InputError(spec + ": expected a whole number from 0 to 64, found '" + s + "'");
-    return static_cast<std::size_t>(v);
-  };
-  if (parts.size() == 2 && parts[0] == "poly") {
-    const std::size_t D = integer(parts[1]);
-    Array A(DType::Float64, {n, D + 1});
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t k = 0; k <= D; ++k) A.data<double>()[i * (D + 1) + k] = std::pow(t[i] - mean, static_cast<double>(k));
-    return A;
-  }
+  if (parts.size() == 2 && parts[0] == "poly") return poly_design(t, mean, spec_integer(spec, parts[1]));
   if ((parts.size() == 2 || parts.size() == 3) && parts[0] == "harmonic") {
-    const std::size_t K = integer(parts[1]);
+    const std::size_t K = spec_integer(spec, parts[1]);
     double period = times.empty() ? static_cast<double>(n) : 1.0;
     if (parts.size() == 3) {
       char* end = nullptr;
       period = std::strtod(parts[2].c_str(), &end);
       if (*end || !(period > 0)) throw InputError(spec + ": expected a positive period, found '" + parts[2] + "'");
     }
-    const std::size_t M = 2 + 2 * K;
-    Array A(DType::Float64, {n, M});
-    for (std::size_t i = 0; i < n; ++i) {
-      double* row = A.data<double>() + i * M;
-      row[0] = 1;
-      row[1] = t[i] - mean;
-      for (std::size_t k = 1; k <= K; ++k) {
-        const double w = 2 * 3.141592653589793 * static_cast<double>(k) * t[i] / period;
-        row[2 * k] = std::cos(w);
-        row[2 * k + 1] = std::sin(w);
-      }
-    }
-    return A;
+    return harmonic_design(t, mean, K, period);
   }
   throw InputError("design: expected a file, sbas, poly:D or harmonic:K[:P], found '" + spec + "'");
+}
+
+Array make_design(const DesignSpec& d, std::size_t n) {
+  if (d.spec == "sbas") {
+    if (d.pairs.empty())
+      throw InputError("sbas: expected a pairs file (YYYYMMDD_YYYYMMDD lines) or a MintPy ifgramStack.h5 cube, found neither");
+    Array a = sbas_design(read_pairs(d.pairs), nullptr, d.pairs);
+    if (a.dim(0) != n)
+      throw InputError(d.pairs + ": expected " + std::to_string(n) + " pairs (one per band of the cube), found " +
+                       std::to_string(a.dim(0)));
+    return a;
+  }
+  if (is_design_spec(d.spec)) {
+    if (d.times.empty()) return build_design(d.spec, n, {});
+    const std::vector<double> t = read_times(d.times);
+    if (t.size() != n)
+      throw InputError(d.times + ": expected " + std::to_string(n) + " times (one per band of the cube), found " +
+                       std::to_string(t.size()));
+    return build_design(d.spec, n, t);
+  }
+  return read_array(d.spec);
 }
 
 }  // namespace cubesolve

@@ -8,7 +8,7 @@
 namespace cubesolve {
 
 SampleCheck check_pixels(const Array& cube, const Design& design, const Array* weights, const Array& x,
-                         const std::vector<std::size_t>& pixels, const SolveOptions& options) {
+                         const std::vector<std::size_t>& pixels, const SolveOptions& options, const Progress& progress) {
   const Array sub = take_pixels(cube, pixels), xs = take_pixels(x, pixels);
   Array ws;
   if (weights) ws = take_pixels(*weights, pixels);
@@ -17,7 +17,7 @@ SampleCheck check_pixels(const Array& cube, const Design& design, const Array* w
   exact.device = Device::Cpu;
   exact.output = DType::Float64;
   exact.residuals = false;
-  const SolveResult ref = solve(sub, design, weights ? &ws : nullptr, exact);
+  const SolveResult ref = solve(sub, design, weights ? &ws : nullptr, exact, progress);
   const std::size_t K = pixels.size(), M = design.cols();
   SampleCheck out;
   out.exact_seconds = ref.engine_seconds;
@@ -43,6 +43,13 @@ SampleCheck check_pixels(const Array& cube, const Design& design, const Array* w
     if (ref_nan) c.cond = std::numeric_limits<double>::quiet_NaN();
   }
   return out;
+}
+
+std::vector<std::size_t> spread_pixels(std::size_t pixels, std::size_t k) {
+  const std::size_t K = std::min(k, pixels);
+  std::vector<std::size_t> pick(K);
+  for (std::size_t i = 0; i < K; ++i) pick[i] = K == pixels ? i : (i * pixels) / K + (pixels / K) / 2;
+  return pick;
 }
 
 CheckSummary summarize(const std::vector<PixelCheck>& checks, double tolerance, double max_cond) {

@@ -29,7 +29,7 @@ Device resolve_device(Device requested) {
   const auto gpu = detail::gpu::query();
   if (gpu.available) return Device::Cuda;
   if (requested == Device::Cuda)
-    throw NumericalError("--device cuda: no usable CUDA device (" + gpu.reason + "); use --device cpu or auto");
+    throw NumericalError("no usable CUDA device (" + gpu.reason + ")");
   return Device::Cpu;
 }
 

@@ -15,6 +15,10 @@ void dgelsd_(const int* m, const int* n, const int* nrhs, double* a, const int* 
 // OpenBLAS's thread control, when the BLAS is OpenBLAS (weak: null otherwise).
 void openblas_set_num_threads(int) __attribute__((weak));
 int openblas_get_num_threads() __attribute__((weak));
+void dgesv_(const int* n, const int* nrhs, double* a, const int* lda, int* ipiv, double* b, const int* ldb, int* info);
+void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const float* alpha,
+            const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c, const int* ldc,
+            std::size_t, std::size_t);
 void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
              const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info,
              std::size_t);
@@ -42,24 +46,31 @@ inline int svd(int m, int n, double* a, double* s, double* u, double* vt) {
   return info;
 }
 
-/// Keeps BLAS single-threaded while it lives: the engine runs many small
-/// calls on its own threads, and BLAS threads inside them only contend.
-class SingleThreadedBlas {
+/// Sets the BLAS's thread count (when the BLAS is OpenBLAS) while it lives,
+/// and restores it after.
+class BlasThreads {
 public:
-  SingleThreadedBlas() {
+  explicit BlasThreads(int threads) {
     if (openblas_set_num_threads && openblas_get_num_threads) {
       saved_ = openblas_get_num_threads();
-      openblas_set_num_threads(1);
+      openblas_set_num_threads(threads);
     }
   }
-  ~SingleThreadedBlas() {
+  ~BlasThreads() {
     if (saved_ > 0) openblas_set_num_threads(saved_);
   }
-  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
-  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+  BlasThreads(const BlasThreads&) = delete;
+  BlasThreads& operator=(const BlasThreads&) = delete;
 
 private:
   int saved_ = 0;
+};
+
+/// Keeps BLAS single-threaded while it lives: the engine runs many small
+/// calls on its own threads, and BLAS threads inside them only contend.
+class SingleThreadedBlas : public BlasThreads {
+public:
+  SingleThreadedBlas() : BlasThreads(1) {}
 };
 
 }  // namespace cubesolve::lapack

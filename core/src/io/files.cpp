@@ -1,7 +1,9 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/files.hpp>
+#include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -11,18 +13,14 @@
 
 namespace cubesolve {
 
-namespace {
-bool ends_with(const std::string& s, const char* suffix) {
-  const std::size_t n = std::strlen(suffix);
-  if (s.size() < n) return false;
-  for (std::size_t i = 0; i < n; ++i)
-    if (std::tolower(static_cast<unsigned char>(s[s.size() - n + i])) != suffix[i]) return false;
-  return true;
+bool has_extension(const std::string& path, const std::string& ext) {
+  return path.size() >= ext.size() && std::equal(ext.rbegin(), ext.rend(), path.rbegin(), [](char e, char c) {
+           return std::tolower(static_cast<unsigned char>(c)) == e;
+         });
 }
-}  // namespace
 
 Array read_array(const std::string& path) {
-  if (ends_with(path, ".csv") || ends_with(path, ".txt")) return read_csv_matrix(path);
+  if (has_extension(path, ".csv") || has_extension(path, ".txt")) return read_csv_matrix(path);
   return read_npy(path);
 }
 

@@ -1,6 +1,7 @@
 #include <cubesolve/data/designs.hpp>
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/error.hpp>
+#include <cubesolve/io/files.hpp>
 #include <cubesolve/io/stream.hpp>
 
 #include <algorithm>
@@ -27,6 +28,8 @@ InsarStack kept_only(const InsarStack& s) {
   }
   return out;
 }
+
+bool is_stack_path(const std::string& path) { return has_extension(path, ".h5") || has_extension(path, ".he5"); }
 
 #ifndef CUBESOLVE_HAS_HDF5
 

@@ -18,36 +18,18 @@
 
 namespace cubesolve {
 
-namespace {
-bool ends_with_ci(const std::string& s, const std::string& suffix) {
-  if (s.size() < suffix.size()) return false;
-  return std::equal(suffix.rbegin(), suffix.rend(), s.rbegin(),
-                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-}
-}  // namespace
-
-bool is_geotiff_path(const std::string& path) { return ends_with_ci(path, ".tif") || ends_with_ci(path, ".tiff"); }
+bool is_geotiff_path(const std::string& path) { return has_extension(path, ".tif") || has_extension(path, ".tiff"); }
 
 Array read_cube(const std::string& path, GeoReference* geo) {
-  if (ends_with_ci(path, ".npy")) return read_npy(path);
+  if (has_extension(path, ".npy")) return read_npy(path);
   return read_raster(path, geo);
-}
-
-void add_result_file(OutputSet& out, const std::string& path, const Array& a, const GeoReference& geo,
-                     const std::string& name) {
-  if (!is_geotiff_path(path)) return out.add_npy(path, a);
-  Array bands = a;
-  if (bands.ndim() == 2) bands.reshape({1, a.dim(0), a.dim(1)});
-  std::vector<std::string> names;
-  for (std::size_t b = 0; b < bands.dim(0); ++b) names.push_back(bands.dim(0) == 1 ? name : name + std::to_string(b));
-  write_geotiff(out.add_external(path), bands, geo, names);
 }
 
 std::unique_ptr<CubeReader> open_npy_cube(const std::string& path);  // npy.cpp
 std::unique_ptr<CubeReader> open_raster_cube(const std::string& path);
 
 std::unique_ptr<CubeReader> open_cube(const std::string& path) {
-  auto reader = ends_with_ci(path, ".npy") ? open_npy_cube(path) : open_raster_cube(path);
+  auto reader = has_extension(path, ".npy") ? open_npy_cube(path) : open_raster_cube(path);
   check_cube_shape(reader->shape(), reader->dtype(), path);
   return reader;
 }

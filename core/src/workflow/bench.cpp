@@ -1,5 +1,7 @@
 #include <cubesolve/workflow/bench.hpp>
 
+#include <cubesolve/engine/check.hpp>
+
 #include "cuda/gpu.hpp"
 #include "engine/lapack.hpp"
 #include "engine/parallel.hpp"
@@ -9,9 +11,6 @@
 #include <chrono>
 #include <cmath>
 
-extern "C" void dgesv_(const int* n, const int* nrhs, double* a, const int* lda, int* ipiv, double* b, const int* ldb,
-                       int* info);
-
 namespace cubesolve::bench {
 namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -19,20 +18,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-std::vector<std::size_t> spread(std::size_t pixels, std::size_t k) {
-  const std::size_t K = std::min(k, pixels);
-  std::vector<std::size_t> pick(K);
-  for (std::size_t i = 0; i < K; ++i) pick[i] = K == pixels ? i : (i * pixels) / K + (pixels / K) / 2;
-  return pick;
-}
-
 double gemm_floor_seconds(std::size_t m, std::size_t n, std::size_t pixels, int threads) {
   const std::size_t cols = std::max<std::size_t>(1, std::min<std::size_t>(pixels, 65536));
   std::vector<double> a(m * n), b(n * cols), c(m * cols);
   detail::Random rng(3);
   for (auto& v : a) v = rng.uniform();
   for (auto& v : b) v = rng.uniform();
-  if (openblas_set_num_threads) openblas_set_num_threads(threads);
+  const lapack::BlasThreads blas(threads);
   double best = 1e300;
   for (int rep = 0; rep < 3; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -103,6 +95,41 @@ double normal_equations_device_seconds(const Array& cube, const Design& design, 
   for (std::size_t k = 0; k < pixels.size(); ++k)
     for (std::size_t i = 0; i < N; ++i) y[k * N + i] = cube.value(i * P + pixels[k]);
   return detail::gpu::normal_equations(design.values(), N, design.cols(), y, pixels.size(), x);
+}
+
+BenchReport run_bench(const BenchSettings& b) {
+  const DemoCube d = make_synthetic(b.n, b.m, b.size, b.missing, b.masks);
+  const Design design(d.design, "A");
+  const std::size_t P = b.size * b.size;
+  SolveOptions options = b.options;
+  BenchReport r;
+  r.pixels = P;
+  // Timed as `solve` runs by default (X in the cube's float32); the accuracy
+  // is read from one more run that keeps X in float64.
+  r.engine = 1e300;
+  for (int k = 0; k < b.repeat; ++k) r.engine = std::min(r.engine, solve(d.cube, design, nullptr, options).engine_seconds);
+  options.output = DType::Float64;
+  const SolveResult x64 = solve(d.cube, design, nullptr, options);
+  r.engine_float64 = x64.engine_seconds;
+  r.threads = x64.threads;
+  r.paths = x64.paths;
+  r.device = x64.device;
+  r.device_pixels = x64.device_pixels;
+  r.warnings = x64.warnings;
+  r.floor_gemm = gemm_floor_seconds(b.m, b.n, P, r.threads);
+  r.floor_read = read_seconds(d.cube, r.threads);
+
+  // The exact path and per-pixel normal equations on an evenly spread
+  // sample, scaled to all pixels.
+  const std::vector<std::size_t> pick = spread_pixels(P, b.sample);
+  const double scale = static_cast<double>(P) / static_cast<double>(pick.size());
+  const SampleCheck check = check_pixels(d.cube, design, nullptr, x64.x, pick, options);
+  r.check = summarize(check.pixels, 1e-9, 1e300);
+  r.exact = check.exact_seconds * scale;
+  r.normal = normal_equations_seconds(d.cube, design, pick, r.threads) * scale;
+  // On a device, the per-pixel loop also runs there.
+  if (r.device == Device::Cuda) r.normal_device = normal_equations_device_seconds(d.cube, design, pick) * scale;
+  return r;
 }
 
 }  // namespace cubesolve::bench

@@ -72,6 +72,10 @@ private:
   std::unique_ptr<double[]> storage_;     // 8-byte aligned storage for any dtype
 };
 
+/// Plane `index` of an array (B, H, W), or the array (H, W) itself for
+/// index 0, as H * W doubles.
+std::vector<double> plane(const Array& a, std::size_t index = 0);
+
 /// Some pixels of a cube (N, H, W) as a cube (N, 1, K) of the same dtype:
 /// pixel k of the result is pixel pixels[k] (an index into H * W).
 Array take_pixels(const Array& cube, const std::vector<std::size_t>& pixels);

@@ -43,4 +43,17 @@ bool is_design_spec(const std::string& spec);
 /// spec, times of another count, or more unknowns than make sense.
 Array build_design(const std::string& spec, std::size_t n, const std::vector<double>& times);
 
+/// Where a design comes from: `spec` names a file (.npy, .csv) or a
+/// description ("sbas", "poly:D", "harmonic:K[:P]"); `pairs` names the
+/// pairs file sbas needs, `times` the times file of poly and harmonic (band
+/// index without one).
+struct DesignSpec {
+  std::string spec, pairs, times;
+};
+
+/// The design matrix for a cube of n bands, read or built. Throws IoError,
+/// InputError naming the file or the description (a built design of another
+/// number of rows than n included).
+Array make_design(const DesignSpec& spec, std::size_t n);
+
 }  // namespace cubesolve

@@ -28,7 +28,11 @@ struct SampleCheck {
 /// each with the same pixel of `x` (M, H, W). `weights` as for solve().
 /// Throws as solve().
 SampleCheck check_pixels(const Array& cube, const Design& design, const Array* weights, const Array& x,
-                         const std::vector<std::size_t>& pixels, const SolveOptions& options = {});
+                         const std::vector<std::size_t>& pixels, const SolveOptions& options = {},
+                         const Progress& progress = {});
+
+/// K pixel indices spread evenly over P pixels (all of them when K >= P).
+std::vector<std::size_t> spread_pixels(std::size_t pixels, std::size_t k);
 
 /// The checks summed up: pixels whose reference is well conditioned
 /// (cond <= max_cond) are judged against `tolerance`.

@@ -7,7 +7,7 @@ namespace cubesolve {
 enum class Device { Auto, Cpu, Cuda };
 
 /// Parses "auto", "cpu" or "cuda". Throws InputError naming `what`.
-Device parse_device(const std::string& text, const std::string& what = "--device");
+Device parse_device(const std::string& text, const std::string& what = "device");
 
 /// Resolves a request to the device that will run: Auto takes a CUDA device
 /// when one is usable, else the CPU. Throws NumericalError when Cuda is asked

@@ -11,6 +11,9 @@
 
 namespace cubesolve {
 
+/// Whether `path` ends in `ext` (given in lower case, with its dot), in any case.
+bool has_extension(const std::string& path, const std::string& ext);
+
 /// A file written under a temporary name beside its destination and renamed
 /// onto it only by commit(), so that a failure never leaves a half file.
 /// The destructor removes the temporary file when commit() was not called.

@@ -21,6 +21,9 @@ struct InsarStack {
 /// True when this build reads HDF5 (MintPy stacks).
 bool stack_support();
 
+/// Whether `path` names an HDF5 file (.h5, .he5), as MintPy stacks are.
+bool is_stack_path(const std::string& path);
+
 /// Reads unwrapPhase, date and dropIfgram (all kept when absent) from a
 /// MintPy ifgramStack.h5. Throws IoError (cannot open) or InputError (not
 /// HDF5, no unwrapPhase or no date, shapes that disagree), naming the file.

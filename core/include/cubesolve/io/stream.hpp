@@ -47,13 +47,6 @@ public:
 /// (B, H, W); its header says `header_shape` when given (e.g. (H, W) for B = 1).
 std::unique_ptr<CubeWriter> npy_writer(const std::string& path, DType dtype, const Shape& shape,
                                        const Shape& header_shape = {});
-/// Adds `path` to `out` holding `a` ((B, H, W), or (H, W) as one band): a
-/// GeoTIFF for .tif/.tiff (bands named `name`, `name`0, `name`1, ...; `geo`),
-/// else .npy. Throws IoError, InputError.
-class OutputSet;
-void add_result_file(OutputSet& out, const std::string& path, const Array& a, const GeoReference& geo,
-                     const std::string& name);
-
 /// A float32 GeoTIFF at `path`; `names` describe the bands. Needs GDAL.
 std::unique_ptr<CubeWriter> geotiff_writer(const std::string& path, const Shape& shape, const GeoReference& geo,
                                            const std::vector<std::string>& names);

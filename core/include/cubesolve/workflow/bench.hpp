@@ -1,11 +1,16 @@
 #pragma once
 // Reference timings the `bench` command prints beside the engine's: the
-// floors no engine can beat and the per-pixel methods the engine replaces.
+// floors no engine can beat and the per-pixel methods the engine replaces
+// (LAPACK gelsd per pixel, and the per-pixel normal equations of a loop
+// over pixels).
 
 #include <cubesolve/data/array.hpp>
+#include <cubesolve/data/demo.hpp>
+#include <cubesolve/engine/check.hpp>
 #include <cubesolve/engine/engine.hpp>
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace cubesolve::bench {
@@ -18,17 +23,45 @@ double gemm_floor_seconds(std::size_t m, std::size_t n, std::size_t pixels, int 
 /// Seconds to read every value of the cube once (a sum over all threads).
 double read_seconds(const Array& cube, int threads);
 
-/// Seconds the question's method takes on the given pixels: per pixel,
+/// Seconds per-pixel normal equations take on the given pixels: per pixel,
 /// solve(A_V^T A_V, A_V^T y_V) by LU (LAPACK dgesv), on all threads. Its
 /// answers are discarded (they are wrong where A_V^T A_V is singular).
 double normal_equations_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels,
                                 int threads);
 
-/// The same method on the CUDA device, pixel after pixel as the question's
+/// The same method on the CUDA device, pixel after pixel as a per-pixel
 /// loop runs it (Cholesky, float64). Throws NumericalError without a device.
 double normal_equations_device_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels);
 
-/// K pixel indices spread evenly over P pixels (all of them when K >= P).
-std::vector<std::size_t> spread(std::size_t pixels, std::size_t k);
+/// What `bench` runs: a synthetic cube and the solve options.
+struct BenchSettings {
+  std::size_t n = 50, m = 100, size = 500;
+  double missing = 0.2;
+  MaskPattern masks = MaskPattern::Random;
+  std::size_t sample = 500;  // pixels the per-pixel methods are timed on (scaled to the cube)
+  int repeat = 5;            // the engine's best of
+  SolveOptions options;      // residuals off, as solve computes by default without --diag
+};
+
+/// The figures `bench` prints, measured in one process.
+struct BenchReport {
+  std::size_t pixels = 0;
+  int threads = 1;
+  double engine = 0;        // best of `repeat`, X in the cube's float32
+  double engine_float64 = 0;  // one run with X in float64 (the errors are from it)
+  double floor_gemm = 0, floor_read = 0;
+  double exact = 0;         // the exact path, per pixel, scaled from the sample
+  double normal = 0;        // per-pixel normal equations (LU), scaled from the sample
+  double normal_device = 0; // the same loop on the device (0 without one)
+  CheckSummary check;       // the float64 run against gelsd on the sample
+  PathCounts paths{};
+  Device device = Device::Cpu;
+  std::size_t device_pixels = 0;
+  std::vector<std::string> warnings;
+};
+
+/// Builds the cube, runs the engine and every reference. Throws InputError
+/// for settings out of range, NumericalError where a device fails.
+BenchReport run_bench(const BenchSettings& settings);
 
 }  // namespace cubesolve::bench

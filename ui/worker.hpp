@@ -1,8 +1,9 @@
 #pragma once
-// Runs the core's solve on a worker thread (a plain QObject moved to a
-// member QThread). Requests go in by start(); results come out by signal as
-// immutable shared data. A newer request cancels the running one; cancel()
-// stops it within a chunk of pixels.
+// The worker thread every job of the application runs on: reading files,
+// building demo cubes, solving and exporting (a plain QObject moved to a
+// member QThread). Requests go in by call; results come out on the caller's
+// thread as immutable shared data. A newer solve cancels the running one;
+// cancel() stops it within a chunk of pixels.
 
 #include <cubesolve/engine/engine.hpp>
 
@@ -14,29 +15,34 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 namespace cubesolve::ui {
 
-class SolveController : public QObject {
+class Worker : public QObject {
   Q_OBJECT
 public:
-  explicit SolveController(QObject* parent = nullptr);
-  ~SolveController() override;
+  explicit Worker(QObject* parent = nullptr);
+  ~Worker() override;
 
   /// Queues a solve and returns its id.
-  int start(std::shared_ptr<const Array> cube, std::shared_ptr<const Design> design,
+  int solve(std::shared_ptr<const Array> cube, std::shared_ptr<const Design> design,
             std::shared_ptr<const Array> weights, const SolveOptions& options);
   void cancel();
   bool busy() const { return running_.load() > 0; }
 
   /// Runs `work` on the worker thread (after what is queued before it);
   /// `done` gets its result, or `failed` the message of what it threw, on
-  /// this object's thread.
+  /// this object's thread. `job` names it in the log.
   template <class T>
-  void run(std::function<T()> work, std::function<void(T)> done, std::function<void(const QString&)> failed) {
+  void run(const char* job, std::function<T()> work, std::function<void(T)> done,
+           std::function<void(const QString&)> failed) {
     QMetaObject::invokeMethod(
         worker_,
-        [this, work, done, failed] {
+        [this, job, work, done, failed] {
+          note(job);
           try {
             auto value = std::make_shared<T>(work());
             QMetaObject::invokeMethod(this, [done, value] { done(std::move(*value)); }, Qt::QueuedConnection);
@@ -48,6 +54,9 @@ public:
         Qt::QueuedConnection);
   }
 
+  /// Every job so far: its name and whether it ran on the worker thread.
+  std::vector<std::pair<QString, bool>> log() const;
+
 signals:
   void progress(int id, double fraction);
   void finished(int id, std::shared_ptr<const cubesolve::SolveResult> result);
@@ -55,11 +64,15 @@ signals:
   void cancelled(int id);
 
 private:
+  void note(const char* job);
+
   QThread thread_;
   QObject* worker_ = nullptr;  // lives on thread_
   std::shared_ptr<std::atomic<bool>> token_;
   std::atomic<int> running_{0};
   int next_id_ = 0;
+  mutable std::mutex log_mutex_;
+  std::vector<std::pair<QString, bool>> log_;
 };
 
 }  // namespace cubesolve::ui

@@ -1,28 +1,36 @@
-#include "solvecontroller.hpp"
+#include "worker.hpp"
 
 #include <cubesolve/error.hpp>
 
-#include <QMetaObject>
-
 namespace cubesolve::ui {
 
-SolveController::SolveController(QObject* parent) : QObject(parent) {
+Worker::Worker(QObject* parent) : QObject(parent) {
   worker_ = new QObject;
   worker_->moveToThread(&thread_);
   connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
-  thread_.setObjectName("cubesolve-solver");
+  thread_.setObjectName("cubesolve-worker");
   thread_.start();
 }
 
-SolveController::~SolveController() {
+Worker::~Worker() {
   if (token_) *token_ = true;
   thread_.requestInterruption();
   thread_.quit();
   thread_.wait();
 }
 
-int SolveController::start(std::shared_ptr<const Array> cube, std::shared_ptr<const Design> design,
-                           std::shared_ptr<const Array> weights, const SolveOptions& options) {
+void Worker::note(const char* job) {
+  std::lock_guard<std::mutex> lock(log_mutex_);
+  log_.emplace_back(QString::fromUtf8(job), QThread::currentThread() == &thread_);
+}
+
+std::vector<std::pair<QString, bool>> Worker::log() const {
+  std::lock_guard<std::mutex> lock(log_mutex_);
+  return log_;
+}
+
+int Worker::solve(std::shared_ptr<const Array> cube, std::shared_ptr<const Design> design,
+                  std::shared_ptr<const Array> weights, const SolveOptions& options) {
   if (token_) *token_ = true;  // a newer request replaces the running one
   auto token = std::make_shared<std::atomic<bool>>(false);
   token_ = token;
@@ -31,11 +39,12 @@ int SolveController::start(std::shared_ptr<const Array> cube, std::shared_ptr<co
   QMetaObject::invokeMethod(
       worker_,
       [this, id, token, cube, design, weights, options] {
+        note("solve");
         auto report = [this, id](auto emitter) { QMetaObject::invokeMethod(this, emitter, Qt::QueuedConnection); };
         try {
           if (*token) throw Cancelled();
           auto result = std::make_shared<const SolveResult>(
-              solve(*cube, *design, weights.get(), options, [&](double f) {
+              cubesolve::solve(*cube, *design, weights.get(), options, [&](double f) {
                 report([this, id, f] { emit progress(id, f); });
                 return !token->load() && !QThread::currentThread()->isInterruptionRequested();
               }));
@@ -54,7 +63,7 @@ int SolveController::start(std::shared_ptr<const Array> cube, std::shared_ptr<co
   return id;
 }
 
-void SolveController::cancel() {
+void Worker::cancel() {
   if (token_) *token_ = true;
 }
 

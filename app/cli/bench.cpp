@@ -1,0 +1,90 @@
+// cubesolve-cli bench: the engine against its floors and the per-pixel
+// methods it replaces, on a synthetic cube, in one process.
+#include "commands.hpp"
+#include "common.hpp"
+
+#include <cubesolve/engine/device.hpp>
+#include <cubesolve/error.hpp>
+#include <cubesolve/workflow/bench.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+namespace cubesolve::cli {
+
+namespace {
+
+void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
+  const char* masks = b.masks == MaskPattern::Blobs ? "blobs" : "random";
+  Json j;
+  j.begin_object().field("command", "bench").field("n", b.n).field("m", b.m).field("size", b.size).field("pixels", r.pixels)
+      .field("missing", b.missing).field("masks", masks).field("threads", r.threads).field("engine_seconds", r.engine)
+      .field("engine_seconds_float64_output", r.engine_float64)
+      .field("gemm_floor_seconds", r.floor_gemm).field("read_seconds", r.floor_read)
+      .field("engine_over_floor", r.engine / r.floor_gemm).field("exact_seconds", r.exact)
+      .field("exact_speedup", r.exact / r.engine).field("normal_equations_seconds", r.normal)
+      .field("normal_equations_speedup", r.normal / r.engine).field("sample", r.check.pixels)
+      .field("device_precision", b.options.device_float64 ? "float64" : "mixed");
+  if (r.device == Device::Cuda)
+    j.field("normal_equations_device_seconds", r.normal_device)
+        .field("normal_equations_device_speedup", r.normal_device / r.engine);
+  j.field("max_rel_error", r.check.max_error).field("device", device_name(r.device)).field("device_pixels", r.device_pixels);
+  json_paths(j, r.paths);
+  j.end_object();
+  std::cout << j.str() << "\n";
+}
+
+void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
+  const char* masks = b.masks == MaskPattern::Blobs ? "blobs" : "random";
+  const bool cuda = r.device == Device::Cuda;
+  std::printf("bench: N=%zu M=%zu, %zux%zu = %zu pixels, %.0f%% missing (%s), %s%s, %d threads\n", b.n, b.m, b.size,
+              b.size, r.pixels, 100 * b.missing, masks, device_name(r.device),
+              !cuda ? "" : b.options.device_float64 ? " (float64)" : " (mixed precision)", r.threads);
+  std::printf("  engine                %9.4f s   (best of %d; X in float32 like the cube)\n", r.engine, b.repeat);
+  std::printf("  engine, X in float64  %9.4f s   (one run; the errors below are from it)\n", r.engine_float64);
+  std::printf("  floor: GEMM P*Y       %9.4f s   engine/floor %.2f\n", r.floor_gemm, r.engine / r.floor_gemm);
+  std::printf("  floor: read Y once    %9.4f s\n", r.floor_read);
+  std::printf("  exact engine (gelsd)  %9.3f s   engine is %.0fx faster (%zu pixels timed, scaled)\n", r.exact,
+              r.exact / r.engine, r.check.pixels);
+  std::printf("  normal equations      %9.3f s   engine is %.0fx faster (per-pixel normal equations, LU)\n", r.normal,
+              r.normal / r.engine);
+  if (cuda)
+    std::printf("  normal equations, GPU %9.3f s   engine is %.0fx faster (the same loop on the device)\n",
+                r.normal_device, r.normal_device / r.engine);
+  std::printf("  max relative error vs gelsd: %.3g over %zu sampled pixels\n", r.check.max_error, r.check.compared);
+  if (cuda)
+    std::printf("  pixels solved on the device: %zu of %zu (%s)\n", r.device_pixels, r.pixels,
+                describe_devices().back().c_str());
+  std::printf("  paths:%s\n", paths_text(r.paths).c_str());
+}
+
+}  // namespace
+
+int cmd_bench(const std::vector<std::string>& argv) {
+  const Args args("bench", argv, {"json"},
+                  {"size", "n", "m", "nan", "masks", "threads", "sample", "repeat", "memory", "device", "device-precision",
+                   "device-memory"});
+  args.expect_positional(0, 0, "no positional arguments");
+  bench::BenchSettings b;
+  b.size = static_cast<std::size_t>(args.integer("size", 500, 1, 8192));
+  b.n = static_cast<std::size_t>(args.integer("n", 50, 1, 100000));
+  b.m = static_cast<std::size_t>(args.integer("m", 100, 1, 100000));
+  b.missing = args.number("nan", 0.2);
+  if (!(b.missing >= 0 && b.missing < 1)) throw InputError("--nan: expected a fraction in [0, 1), found " + args.get("nan", ""));
+  const std::string masks = args.get("masks", "random");
+  if (masks != "random" && masks != "blobs") throw InputError("--masks: expected random or blobs, found '" + masks + "'");
+  b.masks = masks == "blobs" ? MaskPattern::Blobs : MaskPattern::Random;
+  b.sample = static_cast<std::size_t>(args.integer("sample", 500, 1, 1 << 24));
+  b.repeat = static_cast<int>(args.integer("repeat", 5, 1, 100));
+  b.options.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));
+  b.options.memory = static_cast<std::size_t>(args.integer("memory", 256, 16, 1 << 20)) << 20;
+  b.options.residuals = false;
+  device_options(args, b.options, "cpu");
+  const bench::BenchReport r = bench::run_bench(b);
+  print_warnings(r.warnings);
+  if (args.flag("json")) print_json(b, r);
+  else print_text(b, r);
+  return 0;
+}
+
+}  // namespace cubesolve::cli

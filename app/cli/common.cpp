@@ -1,0 +1,113 @@
+#include "common.hpp"
+
+#include <cubesolve/engine/device.hpp>
+#include <cubesolve/error.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sys/resource.h>
+#include <unistd.h>
+
+namespace cubesolve::cli {
+
+namespace {
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted = true; }
+}  // namespace
+
+ProgressBar::ProgressBar(std::string label)
+    : label_(std::move(label)), tty_(::isatty(2) != 0), start_(std::chrono::steady_clock::now()) {
+  std::signal(SIGINT, on_sigint);
+}
+
+ProgressBar::~ProgressBar() {
+  if (shown_) std::fprintf(stderr, "\r%*s\r", 72, "");
+  std::signal(SIGINT, SIG_DFL);
+}
+
+bool ProgressBar::operator()(double f) {
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (tty_ && t > 1.0) {
+    const int width = 40, filled = static_cast<int>(f * width + 0.5);
+    std::fprintf(stderr, "\r%-10s [%s%s] %3d%% %6.1fs", label_.c_str(), std::string(filled, '#').c_str(),
+                 std::string(width - filled, ' ').c_str(), static_cast<int>(f * 100 + 0.5), t);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  return !g_interrupted;
+}
+
+SolveOptions solve_options(const Args& args) {
+  SolveOptions o;
+  o.rcond = args.number("rcond", -1.0);
+  o.min_valid = static_cast<int>(args.integer("min-valid", 1, 1, 1 << 30));
+  o.ridge = args.number("ridge", 0.0);
+  if (o.ridge < 0) throw InputError("--ridge: expected a value >= 0, found " + args.get("ridge", ""));
+  o.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));
+  if (const auto d = args.get("dtype")) o.output = parse_dtype(*d, "--dtype");
+  o.memory = static_cast<std::size_t>(args.integer("memory", 256, 16, 1 << 20)) << 20;
+  const std::string method = args.get("method", "auto");
+  if (method == "exact") o.method = Method::Exact;
+  else if (method != "auto") throw InputError("--method: expected auto or exact, found '" + method + "'");
+  return o;
+}
+
+void device_options(const Args& args, SolveOptions& o, const char* fallback) {
+  o.device_memory = static_cast<std::size_t>(args.integer("device-memory", 0, 0, 1 << 24)) << 20;
+  const std::string device = args.get("device", fallback);
+  try {
+    o.device = resolve_device(parse_device(device, "--device"));
+  } catch (const NumericalError& e) {
+    throw NumericalError("--device " + device + ": " + e.what() + "; use --device cpu or auto");
+  }
+  const std::string precision = args.get("device-precision", "mixed");
+  if (precision != "mixed" && precision != "float64")
+    throw InputError("--device-precision: expected mixed or float64, found '" + precision + "'");
+  o.device_float64 = precision == "float64";
+}
+
+void json_paths(Json& j, const PathCounts& paths) {
+  j.key("paths").begin_object();
+  for (std::size_t i = 0; i < kPathCount; ++i) j.field(path_name(static_cast<SolvePath>(i)), paths[i]);
+  j.end_object();
+}
+
+void json_status(Json& j, const SolveTotals& t) {
+  j.key("status").begin_object();
+  for (std::size_t s = 0; s < t.status.size(); ++s) j.field(status_name(static_cast<PixelStatus>(s)), t.status[s]);
+  j.end_object();
+}
+
+std::string summary(const SolveTotals& t) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%zu pixels in %.3f s on %d threads: %zu ok, %zu min-norm, %zu no-data, %zu too-few, %zu failed",
+                t.pixels, t.engine_seconds, t.threads, t.status[0], t.status[1], t.status[2], t.status[3], t.status[4]);
+  return buf;
+}
+
+std::string paths_text(const PathCounts& paths) {
+  std::string s;
+  for (std::size_t i = 0; i < kPathCount; ++i)
+    if (paths[i]) s += std::string(" ") + path_name(static_cast<SolvePath>(i)) + " " + std::to_string(paths[i]);
+  return s;
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::cerr << "cubesolve-cli: warning: " << w << "\n";
+}
+
+// VmHWM (which, unlike ru_maxrss, does not inherit the peak of the process
+// that started this one).
+double peak_memory_mb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+}  // namespace cubesolve::cli

@@ -1,0 +1,54 @@
+#pragma once
+// What the commands share: the progress bar (and Ctrl-C), the solve options
+// from the command line, and the report pieces every JSON and text report has.
+
+#include "args.hpp"
+#include "json.hpp"
+
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/progress.hpp>
+#include <cubesolve/workflow/streamed.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace cubesolve::cli {
+
+/// A progress bar on stderr, shown only on a terminal and only once the work
+/// has taken more than a second. Ctrl-C cancels through it.
+class ProgressBar {
+public:
+  explicit ProgressBar(std::string label);
+  ~ProgressBar();
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+  bool operator()(double fraction);
+  Progress callback() {
+    return [this](double f) { return (*this)(f); };
+  }
+
+private:
+  std::string label_;
+  bool tty_, shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+/// --rcond, --min-valid, --ridge, --threads, --dtype, --memory, --method.
+SolveOptions solve_options(const Args& args);
+/// --device (default `fallback`), --device-precision and --device-memory.
+/// Throws NumericalError (exit 4) for --device cuda without a usable device.
+void device_options(const Args& args, SolveOptions& o, const char* fallback);
+
+void json_paths(Json& j, const PathCounts& paths);
+void json_status(Json& j, const SolveTotals& t);
+/// "N pixels in S s on T threads: k ok, ..."
+std::string summary(const SolveTotals& t);
+/// " full 4 dual 249996": the paths that took pixels.
+std::string paths_text(const PathCounts& paths);
+/// Prints each warning on stderr.
+void print_warnings(const std::vector<std::string>& warnings);
+
+/// The peak resident memory of this program in MB.
+double peak_memory_mb();
+
+}  // namespace cubesolve::cli

@@ -1,0 +1,34 @@
+#pragma once
+// A solve's inputs as both front ends name them: a cube file (or a MintPy
+// stack), a design (a file or a description), optional weights.
+
+#include <cubesolve/data/designs.hpp>
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/io/stream.hpp>
+
+#include <memory>
+#include <string>
+
+namespace cubesolve {
+
+/// Whether the cube at `cube_path` with design `design` is a MintPy stack
+/// that brings its own SBAS design (a .h5/.he5 cube and the design "sbas").
+bool is_stack(const std::string& cube_path, const std::string& design);
+
+/// The inputs, opened to be read a block of rows at a time.
+struct Inputs {
+  std::unique_ptr<CubeReader> cube, weights;
+  Design design;
+  std::string cube_name, design_name, weights_name;  // as the messages name them (the paths)
+
+  /// Rows [r0, r1) of the cube (and the weights), checked against the design.
+  /// Throws IoError, InputError naming the file and the row.
+  Array rows(std::size_t r0, std::size_t r1, Array* weights_rows) const;
+};
+
+/// Opens the cube (a MintPy stack with its SBAS design when is_stack()),
+/// makes the design, opens the weights (when `weights` is not empty), and
+/// checks that their shapes agree. Throws IoError, InputError naming the file.
+Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std::string& weights = "");
+
+}  // namespace cubesolve

@@ -1,0 +1,70 @@
+#pragma once
+// A result as files: X and, on request, the diagnostics, the model cube A·X
+// and the residuals Y − A·X, as .npy or GeoTIFF. Written whole (the GUI's
+// export) or a block of rows at a time (the streamed solve); the files
+// appear together when all are complete, or not at all.
+
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/io/files.hpp>
+#include <cubesolve/io/raster.hpp>
+#include <cubesolve/io/stream.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cubesolve {
+
+/// The parts of a result.
+enum class ResultPart { X, NValid, Rank, Rss, Status, Cond, Model, Residual };
+
+/// Where the parts go: X always; with a prefix, the diagnostics as
+/// PREFIX_nvalid, _rank, _rss, _status and _cond in X's format (.npy or
+/// .tif); the model and residual cubes where named.
+struct ResultPaths {
+  std::string x, diagnostics, model, residual;
+
+  /// Every part named and its path, X first.
+  std::vector<std::pair<ResultPart, std::string>> files() const;
+  /// Throws InputError for a path whose extension names no format this
+  /// build writes (.npy; .tif and .tiff with GDAL).
+  void check() const;
+};
+
+/// The band name of a part (GeoTIFF band descriptions).
+const char* part_name(ResultPart part);
+
+/// Writes a result's parts a block of rows at a time into temporary files,
+/// renamed onto their paths by commit().
+class ResultWriter {
+public:
+  /// For a cube of `shape` (N, H, W) and `cube_type`, a design of M unknowns,
+  /// X in `x_type`; GeoTIFFs get `geo`. Throws IoError, InputError.
+  ResultWriter(const ResultPaths& paths, const Shape& shape, std::size_t M, DType x_type, DType cube_type,
+               const GeoReference& geo);
+  ~ResultWriter();
+  /// The parts of a solved block of rows starting at r0 (`block` is the
+  /// cube's rows, for the residuals). Throws IoError.
+  void write(std::size_t r0, const SolveResult& r, const Design& design, const Array& block);
+  /// Completes and renames every file; returns their paths. Throws IoError.
+  std::vector<std::string> commit();
+  /// Bytes per row of the cube the model and residual parts hold in memory.
+  static std::size_t extra_bytes_per_row(const ResultPaths& paths, const Shape& shape, DType x_type);
+
+private:
+  struct Target {
+    ResultPart part;
+    std::unique_ptr<CubeWriter> writer;
+  };
+  OutputSet out_;
+  std::vector<Target> targets_;
+};
+
+/// Writes a whole result (rows 0..H of `cube`) at once. Returns the paths.
+/// Throws IoError, InputError.
+std::vector<std::string> write_result(const ResultPaths& paths, const SolveResult& r, const Design& design,
+                                      const Array& cube, const GeoReference& geo);
+
+}  // namespace cubesolve

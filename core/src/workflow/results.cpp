@@ -1,0 +1,115 @@
+#include <cubesolve/workflow/results.hpp>
+
+#include <cubesolve/error.hpp>
+
+
+namespace cubesolve {
+
+namespace {
+
+bool is_diagnostic(ResultPart p) { return p != ResultPart::X && p != ResultPart::Model && p != ResultPart::Residual; }
+
+/// A (H, W) array as one band (1, H, W), sharing nothing.
+Array as_band(const Array& a) {
+  Array b = a;
+  b.reshape({1, a.dim(0), a.dim(1)});
+  return b;
+}
+
+}  // namespace
+
+const char* part_name(ResultPart part) {
+  switch (part) {
+    case ResultPart::X: return "x";
+    case ResultPart::NValid: return "n_valid";
+    case ResultPart::Rank: return "rank";
+    case ResultPart::Rss: return "rss";
+    case ResultPart::Status: return "status";
+    case ResultPart::Cond: return "cond";
+    case ResultPart::Model: return "model";
+    case ResultPart::Residual: return "residual";
+  }
+  return "?";
+}
+
+std::vector<std::pair<ResultPart, std::string>> ResultPaths::files() const {
+  std::vector<std::pair<ResultPart, std::string>> f{{ResultPart::X, x}};
+  if (!diagnostics.empty()) {
+    const std::string ext = is_geotiff_path(x) ? ".tif" : ".npy";
+    for (const auto& [part, suffix] : {std::pair{ResultPart::NValid, "_nvalid"}, std::pair{ResultPart::Rank, "_rank"},
+                                       std::pair{ResultPart::Rss, "_rss"}, std::pair{ResultPart::Status, "_status"},
+                                       std::pair{ResultPart::Cond, "_cond"}})
+      f.emplace_back(part, diagnostics + suffix + ext);
+  }
+  if (!model.empty()) f.emplace_back(ResultPart::Model, model);
+  if (!residual.empty()) f.emplace_back(ResultPart::Residual, residual);
+  return f;
+}
+
+void ResultPaths::check() const {
+  for (const auto& [part, path] : files()) {
+    if (has_extension(path, ".npy") || (raster_support() && is_geotiff_path(path))) continue;
+    throw InputError(path + ": expected the " + part_name(part) + " output to end in .npy" +
+                     (raster_support() ? " or .tif" : "") + ", found another extension");
+  }
+}
+
+ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::size_t M, DType x_type, DType cube_type,
+                           const GeoReference& geo) {
+  const std::size_t N = shape[0], H = shape[1], W = shape[2];
+  for (const auto& [part, path] : paths.files()) {
+    const std::size_t bands = part == ResultPart::X ? M : is_diagnostic(part) ? 1 : N;
+    const std::string temp = out_.add_external(path);
+    if (is_geotiff_path(path)) {
+      std::vector<std::string> names;
+      for (std::size_t b = 0; b < bands; ++b) names.push_back(bands == 1 ? part_name(part) : part_name(part) + std::to_string(b));
+      targets_.push_back({part, geotiff_writer(temp, {bands, H, W}, geo, names)});
+      continue;
+    }
+    DType type = part == ResultPart::Residual ? cube_type : x_type;
+    if (part == ResultPart::NValid || part == ResultPart::Rank) type = DType::Int32;
+    if (part == ResultPart::Rss || part == ResultPart::Cond) type = DType::Float64;
+    if (part == ResultPart::Status) type = DType::UInt8;
+    targets_.push_back({part, npy_writer(temp, type, {bands, H, W}, is_diagnostic(part) ? Shape{H, W} : Shape{})});
+  }
+}
+
+ResultWriter::~ResultWriter() = default;
+
+void ResultWriter::write(std::size_t r0, const SolveResult& r, const Design& design, const Array& block) {
+  std::optional<Array> model;
+  for (auto& t : targets_) {
+    switch (t.part) {
+      case ResultPart::X: t.writer->rows(r0, r.x); break;
+      case ResultPart::NValid: t.writer->rows(r0, as_band(r.n_valid)); break;
+      case ResultPart::Rank: t.writer->rows(r0, as_band(r.rank)); break;
+      case ResultPart::Rss: t.writer->rows(r0, as_band(r.rss)); break;
+      case ResultPart::Status: t.writer->rows(r0, as_band(r.status)); break;
+      case ResultPart::Cond: t.writer->rows(r0, as_band(r.cond)); break;
+      case ResultPart::Model:
+      case ResultPart::Residual:
+        if (!model) model = model_cube(design, r.x);
+        t.writer->rows(r0, t.part == ResultPart::Model ? *model : residual_cube(block, *model));
+    }
+  }
+}
+
+std::vector<std::string> ResultWriter::commit() {
+  for (auto& t : targets_) t.writer->finish();
+  const std::vector<std::string> written = out_.paths();
+  out_.commit();
+  return written;
+}
+
+std::size_t ResultWriter::extra_bytes_per_row(const ResultPaths& paths, const Shape& shape, DType x_type) {
+  return paths.model.empty() && paths.residual.empty() ? 0 : 2 * shape[0] * shape[2] * dtype_size(x_type);
+}
+
+std::vector<std::string> write_result(const ResultPaths& paths, const SolveResult& r, const Design& design,
+                                      const Array& cube, const GeoReference& geo) {
+  ResultWriter writer(paths, cube.shape(), design.cols(), r.x.dtype(), cube.dtype(), geo);
+  writer.write(0, r, design, cube);
+  return writer.commit();
+}
+
+}  // namespace cubesolve

@@ -1,0 +1,250 @@
+#include "document.hpp"
+
+#include <cubesolve/data/demo.hpp>
+#include <cubesolve/data/designs.hpp>
+#include <cubesolve/error.hpp>
+#include <cubesolve/image/image.hpp>
+#include <cubesolve/io/files.hpp>
+#include <cubesolve/io/mintpy.hpp>
+#include <cubesolve/io/npy.hpp>
+#include <cubesolve/workflow/results.hpp>
+
+#include <QDir>
+#include <QFileInfo>
+
+namespace cubesolve::ui {
+
+namespace {
+
+using Change = Document::Change;
+
+/// A cube read and analysed, as a change.
+Change cube_change(Array cube, const std::string& path, GeoReference geo) {
+  check_cube(cube, path);
+  Change c;
+  c.masks = analyze_masks(cube);
+  c.cube = std::make_shared<const Array>(std::move(cube));
+  c.geo = std::move(geo);
+  c.cube_name = QString::fromStdString(path);
+  return c;
+}
+
+/// A cube file, or a MintPy stack's kept interferograms with their design.
+Change read_cube_file(const std::string& path) {
+  if (stack_support() && is_stack_path(path)) {
+    InsarStack s = kept_only(read_mintpy_stack(path));
+    Change c = cube_change(std::move(s.cube), path, {});
+    c.design = std::make_shared<const Design>(sbas_design(s.pairs, nullptr, path), "sbas");
+    c.design_name = QObject::tr("sbas from %1").arg(QFileInfo(QString::fromStdString(path)).fileName());
+    return c;
+  }
+  GeoReference geo;
+  Array cube = read_cube(path, &geo);
+  return cube_change(std::move(cube), path, std::move(geo));
+}
+
+/// A design for a cube of n rows (0: no cube yet).
+Change design_change(Array a, const std::string& name, std::size_t n) {
+  auto d = std::make_shared<const Design>(a, name);
+  if (n && d->rows() != n)
+    throw InputError(name + ": expected " + std::to_string(n) + " rows (one per observation of the cube), found " +
+                     std::to_string(d->rows()));
+  Change c;
+  c.design = std::move(d);
+  c.design_name = QString::fromStdString(name);
+  return c;
+}
+
+/// Weights of the cube's shape, with the cube's masks redone under them.
+Change weights_change(Array w, const std::string& path, const std::shared_ptr<const Array>& cube) {
+  if (!cube) throw InputError("open a cube before its weights");
+  if (w.shape() != cube->shape())
+    throw InputError(path + ": expected the cube's shape " + shape_string(cube->shape()) + ", found " +
+                     shape_string(w.shape()));
+  Change c;
+  c.weights = std::make_shared<const Array>(std::move(w));
+  c.weights_name = QString::fromStdString(path);
+  c.masks = analyze_masks(*cube, c.weights.get());
+  return c;
+}
+
+}  // namespace
+
+Document::Document(QObject* parent) : QObject(parent), worker_(new Worker(this)) {
+  connect(worker_, &Worker::progress, this, [this](int id, double f) {
+    if (id == pending_) emit progress(f);
+  });
+  connect(worker_, &Worker::finished, this, [this](int id, std::shared_ptr<const SolveResult> r) {
+    if (id != pending_) return;
+    pending_ = 0;
+    result_ = std::move(r);
+    result_options_ = pending_options_;
+    emit solved();
+  });
+  connect(worker_, &Worker::cancelled, this, [this](int id) {
+    if (id != pending_) return;
+    pending_ = 0;
+    emit solveCancelled();
+  });
+  connect(worker_, &Worker::failed, this, [this](int id, const QString& message) {
+    if (id != pending_) return;
+    pending_ = 0;
+    emit solveFailed(message);
+  });
+}
+
+void Document::load(const char* job, std::function<Change()> work) {
+  worker_->run<Change>(job, std::move(work), [this](Change c) { apply(std::move(c)); },
+                       [this](const QString& message) { fail(message); });
+}
+
+void Document::fail(const QString& message) { emit failed(message); }
+
+void Document::apply(Change c) {
+  if (c.cube) {
+    cube_ = std::move(c.cube);
+    cube_name_ = c.cube_name;
+    geo_ = std::move(c.geo);
+    result_.reset();
+    if (c.drop_weights || (weights_ && weights_->shape() != cube_->shape())) weights_.reset();
+  }
+  if (c.masks) masks_ = std::move(c.masks);
+  if (c.design) {
+    design_ = std::move(c.design);
+    design_name_ = c.design_name;
+  }
+  if (c.weights) {
+    weights_ = std::move(c.weights);
+    weights_name_ = c.weights_name;
+    use_weights_ = true;
+  }
+  if (cube_ && design_ && design_->rows() == cube_->dim(0)) solve();  // before loaded(): solving() tells
+  emit loaded();
+}
+
+void Document::openDemo(const QString& name, int size) {
+  const std::string n = name.toStdString();
+  load("demo", [n, size, name] {
+    DemoCube d = make_demo(n, static_cast<std::size_t>(size));
+    Change c = cube_change(std::move(d.cube), n, {});
+    c.cube_name = tr("demo: %1").arg(name);
+    c.design = std::make_shared<const Design>(d.design, n);
+    c.design_name = c.cube_name;
+    c.drop_weights = true;
+    return c;
+  });
+}
+
+void Document::openCube(const QString& path) {
+  cancel();
+  const std::string p = path.toStdString();
+  load("read cube", [p] { return read_cube_file(p); });
+}
+
+void Document::openDesign(const QString& path) {
+  const std::string p = path.toStdString();
+  const std::size_t n = cube_ ? cube_->dim(0) : 0;
+  load("read design", [p, n] { return design_change(read_array(p), p, n); });
+}
+
+void Document::buildDesign(const QString& spec, const QString& pairs, const QString& times) {
+  if (!cube_) return fail(tr("Open a cube before building its design matrix."));
+  const DesignSpec d{spec.toStdString(), pairs.toStdString(), times.toStdString()};
+  const std::size_t n = cube_->dim(0);
+  load("build design", [d, n] { return design_change(make_design(d, n), d.spec, n); });
+}
+
+void Document::openWeights(const QString& path) {
+  const std::string p = path.toStdString();
+  const auto cube = cube_;
+  load("read weights", [p, cube] { return weights_change(read_npy(p), p, cube); });
+}
+
+void Document::openAny(const QString& path) {
+  const std::string p = path.toStdString();
+  if (has_extension(p, ".csv") || has_extension(p, ".txt")) return openDesign(path);
+  if (!cube_ || !has_extension(p, ".npy")) return openCube(path);  // rasters and stacks are cubes
+  // After a cube: a 3-D array of its shape is weights (once a design is
+  // there), another 3-D array a new cube, a 2-D one a design matrix.
+  const auto cube = cube_;
+  const bool has_design = design_ != nullptr;
+  load("read file", [p, cube, has_design] {
+    Array a = read_npy(p);
+    if (a.ndim() == 3 && a.shape() == cube->shape() && has_design) return weights_change(std::move(a), p, cube);
+    if (a.ndim() == 3) return cube_change(std::move(a), p, {});
+    return design_change(std::move(a), p, cube->dim(0));
+  });
+}
+
+void Document::openFiles(const QString& cube, const QString& design, const QString& weights) {
+  const std::string c = cube.toStdString(), d = design.toStdString(), w = weights.toStdString();
+  load("read files", [c, d, w] {
+    Change ch = read_cube_file(c);
+    if (!d.empty()) {
+      Change dc = design_change(read_array(d), d, ch.cube->dim(0));
+      ch.design = std::move(dc.design);
+      ch.design_name = dc.design_name;
+    }
+    if (!w.empty()) {
+      Change wc = weights_change(read_npy(w), w, ch.cube);
+      ch.weights = std::move(wc.weights);
+      ch.weights_name = wc.weights_name;
+      ch.masks = std::move(wc.masks);
+    }
+    return ch;
+  });
+}
+
+void Document::solve() {
+  if (!cube_ || !design_) return fail(tr("Open a cube and a design matrix first."));
+  pending_options_ = options_;
+  pending_ = worker_->solve(cube_, design_, use_weights_ ? weights_ : nullptr, options_);
+  emit solveStarted();
+}
+
+void Document::exportSolution(const QString& path) {
+  if (!result_) return fail(tr("Nothing to export: solve first."));
+  QString base = path;
+  base.chop(static_cast<int>(QFileInfo(path).suffix().size()) + 1);
+  const ResultPaths paths{path.toStdString(), base.toStdString(), {}, {}};
+  const auto result = result_;
+  const auto design = design_;
+  const auto cube = cube_;
+  const GeoReference geo = geo_;
+  worker_->run<QStringList>(
+      "export solution",
+      [paths, result, design, cube, geo] {
+        paths.check();
+        QStringList written;
+        for (const auto& p : write_result(paths, *result, *design, *cube, geo)) written << QString::fromStdString(p);
+        return written;
+      },
+      [this](QStringList written) { emit exported(written); }, [this](const QString& m) { fail(m); });
+}
+
+void Document::exportChannels(const QString& folder) {
+  if (!result_) return fail(tr("Nothing to export: solve first."));
+  const auto result = result_;
+  const std::string dir = folder.toStdString();
+  worker_->run<QStringList>(
+      "export channels",
+      [result, dir] {
+        const Array& x = result->x;
+        const std::size_t M = x.dim(0), H = x.dim(1), W = x.dim(2);
+        OutputSet out;
+        for (std::size_t j = 0; j < M; ++j) {
+          const std::vector<double> v = plane(x, j);
+          const auto [lo, hi] = robust_range(v.data(), v.size(), true);
+          const QString name = QString("x%1.png").arg(j, 3, 10, QChar('0'));
+          write_png(out.add(QDir(QString::fromStdString(dir)).filePath(name).toStdString()),
+                    colorize(v.data(), H, W, Colormap::RdBu, lo, hi));
+        }
+        QStringList written;
+        for (const auto& p : out.paths()) written << QString::fromStdString(p);
+        out.commit();
+        return written;
+      },
+      [this](QStringList written) { emit exported(written); }, [this](const QString& m) { fail(m); });
+}
+
+}  // namespace cubesolve::ui

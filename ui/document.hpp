@@ -1,0 +1,119 @@
+#pragma once
+// The document under the window: the cube and its mask statistics, the
+// design, the weights, the last result and the options it was solved with.
+// It has no widget. Every file read, demo build, solve and export runs on
+// the worker thread; the document changes on the GUI thread when a job is
+// done, and says so by signal.
+
+#include "worker.hpp"
+
+#include <cubesolve/data/mask.hpp>
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/io/raster.hpp>
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <optional>
+
+namespace cubesolve::ui {
+
+class Document : public QObject {
+  Q_OBJECT
+public:
+  explicit Document(QObject* parent = nullptr);
+
+  // What is loaded (null before).
+  std::shared_ptr<const Array> cube() const { return cube_; }
+  const MaskStats* masks() const { return masks_ ? &*masks_ : nullptr; }
+  const GeoReference& geo() const { return geo_; }
+  std::shared_ptr<const Design> design() const { return design_; }
+  std::shared_ptr<const Array> weights() const { return weights_; }
+  std::shared_ptr<const SolveResult> result() const { return result_; }
+  /// The options result() was solved with.
+  const SolveOptions& resultOptions() const { return result_options_; }
+  const QString& cubeName() const { return cube_name_; }
+  const QString& designName() const { return design_name_; }
+  const QString& weightsName() const { return weights_name_; }
+  bool useWeights() const { return use_weights_; }
+  void setUseWeights(bool on) { use_weights_ = on; }
+  /// The options the next solve uses.
+  void setOptions(const SolveOptions& options) { options_ = options; }
+  const SolveOptions& options() const { return options_; }
+
+  // Jobs. Each ends with loaded() (and a solve when a cube and a design of
+  // as many rows are there), exported() or failed(); what was there stays
+  // when a job fails.
+  void openDemo(const QString& name, int size = 0);
+  /// A cube (NPY or any raster GDAL reads); a MintPy stack (.h5) brings its
+  /// SBAS design.
+  void openCube(const QString& path);
+  void openDesign(const QString& path);
+  /// "sbas" from a pairs file, or "poly:D" / "harmonic:K[:P]" from a times
+  /// file (empty: band index).
+  void buildDesign(const QString& spec, const QString& pairs, const QString& times);
+  void openWeights(const QString& path);
+  /// Opens a file as what it looks like: CSV or 2-D = design, 3-D = cube, or
+  /// weights when it has the cube's shape and a design is loaded.
+  void openAny(const QString& path);
+  /// A cube and, where named, its design and weights, as one job.
+  void openFiles(const QString& cube, const QString& design, const QString& weights);
+
+  /// Solves with options() (and the weights when useWeights()).
+  void solve();
+  void cancel() { worker_->cancel(); }
+  /// True from solve() until its result, cancellation or failure arrives.
+  bool solving() const { return pending_ != 0; }
+
+  /// X and its diagnostics (_nvalid, _rank, _rss, _status, _cond) beside it:
+  /// .npy, or GeoTIFF (.tif) with the cube's georeference.
+  void exportSolution(const QString& path);
+  /// Every channel of X as a PNG (xNNN.png) into `folder`.
+  void exportChannels(const QString& folder);
+
+  Worker& worker() { return *worker_; }
+
+signals:
+  void loaded();
+  void solveStarted();
+  void progress(double fraction);
+  void solved();
+  void solveCancelled();
+  void solveFailed(const QString& message);
+  void exported(const QStringList& paths);
+  void failed(const QString& message);
+
+public:
+  /// What a job read, applied at once on the GUI thread.
+  struct Change {
+    std::shared_ptr<const Array> cube;  // a new cube (with masks, geo, name)
+    std::optional<MaskStats> masks;     // its masks, or the current cube's with new weights
+    GeoReference geo;
+    QString cube_name;
+    std::shared_ptr<const Design> design;
+    QString design_name;
+    std::shared_ptr<const Array> weights;
+    QString weights_name;
+    bool drop_weights = false;  // the new cube comes without weights (a demo)
+  };
+
+private:
+  void load(const char* job, std::function<Change()> work);
+  void apply(Change change);
+  void fail(const QString& message);
+
+  Worker* worker_ = nullptr;
+  std::shared_ptr<const Array> cube_, weights_;
+  std::shared_ptr<const Design> design_;
+  std::optional<MaskStats> masks_;
+  GeoReference geo_;
+  std::shared_ptr<const SolveResult> result_;
+  SolveOptions options_, result_options_, pending_options_;
+  QString cube_name_, design_name_, weights_name_;
+  bool use_weights_ = true;
+  int pending_ = 0;  // the solve whose answer is awaited
+};
+
+}  // namespace cubesolve::ui
