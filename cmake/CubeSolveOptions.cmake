@@ -30,6 +30,10 @@ option(CUBESOLVE_CUDA "Build the CUDA backend (cuBLAS, cuSOLVER)" ${_cuda_defaul
 find_package(GDAL QUIET)
 option(CUBESOLVE_GDAL "Read and write rasters through GDAL" ${GDAL_FOUND})
 
+# MintPy stacks (ifgramStack.h5) through the HDF5 C library, with or without GDAL.
+find_package(HDF5 QUIET COMPONENTS C)
+option(CUBESOLVE_HDF5 "Read MintPy stacks through HDF5" ${HDF5_FOUND})
+
 option(CUBESOLVE_MPI "Spread the CLI's solve over MPI ranks" OFF)
 option(CUBESOLVE_STRICT "Treat compiler warnings as errors" OFF)
 
@@ -42,11 +46,22 @@ else()
 endif()
 option(CUBESOLVE_TESTS "Build the Qt Test programs" ${_tests_default})
 
+# ASan + UBSan (the asan preset): the core, the CLI and the tests.
+option(CUBESOLVE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+if(CUBESOLVE_SANITIZE)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined> $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=undefined>)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# Warnings for C++, and for CUDA through the host compiler.
 function(cubesolve_warnings target)
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow>)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow>
+                                             $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
     if(CUBESOLVE_STRICT)
-      target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+      target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+                                               $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
     endif()
   endif()
 endfunction()

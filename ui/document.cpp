@@ -58,9 +58,7 @@ Change design_change(Array a, const std::string& name, std::size_t n) {
 /// Weights of the cube's shape, with the cube's masks redone under them.
 Change weights_change(Array w, const std::string& path, const std::shared_ptr<const Array>& cube) {
   if (!cube) throw InputError("open a cube before its weights");
-  if (w.shape() != cube->shape())
-    throw InputError(path + ": expected the cube's shape " + shape_string(cube->shape()) + ", found " +
-                     shape_string(w.shape()));
+  check_like_cube(w.shape(), cube->shape(), path);
   Change c;
   c.weights = std::make_shared<const Array>(std::move(w));
   c.weights_name = QString::fromStdString(path);

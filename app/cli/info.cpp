@@ -50,9 +50,7 @@ InfoReport analyse(const Args& args) {
     cube = reader->rows(0, reader->shape()[1]);
     if (const auto w = args.get("weights")) {
       weights = read_npy(*w);
-      if (weights.shape() != cube.shape())
-        throw InputError(*w + ": expected the cube's shape " + shape_string(cube.shape()) + ", found " +
-                         shape_string(weights.shape()));
+      check_like_cube(weights.shape(), cube.shape(), *w);
     }
   }
   const bool weighted = args.get("weights").has_value();

@@ -2,6 +2,8 @@
 // would, results read back and compared with per-pixel gelsd.
 #include "reference.hpp"
 
+#include <cubesolve/engine/device.hpp>
+#include <cubesolve/error.hpp>
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
 
@@ -83,18 +85,13 @@ private slots:
     const Array nvalid = read_npy(sfile("d_nvalid.npy")), status = read_npy(sfile("d_status.npy"));
     QVERIFY(QFile::exists(file("d_rank.npy")) && QFile::exists(file("d_rss.npy")));
     const std::size_t P = H * W;
-    std::vector<double> y(N), xp(M);
+    QVERIFY(testing::max_lstsq_error(a_, N, M, P, [&](std::size_t i, std::size_t p) { return y_[i * P + p]; },
+                                     [&](std::size_t j, std::size_t p) { return x.value(j * P + p); }) <= 1e-9);
     for (std::size_t p = 0; p < P; ++p) {
-      for (std::size_t i = 0; i < N; ++i) y[i] = y_[i * P + p];
-      const auto ref = testing::lstsq(a_, N, M, y.data(), nullptr);
-      for (std::size_t j = 0; j < M; ++j) xp[j] = x.value(j * P + p);
-      QCOMPARE(nvalid.value(p), static_cast<double>(ref.nvalid));
-      if (ref.nvalid == 0) {
-        for (double v : xp) QVERIFY(std::isnan(v));
-        QCOMPARE(status.value(p), 2.0);
-        continue;
-      }
-      QVERIFY(testing::rel_error(xp, ref.x) <= 1e-9);
+      double valid = 0;
+      for (std::size_t i = 0; i < N; ++i) valid += std::isfinite(y_[i * P + p]);
+      QCOMPARE(nvalid.value(p), valid);
+      if (valid == 0) QCOMPARE(status.value(p), 2.0);
     }
     // Default output keeps the cube's float32.
     QCOMPARE(cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("x32.npy")}).code, 0);
@@ -143,17 +140,10 @@ private slots:
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const Array x = read_npy(sfile("xw.npy"));
     const std::size_t P = H * W;
-    std::vector<double> y(N), wp(N), xp(M);
-    for (std::size_t p = 0; p < P; ++p) {
-      for (std::size_t i = 0; i < N; ++i) {
-        y[i] = y_[i * P + p];
-        wp[i] = w[i * P + p];
-      }
-      const auto ref = testing::lstsq(a_, N, M, y.data(), wp.data());
-      if (ref.nvalid == 0) continue;
-      for (std::size_t j = 0; j < M; ++j) xp[j] = x.value(j * P + p);
-      QVERIFY(testing::rel_error(xp, ref.x) <= 1e-9);
-    }
+    QVERIFY(testing::max_lstsq_error(
+                a_, N, M, P, [&](std::size_t i, std::size_t p) { return y_[i * P + p]; },
+                [&](std::size_t j, std::size_t p) { return x.value(j * P + p); },
+                [&](std::size_t i, std::size_t p) { return w[i * P + p]; }) <= 1e-9);
     QCOMPARE(cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("xr.npy"), "--ridge", "0.3"}).code, 0);
     QCOMPARE(cli({"verify", file("cube.npy"), file("A.npy"), file("xr.npy"), "--ridge", "0.3"}).code, 0);
   }
@@ -250,15 +240,17 @@ private slots:
     QVERIFY2(streamed.code == 0, qPrintable(streamed.err));
     const QJsonObject j = QJsonDocument::fromJson(streamed.out.toUtf8()).object();
     QVERIFY(j["blocks"].toInt() > 4);
-    // The process's own footprint (code, libraries, BLAS buffers) is what the
-    // small solve peaks at; the big one may add its budget and a little more.
-    QVERIFY2(peak(streamed) - peak(small) < 16 * 1.5 + 8,
-             qPrintable(QString("peak %1 MB vs %2 MB").arg(peak(streamed)).arg(peak(small))));
     const Run whole = cli({"solve", file("big.npy"), file("bigA.npy"), "-o", file("bigall.npy"), "--diag", file("ball"),
                            "--memory", "4096", "--json"});
     QCOMPARE(whole.code, 0);
     QCOMPARE(QJsonDocument::fromJson(whole.out.toUtf8()).object()["blocks"].toInt(), 1);
+#ifndef __SANITIZE_ADDRESS__  // AddressSanitizer's shadow memory and quarantine dwarf the budget
+    // The process's own footprint (code, libraries, BLAS buffers) is what the
+    // small solve peaks at; the big one may add its budget and a little more.
+    QVERIFY2(peak(streamed) - peak(small) < 16 * 1.5 + 8,
+             qPrintable(QString("peak %1 MB vs %2 MB").arg(peak(streamed)).arg(peak(small))));
     QVERIFY2(peak(whole) - peak(small) > 90, qPrintable(QString("whole %1 small %2").arg(peak(whole)).arg(peak(small))));  // the whole cube was in memory there
+#endif
     for (const char* pair : {"big16.npy|bigall.npy", "b16_status.npy|ball_status.npy", "b16_nvalid.npy|ball_nvalid.npy"}) {
       const QStringList f = QString(pair).split('|');
       QFile a(file(f[0].toUtf8().constData())), b(file(f[1].toUtf8().constData()));
@@ -330,6 +322,13 @@ private slots:
   }
 
   void cudaWithoutBackendIsExit4() {
+    bool device = true;
+    try {
+      resolve_device(Device::Cuda);
+    } catch (const NumericalError&) {
+      device = false;
+    }
+    if (device) QSKIP("a CUDA device is present");
     const Run r = cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("xc.npy"), "--device", "cuda"});
     QCOMPARE(r.code, 4);
     QVERIFY(r.err.contains("--device cuda"));

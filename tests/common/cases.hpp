@@ -105,4 +105,23 @@ inline Case sbas_case(std::size_t dates, std::size_t span, std::size_t size, std
 }
 
 
+/// An InSAR network (14 dates, pairs up to 3 dates apart, 20 x 20 pixels)
+/// that a block of 10 x 8 pixels splits: they lose every interferogram
+/// across the gap between dates 6 and 7, so rank(A_V) = M - 1 = 12 there.
+/// With `others_full`, every other pixel has all its values.
+constexpr std::size_t kSplitBlock = 80;
+inline bool in_split_block(std::size_t p) { return p % 20 < 8 && p / 20 < 10; }
+inline Case split_network_case(bool others_full = false) {
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  Case c = sbas_case(14, 3, 20, pairs);
+  const std::size_t P = 400;
+  for (std::size_t k = 0; k < pairs.size(); ++k)
+    for (std::size_t p = 0; p < P; ++p) {
+      const bool across = pairs[k].first <= 6 && pairs[k].second > 6;
+      if (in_split_block(p) && across) c.y[k * P + p] = kNaN;
+      else if (others_full && std::isnan(c.y[k * P + p])) c.y[k * P + p] = 0.5;
+    }
+  return c;
+}
+
 }  // namespace testing

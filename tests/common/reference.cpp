@@ -1,13 +1,11 @@
 #include "reference.hpp"
 
+#include "engine/lapack.hpp"  // the BLAS/LAPACK prototypes (the reference calls dgelsd itself)
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
-
-extern "C" void dgelsd_(const int* m, const int* n, const int* nrhs, double* a, const int* lda, double* b,
-                        const int* ldb, double* s, const double* rcond, int* rank, double* work, const int* lwork,
-                        int* iwork, int* info);
 
 namespace testing {
 
@@ -78,6 +76,31 @@ std::vector<double> ridge(const std::vector<double>& a, std::size_t n, std::size
   std::vector<double> x(m);
   for (std::size_t r = 0; r < m; ++r) x[r] = g[r * (m + 1) + m] / g[r * (m + 1) + r];
   return x;
+}
+
+double max_lstsq_error(const std::vector<double>& a, std::size_t n, std::size_t m, std::size_t pixels,
+                       const std::function<double(std::size_t, std::size_t)>& y,
+                       const std::function<double(std::size_t, std::size_t)>& x,
+                       const std::function<double(std::size_t, std::size_t)>& w, double rcond) {
+  double worst = 0;
+  std::vector<double> yp(n), wp(n), xp(m);
+  for (std::size_t p = 0; p < pixels; ++p) {
+    for (std::size_t i = 0; i < n; ++i) {
+      yp[i] = y(i, p);
+      if (w) wp[i] = w(i, p);
+    }
+    for (std::size_t j = 0; j < m; ++j) xp[j] = x(j, p);
+    const Reference ref = lstsq(a, n, m, yp.data(), w ? wp.data() : nullptr, rcond);
+    if (ref.nvalid == 0) {
+      for (double v : xp)
+        if (!std::isnan(v)) return HUGE_VAL;
+      continue;
+    }
+    const double e = rel_error(xp, ref.x);
+    if (std::isnan(e)) return HUGE_VAL;
+    worst = std::max(worst, e);
+  }
+  return worst;
 }
 
 double rel_error(const std::vector<double>& a, const std::vector<double>& b) {

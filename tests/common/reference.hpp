@@ -5,6 +5,7 @@
 #include <cubesolve/data/array.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace testing {
@@ -27,6 +28,15 @@ std::vector<double> ridge(const std::vector<double>& a, std::size_t n, std::size
 
 /// ||a - b|| / ||b||.
 double rel_error(const std::vector<double>& a, const std::vector<double>& b);
+
+/// A solution against lstsq pixel by pixel: value i of pixel p is y(i, p),
+/// its weight w(i, p) (no weights when w is empty), x(j, p) the solution's
+/// unknown j. Returns the largest relative error over pixels with valid
+/// rows; +inf when a pixel without any has a number in x.
+double max_lstsq_error(const std::vector<double>& a, std::size_t n, std::size_t m, std::size_t pixels,
+                       const std::function<double(std::size_t, std::size_t)>& y,
+                       const std::function<double(std::size_t, std::size_t)>& x,
+                       const std::function<double(std::size_t, std::size_t)>& w = {}, double rcond = -1);
 
 /// Deterministic pseudo-random numbers for test data.
 class Rng {

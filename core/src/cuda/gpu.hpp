@@ -178,12 +178,18 @@ private:
   std::atomic<std::size_t> systems_{0};
 };
 
+/// A pixel's valid rows (indices into A's rows) and their values.
+struct PixelRows {
+  std::vector<int> rows;
+  std::vector<double> y;
+};
+
 /// Per-pixel normal equations on the device, for comparison: pixel after
-/// pixel (a per-pixel loop), upload A_V and y_V, G = A_V^T A_V and A_V^T y_V by two GEMMs,
-/// Cholesky and solve, in float64. y: `count` pixels x n values, NaN where
-/// missing. Returns the seconds from the first upload to the last result;
-/// x (count x m) gets the solutions, NaN where G was not positive definite.
-double normal_equations(const std::vector<double>& a, std::size_t n, std::size_t m, const std::vector<double>& y,
-                        std::size_t count, std::vector<double>& x);
+/// pixel (a per-pixel loop), upload A_V and y_V, G = A_V^T A_V and A_V^T y_V
+/// by two GEMMs, Cholesky and solve, in float64. `a` is A row-major (n, m).
+/// Returns the seconds from the first upload to the last result; x (pixels x
+/// m) gets the solutions, NaN where G was not positive definite.
+double normal_equations(const std::vector<double>& a, std::size_t m, const std::vector<PixelRows>& pixels,
+                        std::vector<double>& x);
 
 }  // namespace cubesolve::detail::gpu

@@ -632,22 +632,17 @@ void Solver::run(int lane, const Chunk& in, const ChunkResult& out) {
   }
 }
 
-double normal_equations(const std::vector<double>& a, std::size_t n, std::size_t m, const std::vector<double>& y,
-                        std::size_t count, std::vector<double>& x) {
+double normal_equations(const std::vector<double>& a, std::size_t m, const std::vector<PixelRows>& pixels,
+                        std::vector<double>& x) {
   std::shared_ptr<Backend> dev = shared_backend();
-  // Each pixel's A_V (column-major, rows V) and y_V, gathered beforehand.
-  std::vector<std::vector<double>> av(count), yv(count);
+  const std::size_t count = pixels.size(), n = a.size() / std::max<std::size_t>(m, 1);
+  // Each pixel's A_V (column-major, rows V), built beforehand.
+  std::vector<std::vector<double>> av(count);
   for (std::size_t k = 0; k < count; ++k) {
-    for (std::size_t i = 0; i < n; ++i)
-      if (std::isfinite(y[k * n + i])) yv[k].push_back(y[k * n + i]);
-    const std::size_t nv = yv[k].size();
+    const std::size_t nv = pixels[k].rows.size();
     av[k].resize(nv * m);
-    std::size_t r = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!std::isfinite(y[k * n + i])) continue;
-      for (std::size_t j = 0; j < m; ++j) av[k][j * nv + r] = a[i * m + j];
-      ++r;
-    }
+    for (std::size_t j = 0; j < m; ++j)
+      for (std::size_t r = 0; r < nv; ++r) av[k][j * nv + r] = a[static_cast<std::size_t>(pixels[k].rows[r]) * m + j];
   }
   struct Memory {
     Backend& dev;
@@ -669,9 +664,9 @@ double normal_equations(const std::vector<double>& a, std::size_t n, std::size_t
   const int L = held.lane;
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t k = 0; k < count; ++k) {
-    const int nv = static_cast<int>(yv[k].size());
+    const int nv = static_cast<int>(pixels[k].y.size());
     dev->upload(L, A, av[k].data(), av[k].size() * sizeof(double));
-    dev->upload(L, Y, yv[k].data(), yv[k].size() * sizeof(double));
+    dev->upload(L, Y, pixels[k].y.data(), pixels[k].y.size() * sizeof(double));
     dev->gemm(L, 'T', 'N', M, M, nv, 1.0, A, std::max(nv, 1), A, std::max(nv, 1), 0.0, G, M);
     dev->gemm(L, 'T', 'N', M, 1, nv, 1.0, A, std::max(nv, 1), Y, std::max(nv, 1), 0.0, R + k * m, M);
     dev->factor(L, G, M, 1, I + k);
@@ -684,7 +679,7 @@ double normal_equations(const std::vector<double>& a, std::size_t n, std::size_t
   dev->sync(L);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (std::size_t k = 0; k < count; ++k)
-    if (status[k] != 0 || yv[k].empty()) std::fill(x.begin() + static_cast<long>(k * m), x.begin() + static_cast<long>((k + 1) * m), std::numeric_limits<double>::quiet_NaN());
+    if (status[k] != 0 || pixels[k].y.empty()) std::fill(x.begin() + static_cast<long>(k * m), x.begin() + static_cast<long>((k + 1) * m), std::numeric_limits<double>::quiet_NaN());
   return seconds;
 }
 

@@ -111,6 +111,11 @@ void Array::reshape(Shape shape) {
   shape_ = std::move(shape);
 }
 
+void check_like_cube(const Shape& shape, const Shape& cube, const std::string& name) {
+  if (shape != cube)
+    throw InputError(name + ": expected the cube's shape " + shape_string(cube) + ", found " + shape_string(shape));
+}
+
 std::vector<double> plane(const Array& a, std::size_t index) {
   const std::size_t P = a.ndim() >= 2 ? a.dim(a.ndim() - 2) * a.dim(a.ndim() - 1) : a.size();
   std::vector<double> out(P);

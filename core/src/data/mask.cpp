@@ -68,24 +68,9 @@ std::uint64_t hash_words(const std::uint64_t* w, std::size_t count) {
   return h;
 }
 
-}  // namespace
-
-MaskStats analyze_masks(const Array& cube, const Array* weights, const Progress& progress) {
-  if (cube.ndim() != 3)
-    throw InputError("cube: expected 3 dimensions (N, H, W), found shape " + shape_string(cube.shape()));
-  if (weights && weights->shape() != cube.shape())
-    throw InputError("weights: expected the cube's shape " + shape_string(cube.shape()) + ", found " +
-                     shape_string(weights->shape()));
-  MaskStats s;
-  s.n = cube.dim(0);
-  s.height = cube.dim(1);
-  s.width = cube.dim(2);
+/// Packs the masks and counts what is missing, in pixel blocks on all threads.
+void pack_masks(MaskStats& s, const Array& cube, const Array* weights, const Progress& progress) {
   const std::size_t N = s.n, P = s.height * s.width;
-  s.words = std::max<std::size_t>(1, (N + 63) / 64);
-  s.n_valid.assign(P, 0);
-  s.masks.assign(P * s.words, 0);
-
-  // Pack the masks, in pixel blocks on all threads; count what is missing.
   const int threads = detail::thread_count(0);
   std::vector<std::array<std::size_t, 3>> counts(static_cast<std::size_t>(threads), {0, 0, 0});
   auto pack = [&](auto values) {
@@ -123,7 +108,7 @@ MaskStats analyze_masks(const Array& cube, const Array* weights, const Progress&
           c[1] += inf;
           c[2] += zero;
         },
-        progress ? Progress([&](double f) { return progress(0.8 * f); }) : Progress());
+        progress);
   };
   if (cube.dtype() == DType::Float32) pack(cube.data<float>());
   else if (cube.dtype() == DType::Float64) pack(cube.data<double>());
@@ -134,15 +119,18 @@ MaskStats analyze_masks(const Array& cube, const Array* weights, const Progress&
     s.zero_weight += c[2];
   }
   s.missing = s.nan_count + s.inf_count + s.zero_weight;
+}
 
-  // Group identical masks with an open-addressing hash table.
+/// Groups identical masks with an open-addressing hash table.
+void group_masks(MaskStats& s, const Progress& progress) {
+  const std::size_t P = s.pixels();
   std::size_t cap = 16;
   while (cap < 2 * P) cap <<= 1;
   std::vector<std::int32_t> table(cap, -1);  // group id
   std::vector<std::size_t> first;            // first pixel of each group
   s.group_of.assign(P, 0);
   for (std::size_t p = 0; p < P; ++p) {
-    const std::uint64_t* w = s.masks.data() + p * s.words;
+    const std::uint64_t* w = s.mask(p);
     std::size_t slot = hash_words(w, s.words) & (cap - 1);
     for (;;) {
       const std::int32_t g = table[slot];
@@ -153,16 +141,37 @@ MaskStats analyze_masks(const Array& cube, const Array* weights, const Progress&
         first.push_back(p);
         break;
       }
-      if (std::equal(w, w + s.words, s.masks.data() + first[static_cast<std::size_t>(g)] * s.words)) {
+      if (std::equal(w, w + s.words, s.mask(first[static_cast<std::size_t>(g)]))) {
         s.group_of[p] = g;
         ++s.group_size[static_cast<std::size_t>(g)];
         break;
       }
       slot = (slot + 1) & (cap - 1);
     }
-    if (progress && (p & 0xfffff) == 0xfffff && !progress(0.8 + 0.2 * static_cast<double>(p) / static_cast<double>(P)))
+    if (progress && (p & 0xfffff) == 0xfffff && !progress(static_cast<double>(p) / static_cast<double>(P)))
       throw Cancelled();
   }
+}
+
+}  // namespace
+
+MaskStats analyze_masks(const Array& cube, const Array* weights, const Progress& progress) {
+  if (cube.ndim() != 3)
+    throw InputError("cube: expected 3 dimensions (N, H, W), found shape " + shape_string(cube.shape()));
+  if (weights) check_like_cube(weights->shape(), cube.shape(), "weights");
+  MaskStats s;
+  s.n = cube.dim(0);
+  s.height = cube.dim(1);
+  s.width = cube.dim(2);
+  const std::size_t P = s.height * s.width;
+  s.words = std::max<std::size_t>(1, (s.n + 63) / 64);
+  s.n_valid.assign(P, 0);
+  s.masks.assign(P * s.words, 0);
+  auto share = [&](double lo, double hi) {
+    return progress ? Progress([=](double f) { return progress(lo + (hi - lo) * f); }) : Progress();
+  };
+  pack_masks(s, cube, weights, share(0, 0.8));
+  group_masks(s, share(0.8, 1.0));
   return s;
 }
 

@@ -4,6 +4,7 @@
 
 #include "engine/kernels.hpp"
 #include "engine/lapack.hpp"
+#include "engine/parallel.hpp"
 #include "engine/paths.hpp"
 
 #include <algorithm>
@@ -15,6 +16,19 @@ namespace cubesolve::detail {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+}
+
+SolveResult allocate_result(const Array& cube, const Design& design, const SolveOptions& options) {
+  const std::size_t H = cube.dim(1), W = cube.dim(2);
+  SolveResult r;
+  r.x = Array::uninitialized(options.output.value_or(cube.dtype()), {design.cols(), H, W});
+  r.n_valid = Array::uninitialized(DType::Int32, {H, W});
+  r.rank = Array::uninitialized(DType::Int32, {H, W});
+  r.rss = Array::uninitialized(DType::Float64, {H, W});
+  r.status = Array::uninitialized(DType::UInt8, {H, W});
+  r.cond = Array::uninitialized(DType::Float64, {H, W});
+  r.threads = thread_count(options.threads);
+  return r;
 }
 
 Job::Job(const Array& c, const Design& d, const Array* w, const SolveOptions& o, const Planner& p, SolveResult& res)

@@ -19,6 +19,10 @@ namespace gpu {
 class Solver;
 }
 
+/// X (M, H, W) and the diagnostics (H, W) of a solve, unset: every pixel of
+/// every output is written by exactly one path.
+SolveResult allocate_result(const Array& cube, const Design& design, const SolveOptions& options);
+
 /// The state every chunk and group task of one solve reads and writes.
 struct Job {
   const Array& cube;

@@ -66,7 +66,6 @@ Design::Design(const Array& a, const std::string& name) {
   factors_ = std::make_shared<const detail::DesignFactors>(detail::factor_design(a_, rows_, cols_));
 }
 
-const std::vector<double>& Design::singular_values() const { return factors_->sigma; }
 std::size_t Design::rank() const { return factors_->rank; }
 double Design::condition() const {
   const auto& s = factors_->sigma;
@@ -87,9 +86,7 @@ void check_shapes(const Shape& cube, const Design& design, const Shape* weights,
     throw InputError(design_name + ": expected " + std::to_string(cube[0]) + " rows (one per observation of " +
                      cube_name + ", shape " + shape_string(cube) + "), found " + std::to_string(design.rows()) +
                      " rows");
-  if (weights && *weights != cube)
-    throw InputError(weights_name + ": expected the cube's shape " + shape_string(cube) + ", found " +
-                     shape_string(*weights));
+  if (weights) check_like_cube(*weights, cube, weights_name);
 }
 
 void check_inputs(const Array& cube, const Design& design, const Array* weights, const std::string& cube_name,
@@ -178,9 +175,7 @@ Array model_band(const Design& design, const Array& x, std::size_t observation) 
 }
 
 Array residual_cube(const Array& cube, const Array& model) {
-  if (cube.shape() != model.shape())
-    throw InputError("model: expected the cube's shape " + shape_string(cube.shape()) + ", found " +
-                     shape_string(model.shape()));
+  check_like_cube(model.shape(), cube.shape(), "model");
   Array res(cube.dtype(), cube.shape());
   for (std::size_t i = 0; i < cube.size(); ++i) {
     const double y = cube.value(i);

@@ -12,6 +12,18 @@ double default_rcond(std::size_t nv, std::size_t m) {
   return std::numeric_limits<double>::epsilon() * static_cast<double>(std::max(nv, m));
 }
 
+std::size_t valid_rows(const Array& cube, std::size_t p, int* rows, double* y) {
+  const std::size_t N = cube.dim(0), P = cube.dim(1) * cube.dim(2);
+  std::size_t nv = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    const double v = cube.value(i * P + p);
+    if (!std::isfinite(v)) continue;
+    rows[nv] = static_cast<int>(i);
+    y[nv++] = v;
+  }
+  return nv;
+}
+
 namespace {
 std::size_t query_work(int m, int n, std::vector<int>& iwork_size) {
   const int nrhs = 1, lda = std::max(1, m), ldb = std::max({1, m, n}), lwork = -1;

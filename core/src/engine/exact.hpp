@@ -32,6 +32,10 @@ private:
   std::vector<int> iwork_;
 };
 
+/// Pixel p's valid rows of a cube (N, H, W) (its finite values): their
+/// indices into rows and values into y, nv of each. Returns nv.
+std::size_t valid_rows(const Array& cube, std::size_t p, int* rows, double* y);
+
 /// The default rcond of a pixel with nv valid rows: eps * max(nv, M).
 double default_rcond(std::size_t nv, std::size_t m);
 

@@ -15,7 +15,9 @@
 
 namespace cubesolve::detail {
 
-// Vec4 only lives in inline functions: no ABI crosses a call.
+// Vec4 only lives in inline functions: no ABI crosses a call (the warning
+// about its ABI is off for this header alone).
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 /// Four doubles: one AVX register in the AVX2 clone, two SSE2 registers otherwise.
@@ -125,6 +127,8 @@ inline void axpy(double alpha, const double* x, double* y, std::size_t n) {
 }
 
 }  // namespace cubesolve::detail
+
+#pragma GCC diagnostic pop
 
 namespace cubesolve::detail {
 

@@ -24,21 +24,6 @@ Progress part(const Progress& p, double lo, double hi) {
   return [p, lo, hi](double f) { return p(lo + (hi - lo) * f); };
 }
 
-/// X (M, H, W) and the diagnostics (H, W), unset: every pixel of every
-/// output is written by exactly one path.
-SolveResult allocate_result(const Array& cube, const Design& design, const SolveOptions& options) {
-  const std::size_t H = cube.dim(1), W = cube.dim(2);
-  SolveResult r;
-  r.x = Array::uninitialized(options.output.value_or(cube.dtype()), {design.cols(), H, W});
-  r.n_valid = Array::uninitialized(DType::Int32, {H, W});
-  r.rank = Array::uninitialized(DType::Int32, {H, W});
-  r.rss = Array::uninitialized(DType::Float64, {H, W});
-  r.status = Array::uninitialized(DType::UInt8, {H, W});
-  r.cond = Array::uninitialized(DType::Float64, {H, W});
-  r.threads = thread_count(options.threads);
-  return r;
-}
-
 /// Pixels per chunk of the CPU paths: a chunk's values (B x N doubles)
 /// should stay in a core's cache, and small chunks keep cancelling prompt
 /// (a chunk of exact pixels takes milliseconds).

@@ -10,8 +10,6 @@ extern const std::array<unsigned char, 768> k_viridis;
 extern const std::array<unsigned char, 768> k_rdbu;
 }  // namespace detail
 
-const char* colormap_name(Colormap map) { return map == Colormap::Viridis ? "viridis" : "rdbu"; }
-
 const std::uint8_t* colormap_table(Colormap map) {
   return map == Colormap::Viridis ? detail::k_viridis.data() : detail::k_rdbu.data();
 }

@@ -3,6 +3,7 @@
 #include <cubesolve/engine/check.hpp>
 
 #include "cuda/gpu.hpp"
+#include "engine/exact.hpp"
 #include "engine/lapack.hpp"
 #include "engine/parallel.hpp"
 #include "data/random.hpp"
@@ -62,24 +63,20 @@ double read_seconds(const Array& cube, int threads) {
 
 double normal_equations_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels,
                                 int threads) {
-  const std::size_t N = design.rows(), M = design.cols(), P = cube.dim(1) * cube.dim(2);
+  const std::size_t N = design.rows(), M = design.cols();
   const double* A = design.values().data();
   lapack::SingleThreadedBlas single;
   const auto t0 = std::chrono::steady_clock::now();
   detail::parallel_for(pixels.size(), 16, threads, [&](int, std::size_t b, std::size_t e) {
     std::vector<double> av(N * M), g(M * M), rhs(M), y(N);
-    std::vector<int> ipiv(M);
+    std::vector<int> ipiv(M), rows(N);
     for (std::size_t k = b; k < e; ++k) {
-      std::size_t nv = 0;
-      for (std::size_t i = 0; i < N; ++i) {
-        const double v = cube.value(i * P + pixels[k]);
-        if (!std::isfinite(v)) continue;
-        for (std::size_t j = 0; j < M; ++j) av[j * N + nv] = A[i * M + j];
-        y[nv++] = v;
-      }
+      const std::size_t nv = detail::valid_rows(cube, pixels[k], rows.data(), y.data());
       if (nv == 0) continue;
+      for (std::size_t j = 0; j < M; ++j)
+        for (std::size_t a = 0; a < nv; ++a) av[j * N + a] = A[static_cast<std::size_t>(rows[a]) * M + j];
       const int mv = static_cast<int>(nv), m = static_cast<int>(M), ld = static_cast<int>(N), one = 1;
-      // G = A_V^T A_V, rhs = A_V^T y  (the question's torch.linalg.solve on the normal equations).
+      // G = A_V^T A_V, rhs = A_V^T y: torch.linalg.solve on the normal equations, as a per-pixel loop does.
       lapack::gemm('T', 'N', m, m, mv, 1.0, av.data(), ld, av.data(), ld, 0.0, g.data(), m);
       lapack::gemm('T', 'N', m, 1, mv, 1.0, av.data(), ld, y.data(), mv, 0.0, rhs.data(), m);
       int info = 0;
@@ -90,11 +87,15 @@ double normal_equations_seconds(const Array& cube, const Design& design, const s
 }
 
 double normal_equations_device_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels) {
-  const std::size_t N = design.rows(), P = cube.dim(1) * cube.dim(2);
-  std::vector<double> y(pixels.size() * N), x;
-  for (std::size_t k = 0; k < pixels.size(); ++k)
-    for (std::size_t i = 0; i < N; ++i) y[k * N + i] = cube.value(i * P + pixels[k]);
-  return detail::gpu::normal_equations(design.values(), N, design.cols(), y, pixels.size(), x);
+  const std::size_t N = design.rows();
+  std::vector<detail::gpu::PixelRows> systems(pixels.size(), {std::vector<int>(N), std::vector<double>(N)});
+  for (std::size_t k = 0; k < pixels.size(); ++k) {
+    const std::size_t nv = detail::valid_rows(cube, pixels[k], systems[k].rows.data(), systems[k].y.data());
+    systems[k].rows.resize(nv);
+    systems[k].y.resize(nv);
+  }
+  std::vector<double> x;
+  return detail::gpu::normal_equations(design.values(), design.cols(), systems, x);
 }
 
 BenchReport run_bench(const BenchSettings& b) {

@@ -279,22 +279,14 @@ private slots:
   // does, with one SVD for the block's shared mask.
   void splitNetworkLeftToTheCpu() {
     const Emulated device(64 * kMiB);
-    std::vector<std::pair<std::size_t, std::size_t>> pairs;
-    Case c = sbas_case(14, 3, 20, pairs);
+    const Case c = split_network_case(true);
     const std::size_t P = 400, M = 13;
-    for (std::size_t k = 0; k < pairs.size(); ++k)
-      for (std::size_t p = 0; p < P; ++p) {
-        const bool block = p % 20 < 8 && p / 20 < 10;  // 10 x 8 pixels
-        const bool across = pairs[k].first <= 6 && pairs[k].second > 6;
-        if (block && across) c.y[k * P + p] = kNaN;
-        else if (std::isnan(c.y[k * P + p])) c.y[k * P + p] = 0.5;
-      }
     SolveOptions o;
     o.device = Device::Cuda;
     const SolveResult r = run(c, o);
     QVERIFY(r.warnings.empty());
-    QCOMPARE(r.device_pixels, P - 80);
-    QCOMPARE(r.paths[static_cast<std::size_t>(SolvePath::Group)], std::size_t{80});  // one SVD for the block
+    QCOMPARE(r.device_pixels, P - kSplitBlock);
+    QCOMPARE(r.paths[static_cast<std::size_t>(SolvePath::Group)], kSplitBlock);  // one SVD for the block
     QCOMPARE(r.rank.data<std::int32_t>()[0], int(M - 1));
     QCOMPARE(static_cast<PixelStatus>(r.status.data<std::uint8_t>()[0]), PixelStatus::MinNorm);
     QVERIFY(max_error(c, r, o) <= 1e-9);
@@ -392,33 +384,33 @@ private slots:
     std::copy(c.a.begin(), c.a.end(), a.data<double>());
     const DirectRun r = solve_directly(cube, a, deletion_table(N, M));
     QCOMPARE(r.systems, std::size_t{5});
-    std::vector<double> y(N), xp(M);
-    for (std::size_t k = 0; k < B; ++k) {
-      QCOMPARE(int(r.done[k]), 1);
-      for (std::size_t i = 0; i < N; ++i) y[i] = c.y[i * B + k];
-      for (std::size_t j = 0; j < M; ++j) xp[j] = r.x[j * B + k];
-      QVERIFY(rel_error(xp, lstsq(c.a, N, M, y.data(), nullptr, -1.0).x) <= 1e-9);
-    }
+    for (std::size_t k = 0; k < B; ++k) QCOMPARE(int(r.done[k]), 1);
+    QVERIFY(max_lstsq_error(c.a, N, M, B, [&](std::size_t i, std::size_t k) { return c.y[i * B + k]; },
+                            [&](std::size_t j, std::size_t k) { return r.x[j * B + k]; }) <= 1e-9);
   }
 
-  // The question's per-pixel loop on the device (the bench's comparison)
+  // Per-pixel normal equations, pixel after pixel, on the device (the bench's comparison)
   // solves the normal equations: gelsd's answer where A_V has full rank.
   void normalEquationsLoop() {
     const Emulated device(64 * kMiB);
     const Case c = signal_case(30, 8, 6, 0.2, 3);
     const std::size_t P = c.h * c.w;
     std::vector<double> y(P * c.n), x;
+    std::vector<gpu::PixelRows> pixels(P);
     for (std::size_t p = 0; p < P; ++p)
-      for (std::size_t i = 0; i < c.n; ++i) y[p * c.n + i] = c.y[i * P + p];
-    const double seconds = gpu::normal_equations(c.a, c.n, c.m, y, P, x);
+      for (std::size_t i = 0; i < c.n; ++i) {
+        y[p * c.n + i] = c.y[i * P + p];
+        if (std::isnan(y[p * c.n + i])) continue;
+        pixels[p].rows.push_back(static_cast<int>(i));
+        pixels[p].y.push_back(y[p * c.n + i]);
+      }
+    const double seconds = gpu::normal_equations(c.a, c.m, pixels, x);
     QVERIFY(seconds > 0);
     QCOMPARE(x.size(), P * c.m);
-    for (std::size_t p = 0; p < P; ++p) {
-      const auto ref = lstsq(c.a, c.n, c.m, y.data() + p * c.n, nullptr, -1.0);
-      QCOMPARE(static_cast<std::size_t>(ref.rank), c.m);
-      const std::vector<double> xp(x.begin() + static_cast<long>(p * c.m), x.begin() + static_cast<long>((p + 1) * c.m));
-      QVERIFY(rel_error(xp, ref.x) <= 1e-8);
-    }
+    for (std::size_t p = 0; p < P; ++p)  // A_V of full rank: the normal equations give gelsd's answer
+      QCOMPARE(static_cast<std::size_t>(lstsq(c.a, c.n, c.m, y.data() + p * c.n, nullptr).rank), c.m);
+    QVERIFY(max_lstsq_error(c.a, c.n, c.m, P, [&](std::size_t i, std::size_t p) { return y[p * c.n + i]; },
+                            [&](std::size_t j, std::size_t p) { return x[p * c.m + j]; }) <= 1e-8);
   }
 
   void insarDemoOnTheDevice() {

@@ -12,7 +12,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#ifdef CUBESOLVE_TEST_NETCDF
 #include <netcdf.h>
+#endif
 
 #include <cpl_conv.h>
 #include <gdal.h>
@@ -42,6 +44,7 @@ std::string utm_wkt() {
 // Value of band b at pixel p as stored in the file; -9999 marks nodata.
 double stored(int b, int p) { return (p * 7 + b * 13) % 17 == 0 ? -9999.0 : std::sin(0.3 * p + b) * 10 + b; }
 
+#ifdef CUBESOLVE_TEST_NETCDF
 // A NetCDF file the way such cubes come: one (time, y, x) variable with a _FillValue.
 void write_netcdf(const std::string& path) {
   int nc, dims[3], var;
@@ -71,10 +74,13 @@ void write_netcdf(const std::string& path) {
   QCOMPARE(nc_put_var_float(nc, var, v.data()), NC_NOERR);
   nc_close(nc);
 }
+#endif
 
 void write_raster(const char* driver, const std::string& path, bool georef, bool scale_band2) {
   GDALAllRegister();
+#ifdef CUBESOLVE_TEST_NETCDF
   if (std::string(driver) == "netCDF") return write_netcdf(path);
+#endif
   GDALDatasetH ds = GDALCreate(GDALGetDriverByName(driver), path.c_str(), W, H, N, GDT_Float32, nullptr);
   QVERIFY2(ds, driver);
   if (georef) {
@@ -108,7 +114,9 @@ private slots:
     QTest::addColumn<QString>("name");
     QTest::newRow("GeoTIFF") << "GTiff" << "cube.tif";
     QTest::newRow("ENVI") << "ENVI" << "cube.img";
+#ifdef CUBESOLVE_TEST_NETCDF
     QTest::newRow("NetCDF") << "netCDF" << "cube.nc";
+#endif
   }
   void readsDriversWithNodataScaleOffset() {
     QFETCH(QString, driver);
@@ -144,6 +152,7 @@ private slots:
     // file lists them; opening one works.
     const std::string path = file("vars.nc");
     GDALAllRegister();
+    if (!GDALGetDriverByName("netCDF")) QSKIP("this GDAL has no netCDF driver");
     GDALDatasetH ds = GDALCreate(GDALGetDriverByName("netCDF"), path.c_str(), W, H, 2, GDT_Float32, nullptr);
     QVERIFY(ds);
     GDALClose(ds);
@@ -192,13 +201,10 @@ private slots:
 
     // Against gelsd on the same values (nodata missing).
     const Array in = read_cube(cube);
-    std::vector<double> y(N), xp(4), av(a.data<double>(), a.data<double>() + a.size());
-    for (int p = 0; p < H * W; ++p) {
-      for (int i = 0; i < N; ++i) y[static_cast<std::size_t>(i)] = in.value(static_cast<std::size_t>(i * H * W + p));
-      const auto ref = testing::lstsq(av, N, 4, y.data(), nullptr);
-      for (int j = 0; j < 4; ++j) xp[static_cast<std::size_t>(j)] = x[static_cast<std::size_t>(j * H * W + p)];
-      QVERIFY(testing::rel_error(xp, ref.x) <= 1e-5);
-    }
+    const std::vector<double> av(a.data<double>(), a.data<double>() + a.size());
+    const std::size_t P = H * W;
+    QVERIFY(testing::max_lstsq_error(av, N, 4, P, [&](std::size_t i, std::size_t p) { return in.value(i * P + p); },
+                                     [&](std::size_t j, std::size_t p) { return double(x[j * P + p]); }) <= 1e-5);
   }
 
   void geoTiffInRowBlocks() {

@@ -72,6 +72,10 @@ private:
   std::unique_ptr<double[]> storage_;     // 8-byte aligned storage for any dtype
 };
 
+/// Throws InputError "NAME: expected the cube's shape (N, H, W), found ..."
+/// unless `shape` is `cube`.
+void check_like_cube(const Shape& shape, const Shape& cube, const std::string& name);
+
 /// Plane `index` of an array (B, H, W), or the array (H, W) itself for
 /// index 0, as H * W doubles.
 std::vector<double> plane(const Array& a, std::size_t index = 0);

@@ -20,8 +20,8 @@ struct DemoCube {
 /// "insar" and "seed".
 std::vector<std::string> demo_names();
 
-/// - "seed": the setting of the question this tool answers. N = 50
-///   observations, M = 100 unknowns, a random Gaussian A, 20 % of the values
+/// - "seed": the setting of a per-pixel PyTorch loop (normal equations
+///   pixel by pixel) that this tool replaces. N = 50 observations, M = 100 unknowns, a random Gaussian A, 20 % of the values
 ///   missing at random; every pixel is underdetermined (minimum norm).
 ///   Default size 500 x 500.
 /// - "insar": a small-baseline InSAR stack. 30 acquisition dates, every pair

@@ -64,7 +64,6 @@ public:
   /// Row-major (N, M).
   const std::vector<double>& values() const { return a_; }
   double operator()(std::size_t i, std::size_t j) const { return a_[i * cols_ + j]; }
-  const std::vector<double>& singular_values() const;
   /// Numerical rank with rcond = eps * max(N, M).
   std::size_t rank() const;
   /// sigma_max / sigma_min over all min(N, M) singular values (inf when singular).
@@ -100,11 +99,15 @@ struct SolveOptions {
   bool residuals = true;
   /// Working memory budget in bytes for the streamed chunks.
   std::size_t memory = std::size_t{256} << 20;
-  /// Where the full, deletion and dual paths run: Cpu, or Cuda (the others
-  /// always run on the CPU). Auto is resolved with resolve_device().
+  /// Where the full, deletion, dual and Gram paths run first: Cpu, Cuda,
+  /// or Auto (a CUDA device when one is usable, else the CPU). What a device
+  /// leaves (the group and exact paths, systems it cannot vouch for) runs on
+  /// the CPU; a device that cannot be set up leaves everything to the CPU,
+  /// with a warning.
   Device device = Device::Cpu;
-  /// On a device: float64 work throughout. Default: float32 work and one
-  /// step of iterative refinement against float64 residuals.
+  /// On a device: float64 throughout. Default: the deletion and dual systems
+  /// in float32 with one step of iterative refinement against float64
+  /// residuals (Gram systems are always float64).
   bool device_float64 = false;
   /// Device memory the solve may use, in bytes; 0: what is free.
   std::size_t device_memory = 0;

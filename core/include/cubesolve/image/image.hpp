@@ -16,8 +16,6 @@ struct Image {
 };
 
 enum class Colormap { Viridis, RdBu };
-/// "viridis" (perceptual, for magnitudes) or "rdbu" (diverging, for signed data).
-const char* colormap_name(Colormap map);
 /// The 256-entry RGB table of a colour map.
 const std::uint8_t* colormap_table(Colormap map);
 
