@@ -33,7 +33,9 @@ SolveResult allocate_result(const Array& cube, const Design& design, const Solve
 
 Job::Job(const Array& c, const Design& d, const Array* w, const SolveOptions& o, const Planner& p, SolveResult& res)
     : cube(c), design(d), f(d.factors()), weights(w), options(o), planner(p), r(res), N(c.dim(0)), M(d.cols()),
-      P(c.dim(1) * c.dim(2)) {}
+      P(c.dim(1) * c.dim(2)), kinds(N + 1) {
+  for (std::size_t nv = 0; nv <= N; ++nv) kinds[nv] = planner.choose(nv).first;
+}
 
 bool Job::all_taken(std::size_t begin, std::size_t end) const {
   return !taken.empty() && std::all_of(taken.begin() + static_cast<std::ptrdiff_t>(begin),
@@ -63,7 +65,7 @@ namespace {
 
 /// Tiles of 64 pixels, so that both sides stay in cache.
 template <class T>
-void write_tiles(T* out, std::size_t M, std::size_t P, std::size_t begin, std::size_t B, const double* x,
+CUBESOLVE_SIMD_CLONES void write_tiles(T* out, std::size_t M, std::size_t P, std::size_t begin, std::size_t B, const double* x,
                  const std::vector<char>& skip) {
   constexpr std::size_t kTile = 64;
   for (std::size_t k0 = 0; k0 < B; k0 += kTile) {
@@ -94,38 +96,6 @@ void Workspace::reset(std::size_t N, std::size_t M, std::size_t B, bool weighted
   rss.assign(B, kNaN);
   gram.clear();
   exact_list.clear();
-}
-
-int row_list(const std::uint8_t* flags, std::size_t n, bool want, int* out) {
-  int count = 0;
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {  // eight flags at a time through a bit mask
-    std::uint64_t w;
-    std::memcpy(&w, flags + i, 8);
-    // Gather the low bit of each byte into one byte (byte b -> bit b).
-    unsigned bits = static_cast<unsigned>(((w & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
-    if (!want) bits = ~bits & 0xffu;
-    while (bits) {
-      out[count++] = static_cast<int>(i) + __builtin_ctz(bits);
-      bits &= bits - 1;
-    }
-  }
-  for (; i < n; ++i)
-    if (static_cast<bool>(flags[i]) == want) out[count++] = static_cast<int>(i);
-  return count;
-}
-
-int bit_list(const std::uint64_t* bits, std::size_t n, bool want, int* out) {
-  int count = 0;
-  for (std::size_t w = 0; w * 64 < n; ++w) {
-    std::uint64_t b = want ? bits[w] : ~bits[w];
-    if ((w + 1) * 64 > n) b &= (std::uint64_t{1} << (n - w * 64)) - 1;
-    while (b) {
-      out[count++] = static_cast<int>(w * 64) + __builtin_ctzll(b);
-      b &= b - 1;
-    }
-  }
-  return count;
 }
 
 namespace {
@@ -283,7 +253,7 @@ void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
     int nv = 0;
     for (std::size_t i = 0; i < N; ++i) nv += ws.valid[k * N + i];
     ws.nv[k] = nv;
-    ws.kind[k] = job.planner.choose(static_cast<std::size_t>(nv)).first;
+    ws.kind[k] = job.kinds[static_cast<std::size_t>(nv)];
   }
   const bool need_product = sort_into_paths(job, ws, B);
   solve_systems(job, ws);
@@ -306,7 +276,7 @@ void solve_chunk_rows(Job& job, Workspace& ws, std::size_t begin, std::size_t en
       ws.kind[k] = Kind::Group;
       continue;
     }
-    ws.kind[k] = job.planner.choose(static_cast<std::size_t>(ws.nv[k])).first;
+    ws.kind[k] = job.kinds[static_cast<std::size_t>(ws.nv[k])];
     if (ws.kind[k] != Kind::Full && ws.kind[k] != Kind::Deletion && ws.kind[k] != Kind::Skip) unpack(ws, k, N, B);
   }
   // x0 = P·y~ for the whole chunk, from the observation-major copy.

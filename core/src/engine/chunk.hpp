@@ -6,9 +6,11 @@
 #include <cubesolve/engine/engine.hpp>
 
 #include "engine/exact.hpp"
+#include "engine/kernels.hpp"
 #include "engine/planner.hpp"
 
 #include <atomic>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -34,6 +36,7 @@ struct Job {
   SolveResult& r;
   std::size_t N, M, P;
   std::vector<char> taken;             // pixels already solved by the device or the group pass
+  std::vector<Kind> kinds;             // the planner's choice by valid count, 0..N
   gpu::Solver* gpu = nullptr;          // the device for the paths it takes
   std::atomic<std::size_t> gpu_short{0};  // pixels the device had no memory for (solved on the CPU)
 
@@ -87,9 +90,39 @@ void gather_rows(const Job& job, Workspace& ws, std::size_t begin, std::size_t B
 void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B);
 
 /// Writes the indices i < n with flags[i] == want (flags are 0 or 1) to out.
-int row_list(const std::uint8_t* flags, std::size_t n, bool want, int* out);
+CUBESOLVE_KERNEL int row_list(const std::uint8_t* flags, std::size_t n, bool want, int* out) {
+  int count = 0;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {  // eight flags at a time through a bit mask
+    std::uint64_t w;
+    std::memcpy(&w, flags + i, 8);
+    // Gather the low bit of each byte into one byte (byte b -> bit b).
+    unsigned bits = static_cast<unsigned>(((w & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
+    if (!want) bits = ~bits & 0xffu;
+    while (bits) {
+      out[count++] = static_cast<int>(i) + __builtin_ctz(bits);
+      bits &= bits - 1;
+    }
+  }
+  for (; i < n; ++i)
+    if (static_cast<bool>(flags[i]) == want) out[count++] = static_cast<int>(i);
+  return count;
+}
+
 /// The indices i < n whose bit in `bits` equals `want`.
-int bit_list(const std::uint64_t* bits, std::size_t n, bool want, int* out);
+CUBESOLVE_KERNEL int bit_list(const std::uint64_t* bits, std::size_t n, bool want, int* out) {
+  int count = 0;
+  for (std::size_t w = 0; w * 64 < n; ++w) {
+    std::uint64_t b = want ? bits[w] : ~bits[w];
+    if ((w + 1) * 64 > n) b &= (std::uint64_t{1} << (n - w * 64)) - 1;
+    while (b) {
+      out[count++] = static_cast<int>(w * 64) + __builtin_ctzll(b);
+      b &= b - 1;
+    }
+  }
+  return count;
+}
+
 
 /// The chunk kernels: every pixel of [begin, end) not taken by another pass,
 /// on the CPU paths. The pixel-major kernel serves every solve; the rows

@@ -13,6 +13,15 @@
 #define CUBESOLVE_SIMD_CLONES
 #endif
 
+// The kernels below, and the helpers that call them, are inlined into the
+// CUBESOLVE_SIMD_CLONES function that uses them, so that they are compiled
+// for its target (a call out of it would run the portable code).
+#if defined(__GNUC__)
+#define CUBESOLVE_KERNEL inline __attribute__((always_inline))
+#else
+#define CUBESOLVE_KERNEL inline
+#endif
+
 namespace cubesolve::detail {
 
 // Vec4 only lives in inline functions: no ABI crosses a call (the warning
@@ -22,16 +31,16 @@ namespace cubesolve::detail {
 
 /// Four doubles: one AVX register in the AVX2 clone, two SSE2 registers otherwise.
 typedef double Vec4 __attribute__((vector_size(32)));
-inline Vec4 load4(const double* p) {
+CUBESOLVE_KERNEL Vec4 load4(const double* p) {
   Vec4 v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-inline double sum4(Vec4 v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+CUBESOLVE_KERNEL double sum4(Vec4 v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 
 /// Four independent vector sums: bound by throughput, not by the latency of
 /// one chain of additions.
-inline double dot(const double* a, const double* b, std::size_t n) {
+CUBESOLVE_KERNEL double dot(const double* a, const double* b, std::size_t n) {
   Vec4 s0 = {}, s1 = {}, s2 = {}, s3 = {};
   std::size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -47,7 +56,7 @@ inline double dot(const double* a, const double* b, std::size_t n) {
 }
 
 /// Four dot products of rows r[0..3] with the same x, sharing its loads.
-inline void dot4(const double* const r[4], const double* x, std::size_t n, double out[4]) {
+CUBESOLVE_KERNEL void dot4(const double* const r[4], const double* x, std::size_t n, double out[4]) {
   Vec4 s0 = {}, s1 = {}, s2 = {}, s3 = {};
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -67,7 +76,7 @@ inline void dot4(const double* const r[4], const double* x, std::size_t n, doubl
 
 /// out[a * stride] = mat[rows[a], :] · v for a < q, where `mat` is row-major
 /// with rows of length n; four rows at a time share the loads of v.
-inline void row_dots(const double* mat, std::size_t n, const int* rows, std::size_t q, const double* v, double* out,
+CUBESOLVE_KERNEL void row_dots(const double* mat, std::size_t n, const int* rows, std::size_t q, const double* v, double* out,
                      std::size_t stride) {
   std::size_t a = 0;
   for (; a + 4 <= q; a += 4) {
@@ -81,9 +90,11 @@ inline void row_dots(const double* mat, std::size_t n, const int* rows, std::siz
 }
 
 /// max |a[i]|
-inline double max_abs(const double* a, std::size_t n) {
+CUBESOLVE_KERNEL double max_abs(const double* a, std::size_t n) {
   double m = 0;
+#ifdef CUBESOLVE_OPENMP_SIMD
 #pragma omp simd reduction(max : m)
+#endif
   for (std::size_t i = 0; i < n; ++i) m = std::fabs(a[i]) > m ? std::fabs(a[i]) : m;
   return m;
 }
@@ -92,7 +103,7 @@ inline double max_abs(const double* a, std::size_t n) {
 /// row-major matrix (the lower triangle is read and overwritten). Returns
 /// false when a pivot is not above `tau` times the largest diagonal entry:
 /// the system is too close to singular for this path to be trusted.
-inline bool cholesky(double* s, std::size_t n, double tau) {
+CUBESOLVE_KERNEL bool cholesky(double* s, std::size_t n, double tau) {
   double dmax = 0;
   for (std::size_t i = 0; i < n; ++i) dmax = s[i * n + i] > dmax ? s[i * n + i] : dmax;
   const double floor = tau * dmax;
@@ -112,7 +123,7 @@ inline bool cholesky(double* s, std::size_t n, double tau) {
 }
 
 /// Solves L L^T x = b in place, L from cholesky().
-inline void cholesky_solve(const double* l, std::size_t n, double* b) {
+CUBESOLVE_KERNEL void cholesky_solve(const double* l, std::size_t n, double* b) {
   for (std::size_t i = 0; i < n; ++i) b[i] = (b[i] - dot(l + i * n, b, i)) / l[i * n + i];
   for (std::size_t i = n; i-- > 0;) {
     double v = b[i];
@@ -122,7 +133,7 @@ inline void cholesky_solve(const double* l, std::size_t n, double* b) {
 }
 
 /// y += alpha * x
-inline void axpy(double alpha, const double* x, double* y, std::size_t n) {
+CUBESOLVE_KERNEL void axpy(double alpha, const double* x, double* y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
 
@@ -140,7 +151,7 @@ constexpr std::size_t kLanes = 8;
 /// Batched in-place Cholesky of kLanes n x n SPD systems (lower triangles).
 /// ok[l] becomes false for a system whose pivot falls below tau times its
 /// largest diagonal entry; that system's factor is then not to be used.
-inline void batched_cholesky(double* s, std::size_t n, double tau, bool* ok) {
+CUBESOLVE_KERNEL void batched_cholesky(double* s, std::size_t n, double tau, bool* ok) {
   constexpr std::size_t L = kLanes;
   double floor[L], d[L], inv[L], acc[L];
   for (std::size_t l = 0; l < L; ++l) {
@@ -172,7 +183,7 @@ inline void batched_cholesky(double* s, std::size_t n, double tau, bool* ok) {
 }
 
 /// Solves the kLanes systems L L^T x = b in place; b[a*L + l] is entry a of system l.
-inline void batched_cholesky_solve(const double* s, std::size_t n, double* b) {
+CUBESOLVE_KERNEL void batched_cholesky_solve(const double* s, std::size_t n, double* b) {
   constexpr std::size_t L = kLanes;
   double acc[L];
   for (std::size_t i = 0; i < n; ++i) {

@@ -16,7 +16,7 @@ constexpr std::size_t L = kLanes;
 
 /// Lane l of S (lane stride L) gets the lower triangle of sign·K[I, I], plus
 /// the identity for a deletion's I - H_II.
-inline void put_system(const double* K, std::size_t n, const int* I, std::size_t q, bool deletion, double* S,
+CUBESOLVE_KERNEL void put_system(const double* K, std::size_t n, const int* I, std::size_t q, bool deletion, double* S,
                        std::size_t l) {
   const double sign = deletion ? -1.0 : 1.0;
   for (std::size_t a = 0; a < q; ++a) {
@@ -31,7 +31,7 @@ inline void put_system(const double* K, std::size_t n, const int* I, std::size_t
 /// Cholesky: lane(l, k, S, z) writes pixel k's system and right-hand side
 /// into lane l, done(l, k, z, ok) takes its solution (ok: its pivots held).
 template <class Lane, class Done>
-inline void factor_in_lanes(const std::vector<std::size_t>& pixels, std::size_t q, Workspace& ws, Lane lane,
+CUBESOLVE_KERNEL void factor_in_lanes(const std::vector<std::size_t>& pixels, std::size_t q, Workspace& ws, Lane lane,
                             Done done) {
   ws.s.resize(q * q * L);
   ws.rhs.resize(q * L);
@@ -54,7 +54,7 @@ inline void factor_in_lanes(const std::vector<std::size_t>& pixels, std::size_t 
 }
 
 /// Pixel-major: the system of a deletion or dual pixel k, in lane l.
-inline void pixel_lane(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k, double* S,
+CUBESOLVE_KERNEL void pixel_lane(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k, double* S,
                        double* z) {
   const std::size_t N = job.N;
   const Kind kind = ws.kind[k];
@@ -76,7 +76,7 @@ inline void pixel_lane(const Job& job, Workspace& ws, std::size_t q, std::size_t
 
 /// Pixel-major: takes pixel k's solution from lane l: x = A_V^T z for a
 /// gathered system; else the filled rows of y (x = P·y^ follows).
-inline void pixel_done(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k, const double* z,
+CUBESOLVE_KERNEL void pixel_done(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k, const double* z,
                        bool ok) {
   const std::size_t N = job.N, M = job.M;
   if (!ok) {
@@ -113,8 +113,8 @@ CUBESOLVE_SIMD_CLONES void solve_systems(const Job& job, Workspace& ws) {
   for (std::size_t q = 1; q <= kMaxSmall; ++q) {
     if (ws.buckets[q].empty()) continue;
     factor_in_lanes(
-        ws.buckets[q], q, ws, [&](std::size_t l, std::size_t k, double* S, double* z) { pixel_lane(job, ws, q, l, k, S, z); },
-        [&](std::size_t l, std::size_t k, const double* z, bool ok) { pixel_done(job, ws, q, l, k, z, ok); });
+        ws.buckets[q], q, ws, [&](std::size_t l, std::size_t k, double* S, double* z) __attribute__((always_inline)) { pixel_lane(job, ws, q, l, k, S, z); },
+        [&](std::size_t l, std::size_t k, const double* z, bool ok) __attribute__((always_inline)) { pixel_done(job, ws, q, l, k, z, ok); });
   }
 }
 
@@ -123,14 +123,14 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
   const double* A = job.design.values().data();
   ws.rows.resize(N * L);
   // A deletion: (I - H_II) z = A_I x0 (= H_I y~), x = x0 + P[:, I] z.
-  auto lane = [&](std::size_t q, std::size_t l, std::size_t k, double* S, double* z) {
+  auto lane = [&](std::size_t q, std::size_t l, std::size_t k, double* S, double* z) __attribute__((always_inline)) {
     if (ws.kind[k] != Kind::Deletion) return pixel_lane(job, ws, q, l, k, S, z);  // unpacked
     int* I = ws.rows.data() + l * N;
     bit_list(ws.bits.data() + k * words, N, false, I);
     row_dots(A, M, I, q, ws.x0.data() + k * M, z + l, L);
     put_system(job.f.hat.data(), N, I, q, true, S, l);
   };
-  auto done = [&](std::size_t q, std::size_t l, std::size_t k, const double* z, bool ok) {
+  auto done = [&](std::size_t q, std::size_t l, std::size_t k, const double* z, bool ok) __attribute__((always_inline)) {
     if (ws.kind[k] != Kind::Deletion) return pixel_done(job, ws, q, l, k, z, ok);
     if (ok) {  // a correction out of all proportion to x0 is not trusted
       const int* I = ws.rows.data() + l * N;
@@ -148,8 +148,8 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
   for (std::size_t q = 1; q <= kMaxSmall; ++q) {
     if (ws.buckets[q].empty()) continue;
     factor_in_lanes(
-        ws.buckets[q], q, ws, [&](std::size_t l, std::size_t k, double* S, double* z) { lane(q, l, k, S, z); },
-        [&](std::size_t l, std::size_t k, const double* z, bool ok) { done(q, l, k, z, ok); });
+        ws.buckets[q], q, ws, [&](std::size_t l, std::size_t k, double* S, double* z) __attribute__((always_inline)) { lane(q, l, k, S, z); },
+        [&](std::size_t l, std::size_t k, const double* z, bool ok) __attribute__((always_inline)) { done(q, l, k, z, ok); });
   }
 }
 
