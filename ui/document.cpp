@@ -205,14 +205,15 @@ void Document::exportSolution(const QString& path) {
   QString base = path;
   base.chop(static_cast<int>(QFileInfo(path).suffix().size()) + 1);
   const ResultPaths paths{path.toStdString(), base.toStdString(), {}, {}};
+  const std::vector<std::string> inputs{cube_name_.toStdString(), design_name_.toStdString(), weights_name_.toStdString()};
   const auto result = result_;
   const auto design = design_;
   const auto cube = cube_;
   const GeoReference geo = geo_;
   worker_->run<QStringList>(
       "export solution",
-      [paths, result, design, cube, geo] {
-        paths.check();
+      [paths, inputs, result, design, cube, geo] {
+        paths.check(inputs);
         QStringList written;
         for (const auto& p : write_result(paths, *result, *design, *cube, geo)) written << QString::fromStdString(p);
         return written;

@@ -6,6 +6,7 @@
 #include <cubesolve/data/designs.hpp>
 #include <cubesolve/engine/device.hpp>
 #include <cubesolve/image/image.hpp>
+#include <cubesolve/io/files.hpp>
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/raster.hpp>
 
@@ -622,6 +623,11 @@ void MainWindow::showLayer(Layer layer, int channel) {
 }
 
 bool MainWindow::exportViewPng(const QString& path) {
+  for (const QString& input : {doc_->cubeName(), doc_->designName(), doc_->weightsName()})
+    if (!input.isEmpty() && same_file(path.toStdString(), file_of(input.toStdString()))) {
+      fail(tr("%1: expected the image apart from the inputs, found it is %2, which is open").arg(path, input));
+      return false;
+    }
   QImage image;
   switch (currentView()) {
     case View::Gaps: image = gaps_->grab(); break;

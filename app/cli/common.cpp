@@ -14,18 +14,23 @@
 namespace cubesolve::cli {
 
 namespace {
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) { g_interrupted = true; }
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void on_signal(int sig) { g_signal = sig; }
 }  // namespace
+
+int interrupt_signal() { return g_signal; }
 
 ProgressBar::ProgressBar(std::string label)
     : label_(std::move(label)), tty_(::isatty(2) != 0), start_(std::chrono::steady_clock::now()) {
-  std::signal(SIGINT, on_sigint);
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (std::size_t k = 0; k < kSignals.size(); ++k) sigaction(kSignals[k], &sa, &saved_[k]);
 }
 
 ProgressBar::~ProgressBar() {
   if (shown_) std::fprintf(stderr, "\r%*s\r", 72, "");
-  std::signal(SIGINT, SIG_DFL);
+  for (std::size_t k = 0; k < kSignals.size(); ++k) sigaction(kSignals[k], &saved_[k], nullptr);
 }
 
 bool ProgressBar::operator()(double f) {
@@ -37,7 +42,7 @@ bool ProgressBar::operator()(double f) {
     std::fflush(stderr);
     shown_ = true;
   }
-  return !g_interrupted;
+  return g_signal == 0;
 }
 
 SolveOptions solve_options(const Args& args) {

@@ -9,13 +9,20 @@
 #include <cubesolve/progress.hpp>
 #include <cubesolve/workflow/streamed.hpp>
 
+#include <array>
 #include <chrono>
+#include <csignal>
 #include <string>
 
 namespace cubesolve::cli {
 
+/// The signal that interrupted the run, or 0.
+int interrupt_signal();
+
 /// A progress bar on stderr, shown only on a terminal and only once the work
-/// has taken more than a second. Ctrl-C cancels through it.
+/// has taken more than a second. While it lives, SIGINT (Ctrl-C), SIGTERM
+/// and SIGHUP only note the signal: the work stops at its next progress
+/// report (Cancelled), and what it was writing is removed as that unwinds.
 class ProgressBar {
 public:
   explicit ProgressBar(std::string label);
@@ -28,8 +35,10 @@ public:
   }
 
 private:
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
   std::string label_;
   bool tty_, shown_ = false;
+  struct sigaction saved_[3] {};
   std::chrono::steady_clock::time_point start_;
 };
 

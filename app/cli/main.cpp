@@ -1,11 +1,13 @@
 // cubesolve-cli: the headless front end. Every error ends here and becomes
 // one line on stderr and an exit code: 2 bad arguments or input, 3 I/O,
-// 4 numerical or device failure, 130 interrupted.
+// 4 numerical or device failure, 128 + the signal when interrupted (130 for Ctrl-C).
 #include "commands.hpp"
+#include "common.hpp"
 
 #include <cubesolve/engine/device.hpp>
 #include <cubesolve/error.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -79,8 +81,10 @@ int main(int argc, char** argv) {
     std::cerr << "cubesolve-cli: " << e.what() << "\n";
     return 4;
   } catch (const Cancelled&) {
-    std::cerr << "cubesolve-cli: interrupted; no output written\n";
-    return 130;
+    const int sig = cli::interrupt_signal();
+    std::cerr << "cubesolve-cli: interrupted" << (sig == SIGTERM ? " (SIGTERM)" : sig == SIGHUP ? " (SIGHUP)" : "")
+              << "; no output written\n";
+    return 128 + (sig ? sig : SIGINT);
   } catch (const std::bad_alloc&) {
     std::cerr << "cubesolve-cli: out of memory\n";
     return 4;

@@ -60,7 +60,6 @@ int cmd_solve(const std::vector<std::string>& argv) {
   out.diagnostics = args.get("diag", "");
   out.model = args.get("model", "");
   out.residual = args.get("residual", "");
-  out.check();
   SolveOptions options = solve_options(args);
   options.residuals = !out.diagnostics.empty();
   device_options(args, options, "auto");

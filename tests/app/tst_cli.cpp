@@ -14,6 +14,8 @@
 #include <QtTest>
 
 #include <cmath>
+#include <csignal>
+#include <QElapsedTimer>
 #include <fstream>
 
 using namespace cubesolve;
@@ -279,7 +281,8 @@ private slots:
       std::string bytes((std::istreambuf_iterator<char>(in)), {});
       std::ofstream(sfile("trunc.npy"), std::ios::binary) << bytes.substr(0, bytes.size() - 100);
     }
-    expectFailure({"solve", file("trunc.npy"), file("A.npy"), "-o", out}, 2, {"trunc.npy", "truncated data"}, out);
+    expectFailure({"solve", file("trunc.npy"), file("A.npy"), "-o", out}, 2,
+                  {"trunc.npy", "expected 7920 bytes of data", "found 7820", "truncated"}, out);
     // Unknown dtype.
     {
       std::ifstream in(sfile("cube.npy"), std::ios::binary);
@@ -302,7 +305,7 @@ private slots:
       save(sfile("w_neg.npy"), w);
     }
     expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", out, "--weights", file("w_neg.npy"), "--memory", "16"}, 2,
-                  {"w_neg.npy", "expected weights >= 0", "found -0.5 at (observation 2, row 7, column 3)"}, out);
+                  {"w_neg.npy", "expected finite weights >= 0", "found -0.5 at (observation 2, row 7, column 3)"}, out);
     // NaN in the design matrix.
     Array a(DType::Float64, {N, M});
     std::copy(a_.begin(), a_.end(), a.data<double>());
@@ -319,6 +322,89 @@ private slots:
     expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", out, "--device-precision", "half"}, 2,
                   {"--device-precision", "mixed or float64", "'half'"}, out);
     QCOMPARE(cli({"frobnicate"}).code, 2);
+  }
+
+  // No output may be one of the run's inputs, however it is named; each
+  // output is a file of its own.
+  void outputsNeverReplaceInputs() {
+    QVERIFY(QFile::copy(file("cube.npy"), file("cube_copy.npy")));
+    QVERIFY(QFile::link(file("cube_copy.npy"), file("cube_link.npy")));
+    Array w(DType::Float64, {N, H, W});
+    for (std::size_t i = 0; i < w.size(); ++i) w.data<double>()[i] = 1.0;
+    save(sfile("w1.npy"), w);
+    const QByteArray before = [&] {
+      QFile f(file("cube_copy.npy"));
+      return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }();
+    const QString cube = file("cube_copy.npy"), design = file("A.npy"), weights = file("w1.npy");
+    const QString dotted = dir_.path() + "/./cube_copy.npy";
+    for (const QStringList& out : {QStringList{"-o", cube}, QStringList{"-o", dotted}, QStringList{"-o", file("cube_link.npy")},
+                                   QStringList{"-o", design}, QStringList{"-o", file("ok.npy"), "--model", weights},
+                                   QStringList{"-o", file("ok.npy"), "--residual", file("ok.npy")}}) {
+      const Run r = cli(QStringList{"solve", cube, design, "--weights", weights} + out);
+      QVERIFY2(r.code == 2, qPrintable(r.err));
+      QCOMPARE(r.err.count('\n'), 1);
+      QVERIFY2(r.err.contains("apart from the inputs") || r.err.contains("a file of its own"), qPrintable(r.err));
+      QVERIFY(!QFile::exists(file("ok.npy")));
+      QCOMPARE(QDir(dir_.path()).entryList({"*partial*"}).size(), 0);
+    }
+    // Read through the link, written by the name of what it points to.
+    const Run r = cli({"solve", file("cube_link.npy"), design, "-o", cube});
+    QCOMPARE(r.code, 2);
+    QFile f(cube);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.readAll() == before);
+  }
+
+  // SIGINT, SIGTERM and SIGHUP while a solve writes: the exit code says
+  // which, one line says nothing was written, and nothing is left behind.
+  void signalsLeaveNothing() {
+    testing::Rng rng(5);
+    const std::size_t n = 40, m = 20, side = 160;
+    std::vector<double> y(n * side * side);
+    for (auto& v : y) v = rng.uniform() < 0.3 ? std::nan("") : rng.normal();
+    save(sfile("slow.npy"), testing::make_cube(DType::Float32, n, side, side, y));
+    Array a(DType::Float64, {n, m});
+    for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = rng.normal();
+    save(sfile("slowA.npy"), a);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      QProcess p;
+      p.start(CUBESOLVE_CLI, {"solve", file("slow.npy"), file("slowA.npy"), "-o", file("slow_x.npy"), "--diag",
+                              file("slow_d"), "--method", "exact", "--memory", "16", "--threads", "1"});
+      QVERIFY(p.waitForStarted());
+      QElapsedTimer t;  // wait until it is writing its temporary files
+      t.start();
+      while (QDir(dir_.path()).entryList({"slow_*partial*"}).isEmpty() && t.elapsed() < 30000) QTest::qWait(5);
+      QVERIFY(!QDir(dir_.path()).entryList({"slow_*partial*"}).isEmpty());
+      ::kill(static_cast<pid_t>(p.processId()), sig);
+      QVERIFY(p.waitForFinished(60000));
+      QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+      QCOMPARE(p.exitCode(), 128 + sig);
+      const QString err = QString::fromUtf8(p.readAllStandardError());
+      QVERIFY2(err.count('\n') == 1 && err.contains("interrupted") && err.contains("no output written"), qPrintable(err));
+      QCOMPARE(QDir(dir_.path()).entryList({"slow_*"}).size(), 0);
+    }
+  }
+
+  void badWeightsAndFullDisk() {
+    // An infinite weight is refused like a negative one.
+    Array w(DType::Float64, {N, H, W});
+    for (std::size_t i = 0; i < w.size(); ++i) w.data<double>()[i] = 1.0;
+    w.data<double>()[3 * H * W + 2 * W + 4] = HUGE_VAL;
+    save(sfile("w_inf.npy"), w);
+    const QString out = file("never.npy");
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", out, "--weights", file("w_inf.npy")}, 2,
+                  {"w_inf.npy", "expected finite weights >= 0", "found inf at (observation 3, row 2, column 4)"}, out);
+    // A write that fails (a file size limit standing in for a full disk)
+    // names the output asked for, not its temporary file.
+    QProcess p;
+    p.start("bash", {"-c", QString("trap '' XFSZ; ulimit -f 4; exec '%1' solve '%2' '%3' -o '%4' --dtype float64 --diag '%5'")
+                               .arg(CUBESOLVE_CLI, file("cube.npy"), file("A.npy"), file("full_x.npy"), file("full_d"))});
+    QVERIFY(p.waitForFinished(60000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitCode() == 3, qPrintable(err));
+    QVERIFY2(err.count('\n') == 1 && err.contains("write failed") && !err.contains("partial"), qPrintable(err));
+    QCOMPARE(QDir(dir_.path()).entryList({"full_*"}).size(), 0);
   }
 
   void cudaWithoutBackendIsExit4() {

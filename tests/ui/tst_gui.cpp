@@ -371,6 +371,41 @@ private slots:
     QVERIFY(w.lastError().contains("bad.npy"));
     QVERIFY(w.masks() != nullptr);
     QVERIFY(waitSolved(w));
+    // A header that claims terabytes: a message, no allocation, no crash.
+    const QString lie = dir_.filePath("lie.npy");
+    QFile l(lie);
+    QVERIFY(l.open(QIODevice::WriteOnly));
+    QByteArray header = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 1000, 1000), }";
+    header += QByteArray(118 - header.size(), ' ') + "\n";
+    l.write(QByteArray("\x93NUMPY\x01\x00", 8) + QByteArray(1, char(header.size())) + QByteArray(1, '\0') + header +
+            QByteArray(64, '\0'));
+    l.close();
+    QVERIFY(failure(w, [&] { w.openAny(lie); }).contains("expected 800000000000 bytes"));
+    QCOMPARE(w.masks()->height, std::size_t{32});
+  }
+
+  // An export never replaces the cube (or design) it came from.
+  void exportNeverOverwritesTheCube() {
+    const DemoCube d = make_demo("insar", 24);
+    const std::string cube = dir_.filePath("keep_cube.npy").toStdString(), design = dir_.filePath("keep_A.npy").toStdString();
+    OutputSet in;
+    in.add_npy(cube, d.cube);
+    in.add_npy(design, d.design);
+    in.commit();
+    MainWindow w;
+    QVERIFY(loads(w, [&] { w.document().openFiles(QString::fromStdString(cube), QString::fromStdString(design), {}); }));
+    QVERIFY(waitSolved(w));
+    const QByteArray before = [&] {
+      QFile f(QString::fromStdString(cube));
+      return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }();
+    for (const std::string& target : {cube, design})
+      QVERIFY(failure(w, [&] { w.exportSolution(QString::fromStdString(target)); }).contains("apart from the inputs"));
+    QVERIFY(!w.exportViewPng(QString::fromStdString(cube)));
+    QFile f(QString::fromStdString(cube));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.readAll() == before);
+    QCOMPARE(QDir(dir_.path()).entryList({"*partial*"}).size(), 0);
   }
 
   void screenshotOption() {

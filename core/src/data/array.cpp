@@ -59,6 +59,8 @@ Array Array::uninitialized(DType dtype, Shape shape) {
   a.dtype_ = dtype;
   a.shape_ = std::move(shape);
   a.size_ = shape_size(a.shape_);
+  if (a.size_ > std::numeric_limits<std::size_t>::max() / 8)
+    throw InputError("array shape " + shape_string(a.shape_) + " is too large");
   a.words_ = (a.size_ * dtype_size(dtype) + 7) / 8;
   a.storage_.reset(new double[std::max<std::size_t>(1, a.words_)]);  // default-initialised: untouched
   return a;

@@ -19,6 +19,15 @@ bool is_date(const std::string& s) {
   return s.size() == 8 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+/// A YYYYMMDD date whose month and day exist (leap years included).
+bool is_calendar_date(const std::string& s) {
+  if (!is_date(s)) return false;
+  const int y = std::stoi(s.substr(0, 4)), m = std::stoi(s.substr(4, 2)), d = std::stoi(s.substr(6, 2));
+  static const int days[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m >= 1 && m <= 12 && d >= 1 && d <= (m == 2 && !leap ? 28 : days[m - 1]);
+}
+
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return {};
@@ -49,6 +58,9 @@ std::vector<DatePair> read_pairs(const std::string& path) {
     ss >> a >> b >> extra;
     if (!is_date(a) || !is_date(b) || !extra.empty())
       throw InputError(path + ": line " + std::to_string(no) + ": expected a pair YYYYMMDD_YYYYMMDD, found '" + line + "'");
+    for (const std::string& d : {a, b})
+      if (!is_calendar_date(d))
+        throw InputError(path + ": line " + std::to_string(no) + ": expected calendar dates YYYYMMDD, found '" + d + "'");
     pairs.emplace_back(a, b);
   });
   if (pairs.empty()) throw InputError(path + ": expected interferogram pairs (YYYYMMDD_YYYYMMDD), found none");
@@ -59,8 +71,8 @@ Array sbas_design(const std::vector<DatePair>& pairs, std::vector<std::string>* 
   std::vector<std::string> dates;
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     const auto& [a, b] = pairs[k];
-    if (!is_date(a) || !is_date(b))
-      throw InputError(what + ": pair " + std::to_string(k) + ": expected dates YYYYMMDD, found '" + a + "', '" + b + "'");
+    if (!is_calendar_date(a) || !is_calendar_date(b))
+      throw InputError(what + ": pair " + std::to_string(k) + ": expected calendar dates YYYYMMDD, found '" + a + "', '" + b + "'");
     if (a == b) throw InputError(what + ": pair " + std::to_string(k) + ": expected two different dates, found " + a + " twice");
     dates.push_back(a);
     dates.push_back(b);
@@ -89,7 +101,7 @@ double decimal_year(const std::string& d, const std::string& what) {
   if (!is_date(d)) throw InputError(what + ": expected a date YYYYMMDD, found '" + d + "'");
   const int y = std::stoi(d.substr(0, 4)), m = std::stoi(d.substr(4, 2)), day = std::stoi(d.substr(6, 2));
   static const int before[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
-  if (m < 1 || m > 12 || day < 1 || day > 31) throw InputError(what + ": expected a valid date, found '" + d + "'");
+  if (!is_calendar_date(d)) throw InputError(what + ": expected a calendar date YYYYMMDD, found '" + d + "'");
   const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
   const int doy = before[m - 1] + day - 1 + (leap && m > 2 ? 1 : 0);
   return y + doy / (leap ? 366.0 : 365.0);

@@ -97,9 +97,9 @@ void check_inputs(const Array& cube, const Design& design, const Array* weights,
     const std::size_t P = cube.dim(1) * cube.dim(2);
     for (std::size_t i = 0; i < weights->size(); ++i) {
       const double w = weights->value(i);
-      if (w < 0) {
+      if (w < 0 || std::isinf(w)) {  // NaN, like 0, marks a missing value
         std::ostringstream msg;
-        msg << weights_name << ": expected weights >= 0, found " << w << " at (observation " << i / P << ", row "
+        msg << weights_name << ": expected finite weights >= 0, found " << w << " at (observation " << i / P << ", row "
             << first_row + (i % P) / cube.dim(2) << ", column " << i % cube.dim(2) << ")";
         throw InputError(msg.str());
       }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <unistd.h>
 
@@ -22,6 +23,21 @@ bool has_extension(const std::string& path, const std::string& ext) {
 Array read_array(const std::string& path) {
   if (has_extension(path, ".csv") || has_extension(path, ".txt")) return read_csv_matrix(path);
   return read_npy(path);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  const fs::path pa = fs::weakly_canonical(fs::absolute(a, ec), ec), pb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+  return !ec && pa == pb;
+}
+
+std::string file_of(const std::string& name) {
+  const auto open = name.find(":\"");
+  if (open == std::string::npos) return name;
+  const auto close = name.find('"', open + 2);
+  return close == std::string::npos ? name : name.substr(open + 2, close - open - 2);
 }
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
@@ -56,7 +72,8 @@ void AtomicFile::commit() {
 
 std::ostream& OutputSet::add(const std::string& path) {
   for (const auto& f : files_)
-    if (f->path() == path) throw InputError(path + ": the same output file is named twice");
+    if (same_file(f->path(), path))
+      throw InputError(path + ": expected each output in a file of its own, found " + f->path() + " there too");
   files_.push_back(std::make_unique<AtomicFile>(path));
   return files_.back()->stream();
 }

@@ -3,10 +3,13 @@
 #include <cubesolve/io/npy.hpp>
 #include <cubesolve/io/stream.hpp>
 
+#include "io/sizes.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -91,7 +94,13 @@ Header parse_header(const std::string& dict, const std::string& path) {
     const std::string digits = item.substr(b, e - b + 1);
     if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
       bad(path, "expected non-negative integer dimensions, found shape " + shape);
-    h.shape.push_back(std::stoull(digits));
+    std::size_t d = 0;
+    for (char c : digits) {
+      if (d > (std::numeric_limits<std::size_t>::max() - 9) / 10)
+        bad(path, "expected dimensions that fit in 64 bits, found shape " + shape);
+      d = d * 10 + static_cast<std::size_t>(c - '0');
+    }
+    h.shape.push_back(d);
   }
   return h;
 }
@@ -159,6 +168,9 @@ Header open_npy(std::ifstream& in, const std::string& path) {
                   std::to_string(in.gcount()));
   Header h = parse_header(dict, path);
   h.data_offset = static_cast<std::size_t>(in.tellg());
+  // What the header claims, checked against the file before anything is allocated.
+  detail::check_file_holds(path, h.data_offset, detail::data_bytes(h.shape, h.itemsize, path),
+                           "data for shape " + shape_string(h.shape) + " of '" + h.descr + "'");
   return h;
 }
 
@@ -281,10 +293,10 @@ private:
 
 class NpyWriter : public CubeWriter {
 public:
-  NpyWriter(const std::string& path, DType dtype, const Shape& shape, const Shape& header_shape)
-      : path_(path), dtype_(dtype), shape_(shape) {
+  NpyWriter(const std::string& path, DType dtype, const Shape& shape, const Shape& header_shape, const std::string& name)
+      : path_(name.empty() ? path : name), dtype_(dtype), shape_(shape) {
     out_.open(path, std::ios::binary | std::ios::in | std::ios::out | std::ios::trunc);
-    if (!out_) throw IoError(path + ": cannot open for writing: " + std::strerror(errno));
+    if (!out_) throw IoError(path_ + ": cannot open for writing: " + std::strerror(errno));
     write_npy_header(out_, dtype, header_shape.empty() ? shape : header_shape);
     data_offset_ = static_cast<std::size_t>(out_.tellp());
   }
@@ -306,7 +318,7 @@ public:
   }
 
 private:
-  std::string path_;
+  std::string path_;  // as messages name it
   DType dtype_;
   Shape shape_;
   std::fstream out_;
@@ -317,8 +329,9 @@ private:
 
 std::unique_ptr<CubeReader> open_npy_cube(const std::string& path) { return std::make_unique<NpyReader>(path); }
 
-std::unique_ptr<CubeWriter> npy_writer(const std::string& path, DType dtype, const Shape& shape, const Shape& header_shape) {
-  return std::make_unique<NpyWriter>(path, dtype, shape, header_shape);
+std::unique_ptr<CubeWriter> npy_writer(const std::string& path, DType dtype, const Shape& shape, const Shape& header_shape,
+                                       const std::string& name) {
+  return std::make_unique<NpyWriter>(path, dtype, shape, header_shape, name);
 }
 
 void write_npy(std::ostream& out, const Array& array) {

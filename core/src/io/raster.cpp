@@ -5,7 +5,11 @@
 #include <cubesolve/io/raster.hpp>
 #include <cubesolve/io/stream.hpp>
 
+#include "io/sizes.hpp"
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -52,7 +56,7 @@ std::unique_ptr<CubeReader> open_raster_cube(const std::string& path) {
 }
 
 std::unique_ptr<CubeWriter> geotiff_writer(const std::string& path, const Shape&, const GeoReference&,
-                                           const std::vector<std::string>&) {
+                                           const std::vector<std::string>&, const std::string&) {
   write_geotiff(path, Array(), {}, {});
   return nullptr;
 }
@@ -68,15 +72,58 @@ std::string gdal_message() {
   return m && *m ? m : "unknown GDAL error";
 }
 
+/// While it lives, GDAL's messages on this thread go to gdal_message() and
+/// the tool's own message, not to stderr.
+struct QuietGdal {
+  QuietGdal() {
+    CPLErrorReset();
+    CPLPushErrorHandler(CPLQuietErrorHandler);
+  }
+  ~QuietGdal() { CPLPopErrorHandler(); }
+  QuietGdal(const QuietGdal&) = delete;
+  QuietGdal& operator=(const QuietGdal&) = delete;
+};
+
+/// Raw rasters (ENVI) whose header promises more data than the data file
+/// holds: GDAL would read the missing part as zeros.
+void check_raw_size(GDALDatasetH ds) {
+  if (std::string(GDALGetDriverShortName(GDALGetDatasetDriver(ds))) != "ENVI") return;
+  char** files = GDALGetFileList(ds);
+  const std::string data = files && files[0] ? files[0] : "";
+  CSLDestroy(files);
+  if (data.empty()) return;
+  const char* offset = CSLFetchNameValue(GDALGetMetadata(ds, "ENVI"), "header_offset");
+  const Shape shape{static_cast<std::size_t>(GDALGetRasterCount(ds)), static_cast<std::size_t>(GDALGetRasterYSize(ds)),
+                    static_cast<std::size_t>(GDALGetRasterXSize(ds))};
+  const GDALDataType type = GDALGetRasterDataType(GDALGetRasterBand(ds, 1));
+  const auto item = static_cast<std::size_t>(GDALGetDataTypeSizeBytes(type));
+  detail::check_file_holds(data, offset ? std::strtoull(offset, nullptr, 10) : 0, detail::data_bytes(shape, item, data),
+                           "data for " + shape_string(shape) + " " + GDALGetDataTypeName(type) +
+                               " values (as its ENVI header says)");
+}
+
 class GdalReader : public CubeReader {
 public:
   explicit GdalReader(const std::string& path) : path_(path) {
     GDALAllRegister();
-    CPLErrorReset();
-    CPLPushErrorHandler(CPLQuietErrorHandler);
+    const QuietGdal quiet;
     ds_ = GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr);
-    CPLPopErrorHandler();
-    if (!ds_) throw IoError(path + ": GDAL cannot open it as a raster: " + gdal_message());
+    if (!ds_) {
+      // A file that is there and readable but no raster is bad input.
+      const std::string file = file_of(path);
+      if (std::FILE* f = std::fopen(file.c_str(), "rb")) {
+        std::fclose(f);
+        throw InputError(path + ": expected a raster GDAL reads (GeoTIFF, ENVI, NetCDF, HDF5, ...), found a file it "
+                                "does not recognise: " + gdal_message());
+      }
+      throw IoError(path + ": cannot open for reading: " + gdal_message());
+    }
+    try {
+      check_raw_size(ds_);
+    } catch (...) {
+      GDALClose(ds_);
+      throw;
+    }
     const int W = GDALGetRasterXSize(ds_), H = GDALGetRasterYSize(ds_), N = GDALGetRasterCount(ds_);
     if (N == 0) {
       std::string list;
@@ -104,6 +151,7 @@ public:
 
   Array rows(std::size_t r0, std::size_t r1) override {
     const std::size_t N = shape_[0], W = shape_[2], R = r1 - r0, P = R * W;
+    const QuietGdal quiet;
     Array out(dtype_, {N, R, W});
     std::vector<double> band(P);
     for (std::size_t b = 0; b < N; ++b) {
@@ -135,12 +183,13 @@ private:
 class GeoTiffWriter : public CubeWriter {
 public:
   GeoTiffWriter(const std::string& path, const Shape& shape, const GeoReference& geo,
-                const std::vector<std::string>& names)
-      : path_(path), shape_(shape) {
+                const std::vector<std::string>& names, const std::string& name)
+      : path_(name.empty() ? path : name), shape_(shape) {
     GDALAllRegister();
-    if (shape.size() != 3) throw IoError(path + ": expected bands (B, H, W) to write");
+    const QuietGdal quiet;
+    if (shape.size() != 3) throw IoError(path_ + ": expected bands (B, H, W) to write");
     GDALDriverH driver = GDALGetDriverByName("GTiff");
-    if (!driver) throw IoError(path + ": GDAL has no GeoTIFF driver");
+    if (!driver) throw IoError(path_ + ": GDAL has no GeoTIFF driver");
     char** options = nullptr;
     options = CSLSetNameValue(options, "COMPRESS", "DEFLATE");
     options = CSLSetNameValue(options, "TILED", "YES");
@@ -149,7 +198,7 @@ public:
     ds_ = GDALCreate(driver, path.c_str(), static_cast<int>(shape[2]), static_cast<int>(shape[1]),
                      static_cast<int>(shape[0]), GDT_Float32, options);
     CSLDestroy(options);
-    if (!ds_) throw IoError(path + ": cannot create the GeoTIFF: " + gdal_message());
+    if (!ds_) throw IoError(path_ + ": cannot create the GeoTIFF: " + gdal_message());
     if (geo.transform.size() == 6) GDALSetGeoTransform(ds_, const_cast<double*>(geo.transform.data()));
     if (!geo.projection.empty()) GDALSetProjection(ds_, geo.projection.c_str());
     for (std::size_t b = 0; b < shape[0]; ++b) {
@@ -164,6 +213,7 @@ public:
 
   void rows(std::size_t r0, const Array& block) override {
     const std::size_t W = shape_[2], R = block.dim(1), P = R * W;
+    const QuietGdal quiet;
     std::vector<float> plane(P);
     for (std::size_t b = 0; b < shape_[0]; ++b) {
       for (std::size_t p = 0; p < P; ++p) plane[p] = static_cast<float>(block.value(b * P + p));
@@ -175,13 +225,14 @@ public:
   }
 
   void finish() override {
+    const QuietGdal quiet;
     GDALClose(ds_);
     ds_ = nullptr;
     if (CPLGetLastErrorType() >= CE_Failure) throw IoError(path_ + ": write failed: " + gdal_message());
   }
 
 private:
-  std::string path_;
+  std::string path_;  // as messages name it
   Shape shape_;
   GDALDatasetH ds_ = nullptr;
 };
@@ -191,8 +242,8 @@ private:
 std::unique_ptr<CubeReader> open_raster_cube(const std::string& path) { return std::make_unique<GdalReader>(path); }
 
 std::unique_ptr<CubeWriter> geotiff_writer(const std::string& path, const Shape& shape, const GeoReference& geo,
-                                           const std::vector<std::string>& names) {
-  return std::make_unique<GeoTiffWriter>(path, shape, geo, names);
+                                           const std::vector<std::string>& names, const std::string& name) {
+  return std::make_unique<GeoTiffWriter>(path, shape, geo, names, name);
 }
 
 Array read_raster(const std::string& path, GeoReference* geo) {
@@ -204,7 +255,7 @@ Array read_raster(const std::string& path, GeoReference* geo) {
 void write_geotiff(const std::string& path, const Array& bands, const GeoReference& geo,
                    const std::vector<std::string>& names) {
   if (bands.ndim() != 3) throw IoError(path + ": expected bands (B, H, W) to write");
-  GeoTiffWriter writer(path, bands.shape(), geo, names);
+  GeoTiffWriter writer(path, bands.shape(), geo, names, path);
   writer.rows(0, bands);
   writer.finish();
 }

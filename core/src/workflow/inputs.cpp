@@ -25,6 +25,8 @@ Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std:
     in.weights = open_cube(weights);
     in.weights_name = weights;
   }
+  in.files = {cube, weights, design.pairs, design.times};
+  if (!is_design_spec(design.spec)) in.files.push_back(design.spec);
   check_shapes(in.cube->shape(), in.design, in.weights ? &in.weights->shape() : nullptr, in.cube_name, in.design_name,
                in.weights_name);
   return in;

@@ -46,11 +46,21 @@ std::vector<std::pair<ResultPart, std::string>> ResultPaths::files() const {
   return f;
 }
 
-void ResultPaths::check() const {
-  for (const auto& [part, path] : files()) {
-    if (has_extension(path, ".npy") || (raster_support() && is_geotiff_path(path))) continue;
-    throw InputError(path + ": expected the " + part_name(part) + " output to end in .npy" +
-                     (raster_support() ? " or .tif" : "") + ", found another extension");
+void ResultPaths::check(const std::vector<std::string>& inputs) const {
+  const auto parts = files();
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const auto& [part, path] = parts[k];
+    if (!has_extension(path, ".npy") && !(raster_support() && is_geotiff_path(path)))
+      throw InputError(path + ": expected the " + part_name(part) + " output to end in .npy" +
+                       (raster_support() ? " or .tif" : "") + ", found another extension");
+    for (const std::string& in : inputs)
+      if (!in.empty() && same_file(path, file_of(in)))
+        throw InputError(path + ": expected the " + part_name(part) + " output apart from the inputs, found it is " + in +
+                         ", which the run reads");
+    for (std::size_t q = 0; q < k; ++q)
+      if (same_file(path, parts[q].second))
+        throw InputError(path + ": expected the " + part_name(part) + " output in a file of its own, found the " +
+                         part_name(parts[q].first) + " output there too");
   }
 }
 
@@ -63,14 +73,14 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
     if (is_geotiff_path(path)) {
       std::vector<std::string> names;
       for (std::size_t b = 0; b < bands; ++b) names.push_back(bands == 1 ? part_name(part) : part_name(part) + std::to_string(b));
-      targets_.push_back({part, geotiff_writer(temp, {bands, H, W}, geo, names)});
+      targets_.push_back({part, geotiff_writer(temp, {bands, H, W}, geo, names, path)});
       continue;
     }
     DType type = part == ResultPart::Residual ? cube_type : x_type;
     if (part == ResultPart::NValid || part == ResultPart::Rank) type = DType::Int32;
     if (part == ResultPart::Rss || part == ResultPart::Cond) type = DType::Float64;
     if (part == ResultPart::Status) type = DType::UInt8;
-    targets_.push_back({part, npy_writer(temp, type, {bands, H, W}, is_diagnostic(part) ? Shape{H, W} : Shape{})});
+    targets_.push_back({part, npy_writer(temp, type, {bands, H, W}, is_diagnostic(part) ? Shape{H, W} : Shape{}, path)});
   }
 }
 

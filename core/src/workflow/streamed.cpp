@@ -16,7 +16,7 @@ void SolveTotals::add(const SolveResult& r) {
 }
 
 StreamedSolve solve_streamed(const Inputs& in, const ResultPaths& out, SolveOptions options, const Progress& progress) {
-  out.check();
+  out.check(in.files);
   const Shape shape = in.cube->shape();
   const std::size_t N = shape[0], H = shape[1], W = shape[2], M = in.design.cols();
   const DType x_type = options.output.value_or(in.cube->dtype());

@@ -47,6 +47,21 @@ private slots:
       QVERIFY2(QString(e.what()).contains("line 2: expected a pair YYYYMMDD_YYYYMMDD"), e.what());
     }
     QVERIFY_THROWS_EXCEPTION(InputError, sbas_design({{"20200101", "20200101"}}));
+    // Eight digits that are no day of the calendar.
+    for (const char* date : {"20201301", "20200230", "20210229", "20200100"}) {
+      write("nodate.txt", std::string("20200101_") + date + "\n");
+      try {
+        read_pairs(file("nodate.txt"));
+        QFAIL("expected InputError");
+      } catch (const InputError& e) {
+        QVERIFY2(QString(e.what()).contains("line 1: expected calendar dates YYYYMMDD") && QString(e.what()).contains(date),
+                 e.what());
+      }
+      QVERIFY_THROWS_EXCEPTION(InputError, sbas_design({{"20200101", date}}));
+      write("times.txt", std::string("20200101\n") + date + "\n");
+      QVERIFY_THROWS_EXCEPTION(InputError, read_times(file("times.txt")));
+    }
+    QCOMPARE(sbas_design({{"20200228", "20200229"}}).shape(), (Shape{1, 1}));  // a leap day
   }
 
   void polyAndHarmonic() {
@@ -177,6 +192,16 @@ private slots:
     const QString err = bad.readAllStandardError();
     QVERIFY2(err.contains("nodate.h5") && err.contains("expected a dataset 'date'"), qPrintable(err));
     QVERIFY(!QFile::exists(dir_.filePath("n.npy")));
+
+    pairs[6][1] = "20201301";  // no 13th month
+    write_stack(file("baddate.h5"), true);
+    QProcess month;
+    month.start(CUBESOLVE_CLI, {"solve", dir_.filePath("baddate.h5"), "sbas", "-o", dir_.filePath("m.npy")});
+    QVERIFY(month.waitForFinished(60000));
+    QCOMPARE(month.exitCode(), 2);
+    const QString merr = month.readAllStandardError();
+    QVERIFY2(merr.contains("baddate.h5") && merr.contains("calendar dates") && merr.contains("20201301"), qPrintable(merr));
+    QVERIFY(!QFile::exists(dir_.filePath("m.npy")));
   }
 #endif
 };

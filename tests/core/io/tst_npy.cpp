@@ -3,6 +3,7 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
+#include <cubesolve/io/stream.hpp>
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -167,7 +168,8 @@ private slots:
     expectInputError(write("ver.npy", craft_npy(4, "<f8", false, "(4,)", good)), "version 1, 2 or 3");
     expectInputError(write("complex.npy", craft_npy(1, "<c16", false, "(2,)", good)), "found dtype '<c16'");
     expectInputError(write("str.npy", craft_npy(1, "<U4", false, "(2,)", good)), "found dtype '<U4'");
-    expectInputError(write("trunc.npy", craft_npy(1, "<f8", false, "(5,)", good)), "truncated data: expected 40 bytes");
+    expectInputError(write("trunc.npy", craft_npy(1, "<f8", false, "(5,)", good)),
+                     "expected 40 bytes of data for shape (5,) of '<f8'");
     expectInputError(write("hdr.npy", craft_npy(1, "<f8", false, "(4,)", good).substr(0, 30)), "truncated .npy header");
     expectInputError(write("shape.npy", craft_npy(1, "<f8", false, "(-4,)", good)), "expected non-negative integer dimensions");
     try {
@@ -175,6 +177,33 @@ private slots:
       QFAIL("expected IoError");
     } catch (const IoError& e) {
       QVERIFY(QString(e.what()).contains("does-not-exist.npy: cannot open"));
+    }
+  }
+
+  // Headers that claim what no file holds: the size is checked, in 64 bits,
+  // against the file before anything is allocated, by read_npy and by the
+  // row-block reader alike.
+  void lyingHeaders_data() {
+    QTest::addColumn<QString>("shape");
+    QTest::addColumn<QString>("fragment");
+    QTest::newRow("bytes wrap to 0") << "(1, 4611686018427387904, 4611686018427387904)" << "more than 2^64 bytes";
+    QTest::newRow("elements fit, bytes do not") << "(4611686018427387904, 3, 1)" << "more than 2^64 bytes";
+    QTest::newRow("a dimension of 2^64 + 5") << "(18446744073709551621, 3, 1)" << "fit in 64 bits";
+    QTest::newRow("terabytes in 64 bytes") << "(100000, 1000, 1000)" << "expected 800000000000 bytes of data";
+    QTest::newRow("a design of 80 GB") << "(100000, 100000)" << "expected 80000000000 bytes of data";
+  }
+  void lyingHeaders() {
+    QFETCH(QString, shape);
+    QFETCH(QString, fragment);
+    const std::string file = write("lie.npy", craft_npy(1, "<f8", false, shape.toStdString(), std::string(64, '\0')));
+    expectInputError(file, fragment.toUtf8().constData());
+    if (shape.count(',') == 2) {
+      try {
+        open_cube(file)->rows(0, 1);
+        QFAIL("expected InputError");
+      } catch (const InputError& e) {
+        QVERIFY2(QString(e.what()).contains(fragment), e.what());
+      }
     }
   }
 

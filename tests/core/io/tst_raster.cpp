@@ -247,9 +247,10 @@ private slots:
     QProcess run;
     run.start(CUBESOLVE_CLI, {"solve", dir_.filePath("junk.tif"), dir_.filePath("A.npy"), "-o", dir_.filePath("j.tif")});
     QVERIFY(run.waitForFinished(60000));
-    QCOMPARE(run.exitCode(), 3);
+    QCOMPARE(run.exitCode(), 2);  // readable, but not a raster: bad input
     const QString err = run.readAllStandardError();
-    QVERIFY2(err.contains("junk.tif") && err.contains("GDAL cannot open"), qPrintable(err));
+    QVERIFY2(err.contains("junk.tif") && err.contains("expected a raster GDAL reads"), qPrintable(err));
+    QCOMPARE(err.count('\n'), 1);
     QVERIFY(!QFile::exists(dir_.filePath("j.tif")));
     // Design rows must match the bands.
     Array a(DType::Float64, {N + 1, 2});
@@ -263,6 +264,34 @@ private slots:
     QCOMPARE(rows.exitCode(), 2);
     QVERIFY(QString(rows.readAllStandardError()).contains("expected 12 rows"));
     QVERIFY(!QFile::exists(dir_.filePath("r.tif")));
+  }
+
+  // Rasters cut short: an ENVI header that promises more than its data file
+  // holds (GDAL would read zeros), and a GeoTIFF missing its end. One line
+  // from the tool, exit 2, nothing written.
+  void truncatedRasters() {
+    Array a(DType::Float64, {N, 2});
+    for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = std::cos(static_cast<double>(i));
+    OutputSet o;
+    o.add_npy(file("A_trunc.npy"), a);
+    o.commit();
+    write_raster("ENVI", file("short.img"), true, false);
+    QVERIFY(QFile::resize(dir_.filePath("short.img"), 5000));  // GDAL itself refuses much shorter ones
+    write_raster("GTiff", file("short.tif"), true, false);
+    QVERIFY(QFile::resize(dir_.filePath("short.tif"), QFileInfo(dir_.filePath("short.tif")).size() / 2));
+    for (const auto& [name, fragments] :
+         {std::pair{QString("short.img"), QStringList{"short.img", "expected 5760 bytes of data", "found 5000"}},
+          std::pair{QString("short.tif"), QStringList{"short.tif", "could not be read"}}}) {
+      QProcess run;
+      run.start(CUBESOLVE_CLI, {"solve", dir_.filePath(name), dir_.filePath("A_trunc.npy"), "-o", dir_.filePath("t.npy")});
+      QVERIFY(run.waitForFinished(60000));
+      const QString err = run.readAllStandardError();
+      QVERIFY2(run.exitCode() == (name.endsWith(".tif") ? 3 : 2), qPrintable(err));  // a read that fails part way: I/O
+      QVERIFY2(err.count('\n') == 1 && !err.contains("ERROR 1"), qPrintable(err));
+      for (const QString& f : fragments) QVERIFY2(err.contains(f), qPrintable(err));
+      QVERIFY(!QFile::exists(dir_.filePath("t.npy")));
+      QCOMPARE(QDir(dir_.path()).entryList({"*partial*"}).size(), 0);
+    }
   }
 };
 

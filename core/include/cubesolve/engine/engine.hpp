@@ -151,7 +151,8 @@ void check_inputs(const Array& cube, const Design& design, const Array* weights,
                   const std::string& cube_name = "cube", const std::string& design_name = "design matrix",
                   const std::string& weights_name = "weights", std::size_t first_row = 0);
 
-/// Solves every pixel. Weights, when given, must be >= 0 (0 = missing).
+/// Solves every pixel. Weights, when given, must be finite and >= 0 (a
+/// weight of 0 or NaN marks the value missing).
 /// Throws InputError (shapes, negative weights, bad options), Cancelled.
 SolveResult solve(const Array& cube, const Design& design, const Array* weights = nullptr,
                   const SolveOptions& options = {}, const Progress& progress = {});

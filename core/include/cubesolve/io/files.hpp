@@ -14,6 +14,14 @@ namespace cubesolve {
 /// Whether `path` ends in `ext` (given in lower case, with its dot), in any case.
 bool has_extension(const std::string& path, const std::string& ext);
 
+/// Whether two paths name the same file: the same file on disk (through
+/// links, "./x" and "x"), or, where they do not exist yet, the same place.
+bool same_file(const std::string& a, const std::string& b);
+
+/// The file a raster name refers to: `path` itself, or the quoted file of a
+/// GDAL subdataset name such as NETCDF:"file.nc":var.
+std::string file_of(const std::string& name);
+
 /// A file written under a temporary name beside its destination and renamed
 /// onto it only by commit(), so that a failure never leaves a half file.
 /// The destructor removes the temporary file when commit() was not called.

@@ -45,10 +45,13 @@ public:
 
 /// A .npy file (v1, little-endian, C order) of `dtype` holding `shape`
 /// (B, H, W); its header says `header_shape` when given (e.g. (H, W) for B = 1).
+/// Messages name the file `name` (the output the user asked for, where
+/// `path` is its temporary file), or `path`.
 std::unique_ptr<CubeWriter> npy_writer(const std::string& path, DType dtype, const Shape& shape,
-                                       const Shape& header_shape = {});
-/// A float32 GeoTIFF at `path`; `names` describe the bands. Needs GDAL.
+                                       const Shape& header_shape = {}, const std::string& name = "");
+/// A float32 GeoTIFF at `path`; `names` describe the bands; messages name
+/// the file `name`, or `path`. Needs GDAL.
 std::unique_ptr<CubeWriter> geotiff_writer(const std::string& path, const Shape& shape, const GeoReference& geo,
-                                           const std::vector<std::string>& names);
+                                           const std::vector<std::string>& names, const std::string& name = "");
 
 }  // namespace cubesolve

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace cubesolve {
 
@@ -20,6 +21,7 @@ struct Inputs {
   std::unique_ptr<CubeReader> cube, weights;
   Design design;
   std::string cube_name, design_name, weights_name;  // as the messages name them (the paths)
+  std::vector<std::string> files;  // every file the run reads (cube, design, pairs, times, weights)
 
   /// Rows [r0, r1) of the cube (and the weights), checked against the design.
   /// Throws IoError, InputError naming the file and the row.

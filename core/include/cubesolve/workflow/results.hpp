@@ -29,8 +29,9 @@ struct ResultPaths {
   /// Every part named and its path, X first.
   std::vector<std::pair<ResultPart, std::string>> files() const;
   /// Throws InputError for a path whose extension names no format this
-  /// build writes (.npy; .tif and .tiff with GDAL).
-  void check() const;
+  /// build writes (.npy; .tif and .tiff with GDAL), or one that is the same
+  /// file as one of `inputs` (the run's input files) or as another output.
+  void check(const std::vector<std::string>& inputs = {}) const;
 };
 
 /// The band name of a part (GeoTIFF band descriptions).

@@ -1,0 +1,20 @@
+#pragma once
+// The one size check every reader makes before it allocates: what a
+// header claims must fit in 64 bits and in the file that holds it.
+
+#include <cubesolve/data/array.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace cubesolve::detail {
+
+/// The bytes of an array of `shape` with `item`-byte elements. Throws
+/// InputError naming `path` when that does not fit in 64 bits.
+std::uint64_t data_bytes(const Shape& shape, std::size_t item, const std::string& path);
+
+/// Throws IoError when `path` cannot be read, InputError ("PATH: expected
+/// BYTES bytes of WHAT from byte OFFSET, found ...") when it is shorter.
+void check_file_holds(const std::string& path, std::uint64_t offset, std::uint64_t bytes, const std::string& what);
+
+}  // namespace cubesolve::detail
