@@ -72,7 +72,7 @@ struct ChunkResult {
 /// float64) when a solver first needs it and kept while this lives.
 class DeviceFactors {
 public:
-  enum Which : int { kPinv, kA, kHat, kQinv, kGram, kOuter, kCount };
+  enum Which : int { Pinv, A, Hat, Qinv, Gram, Outer, Count };
   explicit DeviceFactors(std::shared_ptr<Backend> dev) : dev_(std::move(dev)) {}
   ~DeviceFactors();
   DeviceFactors(const DeviceFactors&) = delete;
@@ -89,7 +89,7 @@ public:
 private:
   std::mutex mutex_;
   std::shared_ptr<Backend> dev_;
-  Upload arrays_[kCount][2];
+  Upload arrays_[Count][2];
   std::size_t* uploads_ = nullptr;
   friend class FactorCache;
 };

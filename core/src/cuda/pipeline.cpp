@@ -207,14 +207,14 @@ Solver::Solver(const Design& design, std::vector<std::uint8_t> table, const Sett
     return u.p;
   };
   const bool f32 = settings.float32;
-  d.pinv = static_cast<const double*>(get(DeviceFactors::kPinv, false, f.pinv));
-  d.a = static_cast<const double*>(get(DeviceFactors::kA, false, design.values()));
-  if (wanted(kDual)) d.qinv = static_cast<const double*>(get(DeviceFactors::kQinv, false, f.gram_rows_inv));
-  if (wanted(kGather)) d.gram = static_cast<const double*>(get(DeviceFactors::kGram, false, f.gram_rows));
-  if (wanted(kGram)) d.outer = static_cast<const double*>(get(DeviceFactors::kOuter, false, f.outer));
-  if (wanted(kDeletion)) d.hat_work = get(DeviceFactors::kHat, f32, f.hat);
-  d.qinv_work = f32 && wanted(kDual) ? get(DeviceFactors::kQinv, true, f.gram_rows_inv) : d.qinv;
-  d.gram_work = f32 && wanted(kGather) ? get(DeviceFactors::kGram, true, f.gram_rows) : d.gram;
+  d.pinv = static_cast<const double*>(get(DeviceFactors::Pinv, false, f.pinv));
+  d.a = static_cast<const double*>(get(DeviceFactors::A, false, design.values()));
+  if (wanted(kDual)) d.qinv = static_cast<const double*>(get(DeviceFactors::Qinv, false, f.gram_rows_inv));
+  if (wanted(kGather)) d.gram = static_cast<const double*>(get(DeviceFactors::Gram, false, f.gram_rows));
+  if (wanted(kGram)) d.outer = static_cast<const double*>(get(DeviceFactors::Outer, false, f.outer));
+  if (wanted(kDeletion)) d.hat_work = get(DeviceFactors::Hat, f32, f.hat);
+  d.qinv_work = f32 && wanted(kDual) ? get(DeviceFactors::Qinv, true, f.gram_rows_inv) : d.qinv;
+  d.gram_work = f32 && wanted(kGather) ? get(DeviceFactors::Gram, true, f.gram_rows) : d.gram;
   // Kinds the device cannot take (a factor too large to keep, a system too
   // large) stay on the CPU.
   for (std::size_t nv = 0; nv <= d.n; ++nv) {

@@ -1,0 +1,82 @@
+// The MintPy stack reader on small HDF5 files built from the input: which
+// datasets exist, their shapes and types, the date strings and the drop
+// flags all come from the fuzzer's bytes (the HDF5 library writes a valid
+// file; what is fuzzed is how the reader judges its content).
+#include "fuzz.hpp"
+
+#include <cubesolve/error.hpp>
+#include <cubesolve/io/mintpy.hpp>
+#include <cubesolve/workflow/inputs.hpp>
+
+#include <hdf5.h>
+
+#include <vector>
+
+namespace {
+
+void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<hsize_t>& dims, const void* data) {
+  const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t ds = H5Dcreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (ds >= 0) {
+    H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    H5Dclose(ds);
+  }
+  H5Sclose(space);
+}
+
+std::string build_stack(fuzz::Bytes& in) {
+  const std::string path = "/tmp/cubesolve-fuzz-" + std::to_string(::getpid()) + ".h5";
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  const std::uint8_t layout = in.byte();
+  const hsize_t N = in.in(0, 12), H = in.in(0, 6), W = in.in(0, 6);
+  if (layout & 1) {  // unwrapPhase, 3-D or another rank
+    std::vector<hsize_t> dims{N, H, W};
+    if (layout & 2) dims.pop_back();
+    std::vector<float> v(N * H * W);
+    for (auto& x : v) x = static_cast<float>(static_cast<signed char>(in.byte())) / 8;
+    write_dataset(f, "unwrapPhase", H5T_NATIVE_FLOAT, dims, v.data());
+  }
+  if (layout & 4) {  // date: N x 2 fixed strings of a fuzzed length
+    const std::size_t len = in.in(0, 10);
+    const hsize_t rows = layout & 8 ? in.in(0, 12) : N;
+    const std::string text = in.text(rows * 2 * len);
+    const hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, len ? len : 1);
+    H5Tset_strpad(st, H5T_STR_NULLPAD);
+    std::vector<char> buf(rows * 2 * (len ? len : 1), '\0');
+    std::copy(text.begin(), text.end(), buf.begin());
+    write_dataset(f, "date", st, {rows, 2}, buf.data());
+    H5Tclose(st);
+  }
+  if (layout & 16) {  // dropIfgram: bytes, or 4-byte integers
+    const hsize_t n = layout & 32 ? in.in(0, 12) : N;
+    std::vector<std::int32_t> flags(n);
+    for (auto& x : flags) x = in.byte() & 1;
+    if (layout & 64) write_dataset(f, "dropIfgram", H5T_NATIVE_INT32, {n}, flags.data());
+    else {
+      std::vector<std::uint8_t> b(flags.begin(), flags.end());
+      write_dataset(f, "dropIfgram", H5T_NATIVE_UINT8, {n}, b.data());
+    }
+  }
+  H5Fclose(f);
+  return path;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::Bytes in(data, size);
+  const std::string path = build_stack(in);
+  try {
+    cubesolve::read_mintpy_stack(path);
+  } catch (const cubesolve::Error&) {
+  }
+  try {
+    const cubesolve::Inputs inputs = cubesolve::open_inputs(path, {"sbas", "", ""});
+    cubesolve::Array w;
+    inputs.rows(0, inputs.cube->shape()[1], &w);
+  } catch (const cubesolve::Error&) {
+  }
+  return 0;
+}
