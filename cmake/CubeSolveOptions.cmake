@@ -35,6 +35,17 @@ find_package(HDF5 QUIET COMPONENTS C)
 option(CUBESOLVE_HDF5 "Read MintPy stacks through HDF5" ${HDF5_FOUND})
 
 option(CUBESOLVE_MPI "Spread the CLI's solve over MPI ranks" OFF)
+
+# The Python module: where Python's development files and nanobind are found.
+find_package(Python 3.8 QUIET COMPONENTS Interpreter Development.Module)
+set(_python_default OFF)
+if(Python_FOUND)
+  execute_process(COMMAND "${Python_EXECUTABLE}" -m nanobind --cmake_dir RESULT_VARIABLE _nb OUTPUT_QUIET ERROR_QUIET)
+  if(_nb EQUAL 0)
+    set(_python_default ON)
+  endif()
+endif()
+option(CUBESOLVE_PYTHON "Build the Python module (nanobind)" ${_python_default})
 option(CUBESOLVE_STRICT "Treat compiler warnings as errors" OFF)
 
 # Tests use Qt Test; without Qt 6 Core + Test they are skipped.

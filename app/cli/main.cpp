@@ -42,7 +42,8 @@ the small systems are solved in float32 and refined once against float64
 residuals (--device-precision mixed, the default) or in float64 throughout;
 the work goes to the device in pieces that fit its free memory (or
 --device-memory MB), and pixels it cannot take are solved on the CPU.
-Exit codes: 0 ok, 2 bad input, 3 I/O failure, 4 numerical or device failure.
+Exit codes: 0 ok, 2 bad input, 3 I/O failure, 4 numerical or device failure,
+128 + the signal when interrupted (130 Ctrl-C, 143 SIGTERM); nothing is written then.
 )";
 
 }  // namespace

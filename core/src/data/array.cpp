@@ -62,16 +62,28 @@ Array Array::uninitialized(DType dtype, Shape shape) {
   if (a.size_ > std::numeric_limits<std::size_t>::max() / 8)
     throw InputError("array shape " + shape_string(a.shape_) + " is too large");
   a.words_ = (a.size_ * dtype_size(dtype) + 7) / 8;
-  a.storage_.reset(new double[std::max<std::size_t>(1, a.words_)]);  // default-initialised: untouched
+  a.owner_ = std::shared_ptr<double[]>(new double[std::max<std::size_t>(1, a.words_)]);  // default-initialised: untouched
+  a.data_ = a.owner_.get();
+  return a;
+}
+
+Array Array::borrow(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner) {
+  Array a;
+  a.dtype_ = dtype;
+  a.shape_ = std::move(shape);
+  a.size_ = shape_size(a.shape_);
+  a.words_ = (a.size_ * dtype_size(dtype) + 7) / 8;
+  a.owner_ = std::move(owner);
+  a.data_ = data;
   return a;
 }
 
 Array::Array(DType dtype, Shape shape) : Array(uninitialized(dtype, std::move(shape))) {
-  std::fill(storage_.get(), storage_.get() + words_, 0.0);
+  std::fill(static_cast<double*>(data_), static_cast<double*>(data_) + words_, 0.0);
 }
 
 Array::Array(const Array& other) : Array(uninitialized(other.dtype_, other.shape_)) {
-  std::copy(other.storage_.get(), other.storage_.get() + words_, storage_.get());
+  if (other.nbytes()) std::memcpy(data_, other.data_, other.nbytes());
 }
 
 Array& Array::operator=(const Array& other) {

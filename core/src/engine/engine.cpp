@@ -74,6 +74,7 @@ double Design::condition() const {
 
 void check_cube_shape(const Shape& shape, DType dtype, const std::string& name) {
   if (shape.size() != 3) throw InputError(name + ": expected 3 dimensions (N, H, W), found shape " + shape_string(shape));
+  if (shape[0] == 0) throw InputError(name + ": expected at least one observation (N >= 1), found shape " + shape_string(shape));
   if (dtype != DType::Float32 && dtype != DType::Float64)
     throw InputError(name + ": expected float32 or float64 values, found " + dtype_name(dtype));
 }

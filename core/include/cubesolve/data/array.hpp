@@ -34,6 +34,11 @@ public:
   /// An array whose values are left unset, for outputs that are written in
   /// full (the memory is first touched by the threads that write it).
   static Array uninitialized(DType dtype, Shape shape);
+  /// An array over memory it does not own (a NumPy array's, say): C-ordered
+  /// `data`, aligned for `dtype`, kept alive by `owner` while the array (or
+  /// a move of it) lives. Copies of it own their memory. Throws InputError
+  /// when the size overflows.
+  static Array borrow(DType dtype, Shape shape, void* data, std::shared_ptr<void> owner);
 
   Array(const Array& other);
   Array& operator=(const Array& other);
@@ -48,8 +53,10 @@ public:
   std::size_t nbytes() const { return size_ * dtype_size(dtype_); }
   bool empty() const { return size_ == 0; }
 
-  void* raw() { return storage_.get(); }
-  const void* raw() const { return storage_.get(); }
+  void* raw() { return data_; }
+  const void* raw() const { return data_; }
+  /// What keeps the memory alive: hold it to keep raw() valid beyond the array.
+  const std::shared_ptr<void>& storage() const { return owner_; }
 
   /// Typed access; T must match dtype() (float, double, std::int32_t, std::uint8_t),
   /// otherwise std::logic_error.
@@ -68,8 +75,9 @@ private:
   DType dtype_ = DType::Float64;
   Shape shape_;
   std::size_t size_ = 0;
-  std::size_t words_ = 0;                 // 8-byte words of storage
-  std::unique_ptr<double[]> storage_;     // 8-byte aligned storage for any dtype
+  std::size_t words_ = 0;        // 8-byte words of storage
+  std::shared_ptr<void> owner_;  // the memory (8-byte aligned for any dtype), or what keeps borrowed memory alive
+  void* data_ = nullptr;
 };
 
 /// Throws InputError "NAME: expected the cube's shape (N, H, W), found ..."

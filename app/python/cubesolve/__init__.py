@@ -1,0 +1,279 @@
+"""CubeSolve: per-pixel minimum-norm least squares on data cubes with gaps.
+
+One design matrix ``A`` of shape ``(N, M)`` is fitted to every pixel of a cube
+``Y`` of shape ``(N, H, W)`` (observation first), each pixel on its own valid
+observations: a value is missing when it is NaN or ±Inf, or when its weight
+is 0 or NaN. Every pixel gets exactly what ``numpy.linalg.lstsq(A_V, y_V,
+rcond=None)`` returns on its valid rows ``V``; the work that depends on ``A``
+alone is done once, so a cube solves orders of magnitude faster than a loop
+over pixels.
+
+>>> import numpy as np, cubesolve
+>>> Y = np.random.default_rng(0).normal(size=(50, 100, 100)).astype(np.float32)
+>>> Y[Y > 1.5] = np.nan
+>>> r = cubesolve.solve(Y, np.random.default_rng(1).normal(size=(50, 10)))
+>>> r.x.shape
+(10, 100, 100)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _core
+from ._core import Cancelled
+
+__all__ = ["Design", "Result", "Cancelled", "solve", "plan", "read", "design", "devices", "__version__",
+           "STATUS_NAMES"]
+
+__version__: str = _core.version()
+
+#: The meaning of each value of :attr:`Result.status`.
+STATUS_NAMES: Tuple[str, ...] = ("ok", "min-norm", "no-data", "too-few", "failed")
+
+ArrayLike = Any
+
+
+def _is_on_device(a: Any) -> bool:
+    """Whether ``a`` lives in GPU memory (a CUDA tensor, a CuPy array)."""
+    if hasattr(a, "__cuda_array_interface__"):
+        return True
+    dev = getattr(a, "__dlpack_device__", None)
+    if dev is not None:
+        try:
+            return dev()[0] not in (1, 3)  # kDLCPU, kDLCUDAHost
+        except Exception:
+            return False
+    return False
+
+
+def _as_array(a: ArrayLike, what: str) -> np.ndarray:
+    """``a`` as a NumPy array over the same memory where it can be."""
+    if _is_on_device(a):
+        raise ValueError(
+            f"{what}: expected an array in host memory, found one on a GPU device; this build solves "
+            f"device arrays after they are moved to the host (pass {what}.cpu())")
+    if isinstance(a, np.ndarray):
+        return a
+    if hasattr(a, "__dlpack__") and hasattr(a, "detach"):  # a PyTorch tensor: shared, not copied
+        return np.from_dlpack(a.detach())
+    return np.asarray(a)
+
+
+def _as_values(a: ArrayLike, what: str) -> np.ndarray:
+    """float32/float64 values, C-ordered; copied only when the layout needs it."""
+    arr = _as_array(a, what)
+    if arr.dtype not in (np.float32, np.float64):
+        raise ValueError(f"{what}: expected float32 or float64 values, found {arr.dtype} "
+                         f"(convert it with .astype(numpy.float32))")
+    return np.ascontiguousarray(arr)
+
+
+class Design:
+    """A design matrix ``A`` of shape ``(N, M)`` (or ``(N,)``) and everything
+    the engine derives from it once: its SVD, pseudo-inverse and hat matrix.
+    Build it once and solve many cubes with it.
+
+    Raises ``ValueError`` for an empty matrix, more than two dimensions or a
+    value that is not finite.
+    """
+
+    def __init__(self, A: ArrayLike, name: str = "A") -> None:
+        if isinstance(A, Design):
+            self._d = A._d
+            return
+        a = _as_array(A, name)
+        self._d = _core.Design(np.ascontiguousarray(a, dtype=np.float64), name)
+
+    @property
+    def shape(self) -> Tuple[int, int]:
+        """``(N, M)``."""
+        return (self._d.rows, self._d.cols)
+
+    @property
+    def rank(self) -> int:
+        """Numerical rank of ``A`` (rcond = eps·max(N, M))."""
+        return self._d.rank
+
+    @property
+    def condition(self) -> float:
+        """σ_max / σ_min over all min(N, M) singular values (inf when singular)."""
+        return self._d.condition
+
+    def values(self) -> np.ndarray:
+        """``A`` as float64, ``(N, M)``."""
+        return self._d.values()
+
+    def __repr__(self) -> str:
+        return f"Design(shape={self.shape}, rank={self.rank}, condition={self.condition:.3g})"
+
+
+@dataclasses.dataclass
+class Result:
+    """What :func:`solve` returns. Pixel-shaped arrays follow ``Y``: for ``Y``
+    of shape ``(N, H, W)`` they are ``(H, W)`` and ``x`` is ``(M, H, W)``; for
+    ``(N, P)``, ``(P,)`` and ``(M, P)``; for one pixel ``(N,)``, 0-d and ``(M,)``.
+    """
+
+    #: The solutions, NaN where a pixel was not solved, in ``dtype`` (default: Y's).
+    x: np.ndarray
+    #: Valid observations per pixel (int32).
+    n_valid: np.ndarray
+    #: Numerical rank of the pixel's weighted ``A_V`` (int32).
+    rank: np.ndarray
+    #: Weighted residual sum of squares (float64).
+    rss: np.ndarray
+    #: 0 ok (unique), 1 min-norm (underdetermined or rank-deficient), 2 no data,
+    #: 3 too few valid rows, 4 failed (uint8); see :data:`STATUS_NAMES`.
+    status: np.ndarray
+    #: σ_max / σ_rank of the weighted ``A_V`` where an SVD was taken (exact and
+    #: group paths), NaN elsewhere (float64).
+    cond: np.ndarray
+    #: Pixels per path the engine took (full, group, deletion, dual, gram, exact, skipped).
+    paths: Dict[str, int]
+    #: Seconds the engine took.
+    engine_seconds: float
+    #: What the engine wants you to know (a device that fell back to the CPU, ...).
+    warnings: List[str]
+    #: Where the fast paths ran: "cpu" or "cuda".
+    device: str = "cpu"
+    #: Pixels solved on the GPU.
+    device_pixels: int = 0
+
+
+def _options(rcond, min_valid, ridge, device, threads, dtype, memory):
+    if dtype is not None:
+        dtype = np.dtype(dtype).name
+    return dict(rcond=-1.0 if rcond is None else float(rcond), min_valid=int(min_valid), ridge=float(ridge),
+                device=str(device), threads=int(threads), dtype=dtype,
+                memory_mb=None if memory is None else int(memory))
+
+
+def _as_cube(Y: ArrayLike, what: str = "Y") -> Tuple[np.ndarray, Tuple[int, ...]]:
+    """Y as an (N, H, W) view (copied only when its layout needs it), and its pixel shape."""
+    y = _as_values(Y, what)
+    if y.ndim == 3:
+        return y, y.shape[1:]
+    if y.ndim == 2:
+        return y.reshape(y.shape[0], 1, y.shape[1]), (y.shape[1],)
+    if y.ndim == 1:
+        return y.reshape(y.shape[0], 1, 1), ()
+    raise ValueError(f"{what}: expected 3 dimensions (N, H, W), 2 (N, P) or 1 (N,), found shape {y.shape}")
+
+
+def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike] = None, *,
+          rcond: Optional[float] = None, min_valid: int = 1, ridge: float = 0.0, device: str = "auto",
+          device_float64: bool = False, threads: int = 0, dtype: Any = None, memory: Optional[int] = None,
+          progress: Optional[Callable[[float], Optional[bool]]] = None) -> Result:
+    """Solves every pixel of ``Y`` for the design ``A``.
+
+    Parameters
+    ----------
+    Y : array_like, shape (N, H, W), (N, P) or (N,)
+        float32 or float64 observations, observation first (NumPy arrays,
+        PyTorch CPU tensors, anything with ``__array__`` or ``__dlpack__``).
+        NaN and ±Inf are missing. C-ordered input is used where it lies, not
+        copied; other layouts are copied once.
+    A : array_like, shape (N, M), or Design
+        The design matrix; a :class:`Design` reuses its factorization.
+    weights : array_like, optional
+        Of Y's shape, finite and >= 0; a weight of 0 (or NaN) marks the value missing.
+    rcond : float, optional
+        Singular values <= rcond·σ_max count as zero. Default: eps·max(|V|, M)
+        per pixel, as ``numpy.linalg.lstsq(rcond=None)``.
+    min_valid : int
+        Pixels with fewer valid observations are not solved (status 3).
+    ridge : float
+        Tikhonov λ >= 0: minimises ||W^½(A_V x − y_V)||² + λ||x||².
+    device : {"auto", "cpu", "cuda"}
+        Where the fast paths run; "cuda" without a usable GPU raises RuntimeError.
+    device_float64 : bool
+        On a GPU, float64 throughout (default: float32 systems refined once).
+    threads : int
+        CPU threads; 0 = all.
+    dtype : {None, "float32", "float64"}
+        Type of ``x``; default Y's.
+    memory : int, optional
+        Working memory for the engine's chunks, in MB (default 256).
+    progress : callable, optional
+        Called with the fraction done a few times a second (on the calling
+        thread); return False to cancel (:class:`Cancelled` is raised).
+
+    Returns
+    -------
+    Result
+        For each pixel with valid rows V: the least-squares solution of
+        ``A_V x = y_V`` of least norm. Overdetermined pixels of full rank get
+        the unique solution (status 0); underdetermined or rank-deficient
+        ones the minimum-norm solution (status 1); pixels without valid
+        observations, or with fewer than ``min_valid``, get NaN (status 2, 3).
+
+    Raises
+    ------
+    ValueError
+        Bad input: shapes that do not fit, a design with NaN, a dtype other
+        than float32/float64, negative or infinite weights, an array on a GPU.
+    RuntimeError
+        A numerical or device failure.
+    Cancelled
+        ``progress`` returned False.
+    KeyboardInterrupt
+        Ctrl-C during the solve (the GIL is released while it runs; it stops
+        within a fraction of a second).
+    """
+    cube, pixels = _as_cube(Y)
+    design = A if isinstance(A, Design) else Design(A)
+    w = None
+    if weights is not None:
+        w, _ = _as_cube(weights, "weights")
+    r = _core.solve(cube, design._d, w, progress=progress, device_float64=bool(device_float64),
+                    **_options(rcond, min_valid, ridge, device, threads, dtype, memory))
+    m = design.shape[1]
+    return Result(x=r["x"].reshape((m,) + pixels), n_valid=r["n_valid"].reshape(pixels),
+                  rank=r["rank"].reshape(pixels), rss=r["rss"].reshape(pixels), status=r["status"].reshape(pixels),
+                  cond=r["cond"].reshape(pixels), paths=dict(r["paths"]), engine_seconds=r["engine_seconds"],
+                  warnings=list(r["warnings"]), device=r["device"], device_pixels=r["device_pixels"])
+
+
+def plan(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike] = None, *,
+         min_valid: int = 1) -> Dict[str, Any]:
+    """What ``cubesolve-cli info`` prints: missing values, the valid-count and
+    mask-group histograms, and the pixels per path the engine plans for ``A``.
+
+    Returns a dict with ``paths``, ``missing_fraction``, ``nan``, ``inf``,
+    ``zero_weight``, ``no_data_pixels``, ``distinct_masks``,
+    ``valid_count_histogram``, ``group_size_histogram`` and ``underdetermined``.
+    """
+    cube, _ = _as_cube(Y)
+    design = A if isinstance(A, Design) else Design(A)
+    w = None if weights is None else _as_cube(weights, "weights")[0]
+    return dict(_core.plan(cube, design._d, w, int(min_valid)))
+
+
+def read(path: str) -> Dict[str, Any]:
+    """Reads a cube as the CLI does: ``.npy`` (any version, byte order,
+    memory order), any raster GDAL opens (bands are observations, nodata is
+    missing), or a MintPy ``ifgramStack.h5`` (its kept interferograms).
+
+    Returns a dict with ``cube`` (N, H, W); for rasters ``transform`` and
+    ``projection``; for MintPy stacks ``design`` (the SBAS design), ``dates``
+    (the first is the reference) and ``pairs``. Raises ``ValueError`` for a
+    file that is not such a cube, ``OSError`` when it cannot be read.
+    """
+    return dict(_core.read(str(path)))
+
+
+def design(spec: str, n: int, *, pairs: Optional[str] = None, times: Optional[str] = None) -> np.ndarray:
+    """A design matrix for ``n`` bands from a description, as the CLI builds
+    it: ``"sbas"`` (from a pairs file of YYYYMMDD_YYYYMMDD lines), ``"poly:D"``
+    or ``"harmonic:K[:P]"`` (times from a file of numbers or YYYYMMDD dates;
+    band index without one), or a file (.npy, .csv)."""
+    return _core.make_design(spec, int(n), pairs or "", times or "")
+
+
+def devices() -> List[str]:
+    """One line per compute device ("cpu: 16 threads", "cuda: ...")."""
+    return list(_core.devices())

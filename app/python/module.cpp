@@ -1,0 +1,238 @@
+// cubesolve._core: the engine for Python. Arrays come in without a copy
+// (C-contiguous float32/float64, as the Python layer hands them over) and go
+// out without one (NumPy arrays over the result's own memory). The GIL is
+// released while the engine works; the progress report takes it back a few
+// times a second to run the callback and to notice Ctrl-C.
+#include <cubesolve/data/designs.hpp>
+#include <cubesolve/data/mask.hpp>
+#include <cubesolve/engine/device.hpp>
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/error.hpp>
+#include <cubesolve/io/mintpy.hpp>
+#include <cubesolve/io/raster.hpp>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <optional>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+using namespace cubesolve;
+
+namespace {
+
+using Input = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+
+/// A dict of (name, value) pairs.
+nb::dict fields(std::initializer_list<std::pair<const char*, nb::object>> items) {
+  nb::dict d;
+  for (const auto& [name, value] : items) d[name] = value;
+  return d;
+}
+
+/// A C-contiguous float32/float64 array as an Array over its memory (no
+/// copy; the caller keeps it alive for the call).
+Array borrow(const Input& a, const std::string& what) {
+  DType t;
+  if (a.dtype() == nb::dtype<float>())
+    t = DType::Float32;
+  else if (a.dtype() == nb::dtype<double>())
+    t = DType::Float64;
+  else
+    throw InputError(what + ": expected float32 or float64 values, found another type (convert it with .astype)");
+  Shape shape(a.shape_ptr(), a.shape_ptr() + a.ndim());
+  return Array::borrow(t, std::move(shape), const_cast<void*>(a.data()), nullptr);
+}
+
+/// A NumPy array of `shape` over an Array's memory, which it keeps alive.
+nb::object to_numpy(const Array& a, const std::vector<std::size_t>& shape) {
+  auto* keep = new std::shared_ptr<void>(a.storage());
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<void>*>(p); });
+  void* data = const_cast<void*>(a.raw());
+  switch (a.dtype()) {
+    case DType::Float32:
+      return nb::ndarray<nb::numpy, float>(data, shape.size(), shape.data(), owner).cast();
+    case DType::Float64:
+      return nb::ndarray<nb::numpy, double>(data, shape.size(), shape.data(), owner).cast();
+    case DType::Int32:
+      return nb::ndarray<nb::numpy, std::int32_t>(data, shape.size(), shape.data(), owner).cast();
+    case DType::UInt8:
+      return nb::ndarray<nb::numpy, std::uint8_t>(data, shape.size(), shape.data(), owner).cast();
+  }
+  return nb::none();
+}
+
+nb::object to_numpy(const Array& a) {
+  return to_numpy(a, a.shape());
+}
+
+/// The progress report the engine calls on the calling thread: with the GIL
+/// taken back, Python's signal handlers run (Ctrl-C) and the callback, if
+/// any, is called; an error from either cancels the solve and is raised
+/// once the engine has stopped.
+struct Report {
+  nb::object callback;
+  std::optional<nb::python_error> error;
+
+  bool operator()(double f) {
+    nb::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      error.emplace();  // takes the pending exception (KeyboardInterrupt)
+      return false;
+    }
+    if (callback.is_none()) return true;
+    try {
+      const nb::object go_on = callback(f);
+      return go_on.is_none() || nb::cast<bool>(go_on);
+    } catch (nb::python_error& e) {
+      error.emplace(std::move(e));
+      return false;
+    }
+  }
+};
+
+nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> weights, double rcond, int min_valid,
+                  double ridge, const std::string& device, bool device_float64, int threads,
+                  std::optional<std::string> dtype, std::optional<std::size_t> memory_mb, nb::object progress) {
+  const Array y = borrow(cube, "Y");
+  const std::optional<Array> w = weights ? std::optional<Array>(borrow(*weights, "weights")) : std::nullopt;
+  SolveOptions o;
+  o.rcond = rcond;
+  o.min_valid = min_valid;
+  o.ridge = ridge;
+  o.device = resolve_device(parse_device(device, "device"));
+  o.device_float64 = device_float64;
+  o.threads = threads;
+  if (dtype) o.output = parse_dtype(*dtype, "dtype");
+  if (memory_mb) o.memory = *memory_mb << 20;
+  Report report{std::move(progress), {}};
+  SolveResult r;
+  try {
+    nb::gil_scoped_release release;
+    r = solve(y, design, w ? &*w : nullptr, o, [&](double f) { return report(f); });
+  } catch (const Cancelled&) {
+    if (report.error) throw std::move(*report.error);
+    throw;
+  }
+  nb::dict paths;
+  for (std::size_t i = 0; i < kPathCount; ++i) paths[path_name(static_cast<SolvePath>(i))] = r.paths[i];
+  return fields({{"x", nb::cast(to_numpy(r.x))},
+                 {"n_valid", nb::cast(to_numpy(r.n_valid))},
+                 {"rank", nb::cast(to_numpy(r.rank))},
+                 {"rss", nb::cast(to_numpy(r.rss))},
+                 {"status", nb::cast(to_numpy(r.status))},
+                 {"cond", nb::cast(to_numpy(r.cond))},
+                 {"paths", nb::cast(paths)},
+                 {"engine_seconds", nb::cast(r.engine_seconds)},
+                 {"warnings", nb::cast(r.warnings)},
+                 {"device", nb::cast(device_name(r.device))},
+                 {"device_pixels", nb::cast(r.device_pixels)},
+                 {"threads", nb::cast(r.threads)}});
+}
+
+nb::dict plan_py(const Input& cube, const Design& design, std::optional<Input> weights, int min_valid) {
+  const Array y = borrow(cube, "Y");
+  const std::optional<Array> w = weights ? std::optional<Array>(borrow(*weights, "weights")) : std::nullopt;
+  check_inputs(y, design, w ? &*w : nullptr, "Y", "A", "weights");
+  MaskStats s;
+  {
+    nb::gil_scoped_release release;
+    s = analyze_masks(y, w ? &*w : nullptr);
+  }
+  SolveOptions o;
+  o.min_valid = min_valid;
+  const PathCounts planned = plan(s, design, w.has_value(), o);
+  nb::dict paths;
+  for (std::size_t i = 0; i < kPathCount; ++i) paths[path_name(static_cast<SolvePath>(i))] = planned[i];
+  nb::list groups;
+  for (const LogBin& b : s.group_histogram())
+    groups.append(fields({{"lo", nb::cast(b.lo)},
+                          {"hi", nb::cast(b.hi)},
+                          {"groups", nb::cast(b.groups)},
+                          {"pixels", nb::cast(b.pixels)}}));
+  const auto valid = s.valid_histogram();
+  std::size_t under = 0;
+  for (std::size_t k = static_cast<std::size_t>(std::max(1, min_valid)); k < std::min(design.cols(), valid.size()); ++k)
+    under += valid[k];
+  return fields({{"paths", nb::cast(paths)},
+                 {"missing_fraction", nb::cast(s.missing_fraction())},
+                 {"nan", nb::cast(s.nan_count)},
+                 {"inf", nb::cast(s.inf_count)},
+                 {"zero_weight", nb::cast(s.zero_weight)},
+                 {"no_data_pixels", nb::cast(valid[0])},
+                 {"distinct_masks", nb::cast(s.distinct_masks())},
+                 {"valid_count_histogram", nb::cast(valid)},
+                 {"group_size_histogram", nb::cast(groups)},
+                 {"underdetermined", nb::cast(under)}});
+}
+
+nb::dict read_py(const std::string& path) {
+  if (stack_support() && is_stack_path(path)) {
+    InsarStack s = kept_only(read_mintpy_stack(path));
+    std::vector<std::string> dates;
+    const Array a = sbas_design(s.pairs, &dates, path);
+    nb::list pairs;
+    for (const auto& [first, second] : s.pairs) pairs.append(nb::make_tuple(first, second));
+    return fields({{"cube", nb::cast(to_numpy(s.cube))},
+                   {"design", nb::cast(to_numpy(a))},
+                   {"dates", nb::cast(dates)},
+                   {"pairs", nb::cast(pairs)}});
+  }
+  GeoReference geo;
+  const Array cube = read_cube(path, &geo);
+  check_cube(cube, path);
+  return fields({{"cube", nb::cast(to_numpy(cube))},
+                 {"transform", nb::cast(geo.transform)},
+                 {"projection", nb::cast(geo.projection)}});
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "CubeSolve's engine (see the cubesolve package for the documented API).";
+  static nb::exception<Cancelled> cancelled(m, "Cancelled", PyExc_Exception);
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const IoError& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    } catch (const NumericalError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+
+  nb::class_<Design>(m, "Design")
+      .def(
+          "__init__", [](Design* d, const Input& a, const std::string& name) { new (d) Design(borrow(a, name), name); },
+          "a"_a, "name"_a = "A")
+      .def_prop_ro("rows", &Design::rows)
+      .def_prop_ro("cols", &Design::cols)
+      .def_prop_ro("rank", &Design::rank)
+      .def_prop_ro("condition", &Design::condition)
+      .def("values", [](const Design& d) {
+        Array a(DType::Float64, {d.rows(), d.cols()});
+        std::copy(d.values().begin(), d.values().end(), a.data<double>());
+        return to_numpy(a);
+      });
+
+  m.def("solve", &solve_py, "cube"_a, "design"_a, "weights"_a.none(), "rcond"_a, "min_valid"_a, "ridge"_a, "device"_a,
+        "device_float64"_a, "threads"_a, "dtype"_a.none(), "memory_mb"_a.none(), "progress"_a.none());
+  m.def("plan", &plan_py, "cube"_a, "design"_a, "weights"_a.none(), "min_valid"_a);
+  m.def("read", &read_py, "path"_a);
+  m.def(
+      "make_design",
+      [](const std::string& spec, std::size_t n, const std::string& pairs, const std::string& times) {
+        return to_numpy(make_design({spec, pairs, times}, n));
+      },
+      "spec"_a, "n"_a, "pairs"_a = "", "times"_a = "");
+  m.def("devices", &describe_devices);
+  m.def("version", &version);
+}

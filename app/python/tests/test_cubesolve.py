@@ -1,0 +1,279 @@
+"""cubesolve against numpy.linalg.lstsq pixel by pixel, against the CLI, and
+on bad input, cancelling and memory."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import cubesolve
+
+CLI = os.environ.get("CUBESOLVE_CLI")
+
+
+def lstsq_reference(A, Y, W=None, ridge=0.0, rcond=None):
+    """Per pixel: numpy.linalg.lstsq on the (weighted) valid rows, or the ridge
+    normal equations; NaN where a pixel has no valid row."""
+    N, M = A.shape
+    P = Y.shape[1]
+    X = np.full((M, P), np.nan)
+    for p in range(P):
+        y = Y[:, p].astype(np.float64)
+        ok = np.isfinite(y)
+        if W is not None:
+            ok &= np.isfinite(W[:, p]) & (W[:, p] > 0)
+        if not ok.any():
+            continue
+        sw = np.sqrt(W[ok, p]) if W is not None else np.ones(ok.sum())
+        Av, yv = A[ok] * sw[:, None], y[ok] * sw
+        if ridge > 0:
+            X[:, p] = np.linalg.solve(Av.T @ Av + ridge * np.eye(M), Av.T @ yv)
+        else:
+            X[:, p] = np.linalg.lstsq(Av, yv, rcond=rcond)[0]
+    return X
+
+
+def rel_errors(X, R):
+    both = np.isfinite(R).all(axis=0)
+    assert (np.isnan(X[:, ~both])).all(), "pixels without a solution must be NaN"
+    d = np.linalg.norm(X[:, both] - R[:, both], axis=0)
+    return d / np.maximum(np.linalg.norm(R[:, both], axis=0), 1e-300)
+
+
+def case(n, m, p, missing, seed, inf=0.0, rank_deficient=False, weights=False):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(n, m))
+    if rank_deficient:
+        A[:, -1] = A[:, -2]
+    Y = rng.normal(size=(n, p))
+    u = rng.random(Y.shape)
+    Y[u < missing] = np.nan
+    Y[(u >= missing) & (u < missing + inf)] = np.inf
+    Y[:, 3] = np.nan  # a pixel without data
+    W = None
+    if weights:
+        W = 0.2 + rng.random(Y.shape)
+        W[rng.random(Y.shape) < 0.05] = 0
+    return A, Y, W
+
+
+@pytest.mark.parametrize(
+    "name,n,m,missing,kw",
+    [
+        ("overdetermined, deletion", 40, 10, 0.15, {}),
+        ("underdetermined, minimum norm", 20, 40, 0.1, {}),
+        ("mostly missing, gathered", 20, 40, 0.6, {}),
+        ("rank-deficient design", 20, 6, 0.2, {"rank_deficient": True}),
+        ("infinite values are missing", 30, 8, 0.1, {"inf": 0.05}),
+        ("weights", 30, 6, 0.1, {"weights": True}),
+        ("ridge", 12, 8, 0.3, {"ridge": 0.25}),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_matches_lstsq(name, n, m, missing, kw, dtype):
+    ridge = kw.pop("ridge", 0.0)
+    A, Y, W = case(n, m, 300, missing, 7, **kw)
+    Y = Y.astype(dtype)
+    r = cubesolve.solve(Y, A, W, ridge=ridge, dtype=np.float64)
+    R = lstsq_reference(A, Y, W, ridge=ridge)
+    assert rel_errors(r.x, R).max() <= 1e-9
+    valid = np.isfinite(Y) if W is None else np.isfinite(Y) & (W > 0)
+    assert (r.n_valid == valid.sum(axis=0)).all()
+    assert r.status[3] == 2 and np.isnan(r.x[:, 3]).all()
+    if ridge == 0:
+        solved = r.n_valid > 0
+        full_rank = r.rank == m
+        assert (r.status[solved & full_rank] == 0).all() and (r.status[solved & ~full_rank] == 1).all()
+
+
+def test_shapes_and_design_reuse():
+    A, Y, _ = case(30, 5, 48, 0.2, 3)
+    cube = Y.reshape(30, 6, 8)
+    d = cubesolve.Design(A)
+    assert d.shape == (30, 5) and d.rank == 5
+    r3 = cubesolve.solve(cube, d, dtype="float64")
+    r2 = cubesolve.solve(Y, d, dtype="float64")
+    r1 = cubesolve.solve(Y[:, 10], d, dtype="float64")
+    assert r3.x.shape == (5, 6, 8) and r3.status.shape == (6, 8)
+    assert r2.x.shape == (5, 48) and r2.rss.shape == (48,)
+    assert r1.x.shape == (5,) and r1.status.shape == ()
+    assert np.array_equal(r3.x.reshape(5, 48), r2.x, equal_nan=True)
+    assert np.array_equal(r2.x[:, 10], r1.x, equal_nan=True)
+    assert sum(r3.paths.values()) == 48 and r3.engine_seconds > 0
+
+
+def test_layouts_give_the_same_answers():
+    A, Y, _ = case(20, 4, 60, 0.2, 5)
+    cube = Y.reshape(20, 6, 10)
+    ref = cubesolve.solve(cube, A).x
+    fortran = np.asfortranarray(cube)
+    strided = np.zeros((20, 6, 20))
+    strided[:, :, ::2] = cube
+    for other in (fortran, strided[:, :, ::2], list(cube)):  # and a list of planes (array-like)
+        assert np.array_equal(cubesolve.solve(other, A).x, ref, equal_nan=True)
+
+
+@pytest.mark.skipif(not CLI, reason="CUBESOLVE_CLI names the command-line tool")
+def test_matches_the_cli(tmp_path):
+    A, Y, W = case(25, 6, 120, 0.2, 11, weights=True)
+    cube = Y.reshape(25, 10, 12).astype(np.float32)
+    np.save(tmp_path / "Y.npy", cube)
+    np.save(tmp_path / "A.npy", A)
+    np.save(tmp_path / "W.npy", W.reshape(25, 10, 12))
+    subprocess.run([CLI, "solve", str(tmp_path / "Y.npy"), str(tmp_path / "A.npy"), "-o", str(tmp_path / "X.npy"),
+                    "--weights", str(tmp_path / "W.npy"), "--diag", str(tmp_path / "d")], check=True,
+                   capture_output=True)
+    r = cubesolve.solve(cube, A, W.reshape(25, 10, 12))
+    assert np.array_equal(np.load(tmp_path / "X.npy"), r.x, equal_nan=True)
+    for part in ("status", "rank", "nvalid"):
+        assert np.array_equal(np.load(tmp_path / f"d_{part}.npy"), getattr(r, "n_valid" if part == "nvalid" else part))
+
+
+class OnGpu:
+    """Stands in for a CUDA tensor: DLPack says it lives on device type 2."""
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        raise AssertionError("must not be read")
+
+
+def test_bad_input_raises_clear_errors():
+    A, Y, _ = case(10, 3, 12, 0.1, 1)
+    with pytest.raises(ValueError, match=r"expected 3 dimensions \(N, H, W\), 2 \(N, P\) or 1"):
+        cubesolve.solve(Y.reshape(10, 2, 2, 3), A)
+    with pytest.raises(ValueError, match="expected 9 rows"):
+        cubesolve.solve(Y[:9], A)
+    bad = A.copy()
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="expected finite values in the design matrix"):
+        cubesolve.solve(Y, bad)
+    with pytest.raises(ValueError, match="expected float32 or float64 values, found int8"):
+        cubesolve.solve(np.nan_to_num(Y).astype(np.int8), A)
+    with pytest.raises(ValueError, match="on a GPU device"):
+        cubesolve.solve(OnGpu(), A)
+    with pytest.raises(ValueError, match="expected finite weights >= 0"):
+        cubesolve.solve(Y, A, -np.ones_like(Y))
+    with pytest.raises(ValueError, match="min_valid"):
+        cubesolve.solve(Y, A, min_valid=0)
+    with pytest.raises(OSError, match="cannot open"):
+        cubesolve.read("/nonexistent/cube.npy")
+
+
+def slow_case():
+    """The exact path (forced by an explicit rcond) on 40,000 underdetermined pixels: seconds."""
+    rng = np.random.default_rng(2)
+    Y = rng.normal(size=(50, 200, 200)).astype(np.float32)
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    return Y, rng.normal(size=(50, 100))
+
+
+def test_progress_and_cancel_from_another_thread():
+    A, Y, _ = case(20, 4, 500, 0.2, 9)
+    seen = []
+    cubesolve.solve(Y, A, progress=lambda f: seen.append(f))
+    assert seen and seen[-1] == 1.0 and all(0 <= f <= 1 for f in seen)
+    Y, A = slow_case()
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    t0 = time.monotonic()
+    with pytest.raises(cubesolve.Cancelled):
+        cubesolve.solve(Y, A, rcond=1e-12, progress=lambda f: not stop.is_set())
+    print(f"cancelled {time.monotonic() - t0 - 0.3:.3f} s after the request")
+
+
+def test_keyboard_interrupt_cancels():
+    script = textwrap.dedent(f"""
+        import os, signal, sys, threading, time
+        sys.path[:0] = {sys.path!r}
+        import numpy as np, cubesolve
+        rng = np.random.default_rng(2)
+        Y = rng.normal(size=(50, 200, 200)).astype(np.float32)
+        Y[rng.random(Y.shape) < 0.2] = np.nan
+        A = rng.normal(size=(50, 100))
+        sent = []
+        def interrupt():
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+        threading.Timer(0.5, interrupt).start()
+        try:
+            cubesolve.solve(Y, A, rcond=1e-12)
+            print("finished")
+        except KeyboardInterrupt:
+            print("interrupted after", round(time.monotonic() - sent[0], 3), "s")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert "interrupted after" in out.stdout, out.stdout + out.stderr
+    print(out.stdout.strip())
+
+
+def test_no_copy_of_c_ordered_input():
+    # The process's peak memory: solving a C-ordered cube must not add a copy
+    # of it (a Fortran-ordered one is copied once, which the same measure sees).
+    script = textwrap.dedent(f"""
+        import resource, sys
+        sys.path[:0] = {sys.path!r}
+        import numpy as np, cubesolve
+        order = sys.argv[1]
+        Y = np.ones((100, 600, 600), dtype=np.float32, order=order)
+        Y[::3, ::2, ::5] = np.nan
+        A = np.random.default_rng(0).normal(size=(100, 2))
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        cubesolve.solve(Y, A)
+        grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        print(grew * 1024 / Y.nbytes)
+    """)
+    share = {}
+    for order in ("C", "F"):
+        out = subprocess.run([sys.executable, "-c", script, order], capture_output=True, text=True, timeout=300, check=True)
+        share[order] = float(out.stdout)
+    print("peak memory added, as a share of Y:", share)
+    assert share["C"] < 0.5
+    assert share["F"] > 0.9
+
+
+def test_plan_and_read(tmp_path):
+    A, Y, _ = case(30, 6, 64, 0.2, 4)
+    cube = Y.reshape(30, 8, 8)
+    p = cubesolve.plan(cube, A)
+    assert sum(p["paths"].values()) == 64 and p["no_data_pixels"] == 1
+    assert p["valid_count_histogram"][30] == (np.isfinite(cube).sum(axis=0) == 30).sum()
+    np.save(tmp_path / "c.npy", np.asfortranarray(cube.astype(">f8")))
+    back = cubesolve.read(tmp_path / "c.npy")["cube"]
+    assert back.shape == (30, 8, 8) and np.array_equal(back, cube, equal_nan=True)
+    (tmp_path / "t.txt").write_text("\n".join(str(2020 + k / 10) for k in range(30)))
+    assert cubesolve.design("poly:2", 30, times=str(tmp_path / "t.txt")).shape == (30, 3)
+
+
+def test_mintpy_stack(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    dates = ["20200101", "20200113", "20200125", "20200206"]
+    pairs = [(dates[i], dates[j]) for i in range(4) for j in range(i + 1, 4)]
+    rng = np.random.default_rng(8)
+    with h5py.File(tmp_path / "ifgramStack.h5", "w") as f:
+        f["unwrapPhase"] = rng.normal(size=(len(pairs), 5, 6)).astype(np.float32)
+        f["date"] = np.array([[a.encode(), b.encode()] for a, b in pairs])
+        f["dropIfgram"] = np.array([True] * (len(pairs) - 1) + [False])
+    s = cubesolve.read(tmp_path / "ifgramStack.h5")
+    assert s["cube"].shape == (len(pairs) - 1, 5, 6) and s["design"].shape == (len(pairs) - 1, 3)
+    assert s["dates"] == dates and s["pairs"][0] == (dates[0], dates[1])
+    r = cubesolve.solve(s["cube"], s["design"])
+    assert r.x.shape == (3, 5, 6) and (r.status == 0).all()
+
+
+def test_torch_tensors():
+    torch = pytest.importorskip("torch")
+    A, Y, _ = case(30, 5, 40, 0.2, 6)
+    t = torch.from_numpy(Y.reshape(30, 5, 8).astype(np.float32))
+    r = cubesolve.solve(t, torch.from_numpy(A))
+    assert np.array_equal(r.x, cubesolve.solve(t.numpy(), A).x, equal_nan=True)
+    strided = t.transpose(1, 2).contiguous().transpose(1, 2)  # the same values, not C-ordered
+    assert not strided.is_contiguous()
+    assert np.array_equal(cubesolve.solve(strided, A).x, r.x, equal_nan=True)
