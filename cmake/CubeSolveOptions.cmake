@@ -34,7 +34,7 @@ option(CUBESOLVE_GDAL "Read and write rasters through GDAL" ${GDAL_FOUND})
 find_package(HDF5 QUIET COMPONENTS C)
 option(CUBESOLVE_HDF5 "Read MintPy stacks through HDF5" ${HDF5_FOUND})
 
-option(CUBESOLVE_MPI "Spread the CLI's solve over MPI ranks" OFF)
+option(CUBESOLVE_MPI "Spread the CLI's solve over MPI ranks (mpirun, srun)" ${MPI_C_FOUND})
 
 # The Python module: where Python's development files and nanobind are found.
 find_package(Python 3.8 QUIET COMPONENTS Interpreter Development.Module)

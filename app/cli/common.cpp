@@ -20,6 +20,26 @@ extern "C" void on_signal(int sig) { g_signal = sig; }
 
 int interrupt_signal() { return g_signal; }
 
+Failure failure_of(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const InputError& x) {
+    return {2, x.what()};
+  } catch (const IoError& x) {
+    return {3, x.what()};
+  } catch (const NumericalError& x) {
+    return {4, x.what()};
+  } catch (const Cancelled&) {
+    const int sig = g_signal ? g_signal : SIGINT;
+    return {128 + sig, std::string("interrupted") + (sig == SIGTERM ? " (SIGTERM)" : sig == SIGHUP ? " (SIGHUP)" : "") +
+                           "; no output written"};
+  } catch (const std::bad_alloc&) {
+    return {4, "out of memory"};
+  } catch (const std::exception& x) {
+    return {4, std::string("internal error: ") + x.what()};
+  }
+}
+
 ProgressBar::ProgressBar(std::string label)
     : label_(std::move(label)), tty_(::isatty(2) != 0), start_(std::chrono::steady_clock::now()) {
   struct sigaction sa {};

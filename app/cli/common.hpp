@@ -19,6 +19,15 @@ namespace cubesolve::cli {
 /// The signal that interrupted the run, or 0.
 int interrupt_signal();
 
+/// What an exception means for the command line: the exit code (2 bad input,
+/// 3 I/O, 4 numerical or device failure or out of memory, 128 + the signal
+/// when interrupted) and the one line that says so.
+struct Failure {
+  int code = 0;
+  std::string message;
+};
+Failure failure_of(std::exception_ptr e);
+
 /// A progress bar on stderr, shown only on a terminal and only once the work
 /// has taken more than a second. While it lives, SIGINT (Ctrl-C), SIGTERM
 /// and SIGHUP only note the signal: the work stops at its next progress

@@ -3,6 +3,7 @@
 // 4 numerical or device failure, 128 + the signal when interrupted (130 for Ctrl-C).
 #include "commands.hpp"
 #include "common.hpp"
+#include "distributed.hpp"
 
 #include <cubesolve/engine/device.hpp>
 #include <cubesolve/error.hpp>
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  const cli::mpi::Session mpi(&argc, &argv);  // under an MPI launcher; nothing otherwise
   const std::string command = argv[1];
   const std::vector<std::string> rest(argv + 2, argv + argc);
   try {
@@ -72,25 +74,9 @@ int main(int argc, char** argv) {
     if (command == "verify") return cli::cmd_verify(rest);
     if (command == "bench") return cli::cmd_bench(rest);
     throw InputError("expected a command (solve, info, demo, verify, bench), found '" + command + "'; see --help");
-  } catch (const InputError& e) {
-    std::cerr << "cubesolve-cli: " << e.what() << "\n";
-    return 2;
-  } catch (const IoError& e) {
-    std::cerr << "cubesolve-cli: " << e.what() << "\n";
-    return 3;
-  } catch (const NumericalError& e) {
-    std::cerr << "cubesolve-cli: " << e.what() << "\n";
-    return 4;
-  } catch (const Cancelled&) {
-    const int sig = cli::interrupt_signal();
-    std::cerr << "cubesolve-cli: interrupted" << (sig == SIGTERM ? " (SIGTERM)" : sig == SIGHUP ? " (SIGHUP)" : "")
-              << "; no output written\n";
-    return 128 + (sig ? sig : SIGINT);
-  } catch (const std::bad_alloc&) {
-    std::cerr << "cubesolve-cli: out of memory\n";
-    return 4;
-  } catch (const std::exception& e) {
-    std::cerr << "cubesolve-cli: internal error: " << e.what() << "\n";
-    return 4;
+  } catch (...) {
+    const cli::Failure f = cli::failure_of(std::current_exception());
+    if (cli::mpi::rank() == 0) std::cerr << "cubesolve-cli: " << f.message << "\n";  // one line for the whole run
+    return f.code;
   }
 }

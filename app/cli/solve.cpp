@@ -1,6 +1,8 @@
 // cubesolve-cli solve: the streamed solve of a cube into result files.
 #include "commands.hpp"
 #include "common.hpp"
+#include "distributed.hpp"
+#include "solve.hpp"
 
 #include <cubesolve/error.hpp>
 #include <cubesolve/workflow/streamed.hpp>
@@ -8,15 +10,6 @@
 #include <iostream>
 
 namespace cubesolve::cli {
-
-namespace {
-
-struct SolveReport {
-  StreamedSolve run;
-  Shape x_shape;
-  DType x_type = DType::Float32;
-  double peak_memory_mb = 0;
-};
 
 void print_json(const SolveReport& r) {
   const SolveTotals& t = r.run.totals;
@@ -31,6 +24,17 @@ void print_json(const SolveReport& r) {
       .field("blocks", r.run.blocks)
       .field("rows_per_block", r.run.rows_per_block)
       .field("peak_memory_mb", r.peak_memory_mb);
+  if (!r.ranks.empty()) {
+    double slowest = 0;
+    j.field("ranks", r.ranks.size()).key("per_rank").begin_array();
+    for (std::size_t k = 0; k < r.ranks.size(); ++k) {
+      const RankReport& q = r.ranks[k];
+      slowest = std::max(slowest, q.seconds);
+      j.begin_object().field("rank", k).field("blocks", q.blocks).field("pixels", q.pixels).field("seconds", q.seconds)
+          .field("engine_seconds", q.engine_seconds).end_object();
+    }
+    j.end_array().field("slowest_rank_seconds", slowest);
+  }
   json_paths(j, t.paths);
   json_status(j, t);
   j.key("shape").begin_array();
@@ -43,11 +47,11 @@ void print_json(const SolveReport& r) {
 }
 
 void print_text(const SolveReport& r) {
-  std::cout << "solved " << summary(r.run.totals) << "\n";
+  std::cout << "solved " << summary(r.run.totals);
+  if (!r.ranks.empty()) std::cout << " (" << r.ranks.size() << " MPI ranks)";
+  std::cout << "\n";
   for (const auto& p : r.run.outputs) std::cout << "wrote " << p << "\n";
 }
-
-}  // namespace
 
 int cmd_solve(const std::vector<std::string>& argv) {
   const Args args("solve", argv, {"json"},
@@ -67,7 +71,10 @@ int cmd_solve(const std::vector<std::string>& argv) {
   const std::string cube = args.positional()[0], design = args.positional()[1];
   if (design == "sbas" && !args.get("pairs") && !is_stack(cube, design))
     throw InputError("sbas: expected --pairs FILE (YYYYMMDD_YYYYMMDD lines) or a MintPy ifgramStack.h5 cube");
-  const Inputs in = open_inputs(cube, {design, args.get("pairs", ""), args.get("times", "")}, args.get("weights", ""));
+  const SolveRequest request{cube, {design, args.get("pairs", ""), args.get("times", "")}, args.get("weights", ""), out,
+                             options, args.flag("json")};
+  if (mpi::launched()) return mpi::solve(request);
+  const Inputs in = open_inputs(request.cube, request.design, request.weights);
   ProgressBar bar("solving");
   SolveReport report;
   report.run = solve_streamed(in, out, options, bar.callback());
@@ -76,7 +83,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   report.x_type = options.output.value_or(in.cube->dtype());
   report.peak_memory_mb = peak_memory_mb();
   print_warnings(report.run.totals.warnings);
-  if (args.flag("json")) print_json(report);
+  if (request.json) print_json(report);
   else print_text(report);
   return 0;
 }

@@ -67,6 +67,10 @@ public:
   /// Device memory the lanes keep between solves.
   std::size_t cached_bytes();
 
+  /// Makes the backend's device the calling thread's (a CUDA device is
+  /// chosen per thread); acquire_lane() calls it.
+  virtual void bind() {}
+
   virtual std::string name() const = 0;
   /// Free device memory in bytes.
   virtual std::size_t free_memory() = 0;

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -89,12 +90,23 @@ __global__ void k_pointers(T** out, T* base, long long stride, int count, const 
 
 cublasOperation_t op(char t) { return t == 'T' || t == 't' ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
+/// The device this process uses: CUBESOLVE_CUDA_DEVICE, else its rank on the
+/// node under an MPI launcher (one GPU per local rank), else the first.
+int chosen_device(int count) {
+  for (const char* name : {"CUBESOLVE_CUDA_DEVICE", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const char* v = std::getenv(name)) return count > 0 ? std::atoi(v) % count : 0;
+  return 0;
+}
+
 class CudaBackend final : public Backend {
 public:
   CudaBackend() {
-    check(cudaSetDevice(0), "cudaSetDevice");
+    int count = 0;
+    check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    device_ = chosen_device(count);
+    check(cudaSetDevice(device_), "cudaSetDevice");
     cudaDeviceProp prop{};
-    check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    check(cudaGetDeviceProperties(&prop, device_), "cudaGetDeviceProperties");
     name_ = prop.name;
     for (Lane& l : lanes_) {
       check(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -118,8 +130,10 @@ public:
     }
   }
 
+  void bind() override { cudaSetDevice(device_); }
   std::string name() const override { return name_; }
   std::size_t free_memory() override {
+    bind();
     std::size_t free = 0, total = 0;
     check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
     return free;
@@ -127,6 +141,7 @@ public:
   int lanes() const override { return kLanes; }
 
   void* alloc(std::size_t bytes) override {
+    bind();
     void* p = nullptr;
     check(cudaMalloc(&p, bytes > 0 ? bytes : 1), "cudaMalloc");
     return p;
@@ -324,6 +339,7 @@ private:
   }
 
   std::string name_;
+  int device_ = 0;
   Lane lanes_[kLanes];
 };
 
@@ -343,7 +359,7 @@ DeviceInfo cuda_query() {
     return info;
   }
   cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+  if (cudaGetDeviceProperties(&prop, chosen_device(count)) != cudaSuccess) {
     info.reason = "the device's properties cannot be read";
     return info;
   }

@@ -90,6 +90,7 @@ void Backend::drop_buffers() {
 }
 
 int Backend::acquire_lane() {
+  bind();
   std::unique_lock<std::mutex> lock(lane_mutex_);
   lane_busy_.resize(static_cast<std::size_t>(std::max(1, lanes())), 0);
   while (buffers_.size() < lane_busy_.size()) buffers_.push_back(std::make_unique<LaneBuffers>(*this));

@@ -99,6 +99,12 @@ void OutputSet::commit() {
   files_.clear();
 }
 
+std::vector<std::string> OutputSet::temp_paths() const {
+  std::vector<std::string> p;
+  for (const auto& f : files_) p.push_back(f->temp_path());
+  return p;
+}
+
 std::vector<std::string> OutputSet::paths() const {
   std::vector<std::string> p;
   for (const auto& f : files_) p.push_back(f->path());

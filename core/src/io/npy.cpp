@@ -253,8 +253,9 @@ void write_npy_header(std::ostream& out, DType dtype, const Shape& shape) {
 
 class NpyReader : public CubeReader {
 public:
-  explicit NpyReader(const std::string& path) : path_(path) {
+  NpyReader(const std::string& path, bool plane_as_band) : path_(path) {
     h_ = open_npy(in_, path);
+    if (plane_as_band && h_.shape.size() == 2) h_.shape.insert(h_.shape.begin(), 1);  // (H, W) is (1, H, W)
     shape_ = h_.shape;
     dtype_ = output_dtype(h_);
   }
@@ -294,12 +295,16 @@ private:
 
 class NpyWriter : public CubeWriter {
 public:
-  NpyWriter(const std::string& path, DType dtype, const Shape& shape, const Shape& header_shape, const std::string& name)
+  NpyWriter(const std::string& path, DType dtype, const Shape& shape, const Shape& header_shape, const std::string& name,
+            bool attach)
       : path_(name.empty() ? path : name), dtype_(dtype), shape_(shape) {
-    out_.open(path, std::ios::binary | std::ios::in | std::ios::out | std::ios::trunc);
+    const auto mode = std::ios::binary | std::ios::in | std::ios::out;
+    out_.open(path, attach ? mode : mode | std::ios::trunc);
     if (!out_) throw IoError(path_ + ": cannot open for writing: " + std::strerror(errno));
-    write_npy_header(out_, dtype, header_shape.empty() ? shape : header_shape);
-    data_offset_ = static_cast<std::size_t>(out_.tellp());
+    std::ostringstream header;
+    write_npy_header(header, dtype, header_shape.empty() ? shape : header_shape);
+    if (!attach) out_ << header.str();
+    data_offset_ = header.str().size();
   }
 
   void rows(std::size_t r0, const Array& block) override {
@@ -328,11 +333,13 @@ private:
 
 }  // namespace
 
-std::unique_ptr<CubeReader> open_npy_cube(const std::string& path) { return std::make_unique<NpyReader>(path); }
+std::unique_ptr<CubeReader> open_npy_cube(const std::string& path, bool plane_as_band) {
+  return std::make_unique<NpyReader>(path, plane_as_band);
+}
 
 std::unique_ptr<CubeWriter> npy_writer(const std::string& path, DType dtype, const Shape& shape, const Shape& header_shape,
-                                       const std::string& name) {
-  return std::make_unique<NpyWriter>(path, dtype, shape, header_shape, name);
+                                       const std::string& name, bool attach) {
+  return std::make_unique<NpyWriter>(path, dtype, shape, header_shape, name, attach);
 }
 
 void write_npy(std::ostream& out, const Array& array) {

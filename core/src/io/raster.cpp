@@ -29,7 +29,6 @@ Array read_cube(const std::string& path, GeoReference* geo) {
   return read_raster(path, geo);
 }
 
-std::unique_ptr<CubeReader> open_npy_cube(const std::string& path);  // npy.cpp
 std::unique_ptr<CubeReader> open_raster_cube(const std::string& path);
 
 std::unique_ptr<CubeReader> open_cube(const std::string& path) {

@@ -65,11 +65,20 @@ void ResultPaths::check(const std::vector<std::string>& inputs) const {
 }
 
 ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::size_t M, DType x_type, DType cube_type,
-                           const GeoReference& geo) {
+                           const GeoReference& geo)
+    : ResultWriter(paths, shape, M, x_type, cube_type, geo, nullptr) {}
+
+ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::size_t M, DType x_type, DType cube_type,
+                           const GeoReference& geo, const std::vector<std::string>* attach_to) {
   const std::size_t N = shape[0], H = shape[1], W = shape[2];
-  for (const auto& [part, path] : paths.files()) {
+  paths_ = paths;
+  const auto files = paths.files();
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    const auto& [part, path] = files[k];
     const std::size_t bands = part == ResultPart::X ? M : is_diagnostic(part) ? 1 : N;
-    const std::string temp = out_.add_external(path);
+    if (attach_to && is_geotiff_path(path))
+      throw InputError(path + ": expected an output several processes can write (.npy), found a GeoTIFF");
+    const std::string temp = attach_to ? attach_to->at(k) : out_.add_external(path);
     if (is_geotiff_path(path)) {
       std::vector<std::string> names;
       for (std::size_t b = 0; b < bands; ++b) names.push_back(bands == 1 ? part_name(part) : part_name(part) + std::to_string(b));
@@ -80,32 +89,56 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
     if (part == ResultPart::NValid || part == ResultPart::Rank) type = DType::Int32;
     if (part == ResultPart::Rss || part == ResultPart::Cond) type = DType::Float64;
     if (part == ResultPart::Status) type = DType::UInt8;
-    targets_.push_back({part, npy_writer(temp, type, {bands, H, W}, is_diagnostic(part) ? Shape{H, W} : Shape{}, path)});
+    targets_.push_back(
+        {part, npy_writer(temp, type, {bands, H, W}, is_diagnostic(part) ? Shape{H, W} : Shape{}, path, attach_to != nullptr)});
   }
+  for (const auto& [part, path] : files) shared_ = shared_ && !is_geotiff_path(path);
 }
+
+std::unique_ptr<ResultWriter> ResultWriter::attach(const ResultPaths& paths, const std::vector<std::string>& temps,
+                                                   const Shape& shape, std::size_t M, DType x_type, DType cube_type) {
+  return std::unique_ptr<ResultWriter>(new ResultWriter(paths, shape, M, x_type, cube_type, {}, &temps));
+}
+
+std::vector<std::string> ResultWriter::temp_paths() const { return out_.temp_paths(); }
 
 ResultWriter::~ResultWriter() = default;
 
-void ResultWriter::write(std::size_t r0, const SolveResult& r, const Design& design, const Array& block) {
+std::vector<Array> ResultWriter::parts(const ResultPaths& paths, const SolveResult& r, const Design& design,
+                                       const Array& block) {
+  std::vector<Array> out;
   std::optional<Array> model;
-  for (auto& t : targets_) {
-    switch (t.part) {
-      case ResultPart::X: t.writer->rows(r0, r.x); break;
-      case ResultPart::NValid: t.writer->rows(r0, as_band(r.n_valid)); break;
-      case ResultPart::Rank: t.writer->rows(r0, as_band(r.rank)); break;
-      case ResultPart::Rss: t.writer->rows(r0, as_band(r.rss)); break;
-      case ResultPart::Status: t.writer->rows(r0, as_band(r.status)); break;
-      case ResultPart::Cond: t.writer->rows(r0, as_band(r.cond)); break;
+  for (const auto& [part, path] : paths.files()) {
+    switch (part) {
+      case ResultPart::X: out.push_back(r.x); break;
+      case ResultPart::NValid: out.push_back(as_band(r.n_valid)); break;
+      case ResultPart::Rank: out.push_back(as_band(r.rank)); break;
+      case ResultPart::Rss: out.push_back(as_band(r.rss)); break;
+      case ResultPart::Status: out.push_back(as_band(r.status)); break;
+      case ResultPart::Cond: out.push_back(as_band(r.cond)); break;
       case ResultPart::Model:
       case ResultPart::Residual:
         if (!model) model = model_cube(design, r.x);
-        t.writer->rows(r0, t.part == ResultPart::Model ? *model : residual_cube(block, *model));
+        out.push_back(part == ResultPart::Model ? *model : residual_cube(block, *model));
     }
   }
+  return out;
+}
+
+void ResultWriter::write_parts(std::size_t r0, const std::vector<Array>& parts) {
+  for (std::size_t k = 0; k < targets_.size(); ++k) targets_[k].writer->rows(r0, parts.at(k));
+}
+
+void ResultWriter::write(std::size_t r0, const SolveResult& r, const Design& design, const Array& block) {
+  write_parts(r0, parts(paths_, r, design, block));
+}
+
+void ResultWriter::finish() {
+  for (auto& t : targets_) t.writer->finish();
 }
 
 std::vector<std::string> ResultWriter::commit() {
-  for (auto& t : targets_) t.writer->finish();
+  finish();
   const std::vector<std::string> written = out_.paths();
   out_.commit();
   return written;

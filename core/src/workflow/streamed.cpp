@@ -15,34 +15,52 @@ void SolveTotals::add(const SolveResult& r) {
   threads = r.threads;
 }
 
-StreamedSolve solve_streamed(const Inputs& in, const ResultPaths& out, SolveOptions options, const Progress& progress) {
-  out.check(in.files);
+std::size_t StreamPlan::end_row(std::size_t block) const { return std::min(height, (block + 1) * rows_per_block); }
+
+StreamPlan plan_stream(const Inputs& in, const ResultPaths& out, const SolveOptions& options) {
   const Shape shape = in.cube->shape();
   const std::size_t N = shape[0], H = shape[1], W = shape[2], M = in.design.cols();
-  const DType x_type = options.output.value_or(in.cube->dtype());
-  ResultWriter writer(out, shape, M, x_type, in.cube->dtype(), in.cube->geo());
-
-  // Three quarters of the memory budget for a block's data, a quarter for the engine's chunks.
-  const std::size_t budget = options.memory;
+  StreamPlan plan;
+  plan.height = H;
+  plan.x_type = options.output.value_or(in.cube->dtype());
   const std::size_t per_row = W * (N * dtype_size(in.cube->dtype()) +
-                                   (in.weights ? N * dtype_size(in.weights->dtype()) : 0) + M * dtype_size(x_type) + 34) +
-                              ResultWriter::extra_bytes_per_row(out, shape, x_type);
+                                   (in.weights ? N * dtype_size(in.weights->dtype()) : 0) + M * dtype_size(plan.x_type) + 34) +
+                              ResultWriter::extra_bytes_per_row(out, shape, plan.x_type);
+  plan.rows_per_block =
+      std::clamp<std::size_t>(options.memory / 4 * 3 / std::max<std::size_t>(per_row, 1), 1, std::max<std::size_t>(H, 1));
+  plan.blocks = H ? (H + plan.rows_per_block - 1) / plan.rows_per_block : 1;
+  plan.engine = options;
+  plan.engine.memory = options.memory / 4;
+  return plan;
+}
+
+Progress block_progress(const StreamPlan& plan, std::size_t block, const Progress& progress) {
+  if (!progress) return {};
+  const double H = static_cast<double>(plan.height);
+  const double done = plan.height ? static_cast<double>(plan.first_row(block)) / H : 0;
+  const double share = plan.height ? static_cast<double>(plan.end_row(block) - plan.first_row(block)) / H : 1;
+  return [=](double f) { return progress(done + share * f); };
+}
+
+SolveResult solve_block(const Inputs& in, const StreamPlan& plan, std::size_t block, Array& rows,
+                        const Progress& progress) {
+  Array weights;
+  rows = in.rows(plan.first_row(block), plan.end_row(block), &weights);
+  return solve(rows, in.design, in.weights ? &weights : nullptr, plan.engine, progress);
+}
+
+StreamedSolve solve_streamed(const Inputs& in, const ResultPaths& out, SolveOptions options, const Progress& progress) {
+  out.check(in.files);
+  const StreamPlan plan = plan_stream(in, out, options);
+  ResultWriter writer(out, in.cube->shape(), in.design.cols(), plan.x_type, in.cube->dtype(), in.cube->geo());
   StreamedSolve s;
-  s.rows_per_block = std::clamp<std::size_t>(budget / 4 * 3 / std::max<std::size_t>(per_row, 1), 1, std::max<std::size_t>(H, 1));
-  options.memory = budget / 4;
-  for (std::size_t r0 = 0; r0 < H || (H == 0 && s.blocks == 0); r0 += s.rows_per_block) {
-    const std::size_t r1 = std::min(H, r0 + s.rows_per_block);
-    Array wblock;
-    const Array block = in.rows(r0, r1, &wblock);
-    const double done = H ? static_cast<double>(r0) / static_cast<double>(H) : 0;
-    const double share = H ? static_cast<double>(r1 - r0) / static_cast<double>(H) : 1;
-    Progress part;
-    if (progress) part = [&](double f) { return progress(done + share * f); };
-    const SolveResult r = solve(block, in.design, in.weights ? &wblock : nullptr, options, part);
+  s.rows_per_block = plan.rows_per_block;
+  for (std::size_t b = 0; b < plan.blocks; ++b) {
+    Array rows;
+    const SolveResult r = solve_block(in, plan, b, rows, block_progress(plan, b, progress));
     s.totals.add(r);
     ++s.blocks;
-    writer.write(r0, r, in.design, block);
-    if (H == 0) break;
+    writer.write(plan.first_row(b), r, in.design, rows);
   }
   s.outputs = writer.commit();
   return s;

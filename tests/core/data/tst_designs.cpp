@@ -12,9 +12,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#ifdef CUBESOLVE_TEST_HDF5
-#include <hdf5.h>
-#endif
+#include "stack.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -131,38 +129,9 @@ private slots:
     for (auto& v : phase) v = rng.uniform() < 0.15 ? NAN : static_cast<float>(rng.normal());
     const unsigned char keep[7] = {1, 1, 1, 0, 1, 1, 1};
     auto write_stack = [&](const std::string& path, bool with_date) {
-      hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-      const hsize_t d3[3] = {N, H, W}, d2[2] = {N, 2}, d1[1] = {N};
-      hid_t s3 = H5Screate_simple(3, d3, nullptr);
-      hid_t ds = H5Dcreate2(f, "unwrapPhase", H5T_IEEE_F32LE, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-      H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, phase.data());
-      H5Dclose(ds);
-      H5Sclose(s3);
-      if (with_date) {
-        hid_t st = H5Tcopy(H5T_C_S1);
-        H5Tset_size(st, 8);
-        H5Tset_strpad(st, H5T_STR_NULLPAD);
-        std::string buf;
-        for (auto& p : pairs) buf += std::string(p[0]) + p[1];
-        hid_t s2 = H5Screate_simple(2, d2, nullptr);
-        ds = H5Dcreate2(f, "date", st, s2, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        H5Dwrite(ds, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
-        H5Dclose(ds);
-        H5Sclose(s2);
-        H5Tclose(st);
-      }
-      // NumPy's bool as h5py stores it: an 8-bit enum FALSE/TRUE.
-      hid_t bt = H5Tenum_create(H5T_NATIVE_INT8);
-      signed char fv = 0, tv = 1;
-      H5Tenum_insert(bt, "FALSE", &fv);
-      H5Tenum_insert(bt, "TRUE", &tv);
-      hid_t s1 = H5Screate_simple(1, d1, nullptr);
-      ds = H5Dcreate2(f, "dropIfgram", bt, s1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-      H5Dwrite(ds, bt, H5S_ALL, H5S_ALL, H5P_DEFAULT, keep);
-      H5Dclose(ds);
-      H5Sclose(s1);
-      H5Tclose(bt);
-      H5Fclose(f);
+      std::string dates;
+      for (auto& p : pairs) dates += std::string(p[0]) + p[1];
+      testing::write_stack(path, N, H, W, phase.data(), with_date ? &dates : nullptr, keep);
     };
     write_stack(file("ifgramStack.h5"), true);
     const InsarStack s = read_mintpy_stack(file("ifgramStack.h5"));

@@ -62,6 +62,8 @@ public:
   /// Closes and renames every file. Throws IoError (files already renamed stay).
   void commit();
   std::vector<std::string> paths() const;
+  /// Their temporary files, in the same order.
+  std::vector<std::string> temp_paths() const;
 
 private:
   std::vector<std::unique_ptr<AtomicFile>> files_;

@@ -33,6 +33,10 @@ protected:
 /// (N, H, W). Throws IoError, InputError naming the file.
 std::unique_ptr<CubeReader> open_cube(const std::string& path);
 
+/// A .npy file of any name, read a block of rows at a time; an (H, W) file
+/// as (1, H, W) with `plane_as_band`. Throws IoError, InputError.
+std::unique_ptr<CubeReader> open_npy_cube(const std::string& path, bool plane_as_band = false);
+
 /// An array (B, H, W) written a block of rows at a time.
 class CubeWriter {
 public:
@@ -46,9 +50,12 @@ public:
 /// A .npy file (v1, little-endian, C order) of `dtype` holding `shape`
 /// (B, H, W); its header says `header_shape` when given (e.g. (H, W) for B = 1).
 /// Messages name the file `name` (the output the user asked for, where
-/// `path` is its temporary file), or `path`.
+/// `path` is its temporary file), or `path`. With `attach`, the file exists
+/// already (another writer made it, header and all) and only rows are
+/// written, at their place: several processes may fill one file so.
 std::unique_ptr<CubeWriter> npy_writer(const std::string& path, DType dtype, const Shape& shape,
-                                       const Shape& header_shape = {}, const std::string& name = "");
+                                       const Shape& header_shape = {}, const std::string& name = "",
+                                       bool attach = false);
 /// A float32 GeoTIFF at `path`; `names` describe the bands; messages name
 /// the file `name`, or `path`. Needs GDAL.
 std::unique_ptr<CubeWriter> geotiff_writer(const std::string& path, const Shape& shape, const GeoReference& geo,

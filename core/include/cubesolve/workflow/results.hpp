@@ -45,12 +45,29 @@ public:
   /// X in `x_type`; GeoTIFFs get `geo`. Throws IoError, InputError.
   ResultWriter(const ResultPaths& paths, const Shape& shape, std::size_t M, DType x_type, DType cube_type,
                const GeoReference& geo);
+  /// A writer into the temporary files `temps` (temp_paths() of a writer in
+  /// another process) that writes its rows at their place and never renames
+  /// or removes them: several processes fill one result so. NPY outputs only
+  /// (InputError for a GeoTIFF). Throws IoError.
+  static std::unique_ptr<ResultWriter> attach(const ResultPaths& paths, const std::vector<std::string>& temps,
+                                              const Shape& shape, std::size_t M, DType x_type, DType cube_type);
   ~ResultWriter();
   /// The parts of a solved block of rows starting at r0 (`block` is the
   /// cube's rows, for the residuals). Throws IoError.
   void write(std::size_t r0, const SolveResult& r, const Design& design, const Array& block);
+  /// The same in two steps: the block's parts of `paths` as arrays, in the
+  /// order of ResultPaths::files(), then written (possibly by another process).
+  static std::vector<Array> parts(const ResultPaths& paths, const SolveResult& r, const Design& design,
+                                  const Array& block);
+  void write_parts(std::size_t r0, const std::vector<Array>& parts);
+  /// Completes every file (no renaming). Throws IoError.
+  void finish();
   /// Completes and renames every file; returns their paths. Throws IoError.
   std::vector<std::string> commit();
+  /// The temporary files, in the order of ResultPaths::files().
+  std::vector<std::string> temp_paths() const;
+  /// Whether every output can be written by several processes at once (NPY).
+  bool shared() const { return shared_; }
   /// Bytes per row of the cube the model and residual parts hold in memory.
   static std::size_t extra_bytes_per_row(const ResultPaths& paths, const Shape& shape, DType x_type);
 
@@ -59,8 +76,12 @@ private:
     ResultPart part;
     std::unique_ptr<CubeWriter> writer;
   };
+  ResultWriter(const ResultPaths& paths, const Shape& shape, std::size_t M, DType x_type, DType cube_type,
+               const GeoReference& geo, const std::vector<std::string>* attach_to);
+  ResultPaths paths_;
   OutputSet out_;
   std::vector<Target> targets_;
+  bool shared_ = true;
 };
 
 /// Writes a whole result (rows 0..H of `cube`) at once. Returns the paths.

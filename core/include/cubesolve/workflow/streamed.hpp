@@ -27,6 +27,26 @@ struct SolveTotals {
   void add(const SolveResult& r);
 };
 
+/// How a streamed solve cuts the cube: blocks of rows whose data take three
+/// quarters of the memory budget; the engine's chunks get the rest.
+struct StreamPlan {
+  std::size_t height = 0, rows_per_block = 1, blocks = 1;
+  SolveOptions engine;  // each block's solve
+  DType x_type = DType::Float32;
+
+  std::size_t first_row(std::size_t block) const { return block * rows_per_block; }
+  std::size_t end_row(std::size_t block) const;
+};
+StreamPlan plan_stream(const Inputs& in, const ResultPaths& out, const SolveOptions& options);
+
+/// Block b of the plan, read and solved; `rows` gets the cube's rows (the
+/// residuals need them). Throws as solve(), IoError, InputError.
+SolveResult solve_block(const Inputs& in, const StreamPlan& plan, std::size_t block, Array& rows,
+                        const Progress& progress = {});
+
+/// The progress of block b's solve as a share of the whole cube's.
+Progress block_progress(const StreamPlan& plan, std::size_t block, const Progress& progress);
+
 struct StreamedSolve {
   SolveTotals totals;
   std::size_t blocks = 0, rows_per_block = 0;

@@ -1,0 +1,44 @@
+#pragma once
+// MintPy stacks (ifgramStack.h5) written for the tests with the HDF5 library.
+#ifdef CUBESOLVE_TEST_HDF5
+
+#include <hdf5.h>
+
+#include <string>
+
+namespace testing {
+
+/// unwrapPhase (N, H, W) float32; date (N, 2) fixed strings of 8 characters
+/// (`dates`: the 16 N characters, or null for none); dropIfgram (N,) as
+/// h5py stores NumPy booleans (an 8-bit enum FALSE/TRUE), `keep` 1 or 0.
+inline void write_stack(const std::string& path, hsize_t N, hsize_t H, hsize_t W, const float* phase,
+                        const std::string* dates, const unsigned char* keep) {
+  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  const hsize_t d3[3] = {N, H, W}, d2[2] = {N, 2}, d1[1] = {N};
+  auto dataset = [&](const char* name, hid_t type, int rank, const hsize_t* dims, const void* data) {
+    const hid_t s = H5Screate_simple(rank, dims, nullptr);
+    const hid_t ds = H5Dcreate2(f, name, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    H5Dclose(ds);
+    H5Sclose(s);
+  };
+  dataset("unwrapPhase", H5T_NATIVE_FLOAT, 3, d3, phase);
+  if (dates) {
+    const hid_t st = H5Tcopy(H5T_C_S1);
+    H5Tset_size(st, 8);
+    H5Tset_strpad(st, H5T_STR_NULLPAD);
+    dataset("date", st, 2, d2, dates->data());
+    H5Tclose(st);
+  }
+  const hid_t bt = H5Tenum_create(H5T_NATIVE_INT8);
+  signed char no = 0, yes = 1;
+  H5Tenum_insert(bt, "FALSE", &no);
+  H5Tenum_insert(bt, "TRUE", &yes);
+  dataset("dropIfgram", bt, 1, d1, keep);
+  H5Tclose(bt);
+  H5Fclose(f);
+}
+
+}  // namespace testing
+
+#endif
