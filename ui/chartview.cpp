@@ -4,11 +4,14 @@
 
 #include <vtkAxis.h>
 #include <vtkChartXY.h>
+#include <vtkColor.h>
+#include <vtkColorSeries.h>
 #include <vtkContextActor.h>
 #include <vtkContextScene.h>
 #include <vtkDoubleArray.h>
 #include <vtkPen.h>
 #include <vtkPlot.h>
+#include <vtkPlotBar.h>
 #include <vtkPlotPoints.h>
 #include <vtkRenderer.h>
 #include <vtkStringArray.h>
@@ -17,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace cubesolve::ui {
 
@@ -29,90 +33,169 @@ ChartView::ChartView(QWidget* parent) : VtkView(parent) {
   chart_->GetTitleProperties()->SetFontSize(14);
 }
 
+int ChartView::plotCount() const { return static_cast<int>(chart_->GetNumberOfPlots()); }
+
 void ChartView::clear() {
   chart_->ClearPlots();
   bars_.clear();
+  selected_ = -1;
   update();
 }
+
+namespace {
+
+/// A count's label: 1, 10, 100, 1k, 10k, 100k, 1M, ...
+std::string count_label(int decade) {
+  static const char* const kSuffix[] = {"", "k", "M", "G", "T"};
+  const int group = std::min(decade / 3, 4);
+  std::string digits = "1" + std::string(static_cast<std::size_t>(decade - 3 * group), '0');
+  return digits + kSuffix[group];
+}
+
+}  // namespace
 
 void ChartView::setBars(const QStringList& labels, const std::vector<double>& values, const QString& xTitle,
                         const QString& yTitle, bool logY) {
-  chart_->ClearPlots();
   bars_ = values;
+  labels_ = labels;
+  x_title_ = xTitle;
+  y_title_ = yTitle;
+  log_y_ = logY;
+  selected_ = -1;
+  drawBars();
+}
+
+void ChartView::setSelectedBar(int index) {
+  selected_ = index >= 0 && index < static_cast<int>(bars_.size()) ? index : -1;
+  drawBars();
+}
+
+void ChartView::drawBars() {
+  chart_->ClearPlots();
+  // On a log scale a bar of v stands 1 + log10(v) high over the axis' 0, so
+  // that a single group shows as a bar and an empty bin as none; the axis is
+  // labelled in counts at each power of ten.
+  auto height = [this](double v) { return !log_y_ ? v : v >= 1 ? 1 + std::log10(v) : 0.0; };
   vtkNew<vtkTable> table;
-  vtkNew<vtkDoubleArray> x, y;
+  vtkNew<vtkDoubleArray> x, y, sel;
   x->SetName("bin");
-  y->SetName("count");
-  table->AddColumn(x);
-  table->AddColumn(y);
-  table->SetNumberOfRows(static_cast<vtkIdType>(values.size()));
+  y->SetName(y_title_.toUtf8().constData());
+  sel->SetName(tr("selected: highlighted on the gaps map").toUtf8().constData());
+  for (auto* a : {x.Get(), y.Get(), sel.Get()}) table->AddColumn(a);
+  table->SetNumberOfRows(static_cast<vtkIdType>(bars_.size()));
   vtkNew<vtkDoubleArray> ticks;
   vtkNew<vtkStringArray> tick_labels;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    table->SetValue(static_cast<vtkIdType>(i), 0, static_cast<double>(i));
-    // A log axis cannot show 0: empty bins stay empty at the axis minimum.
-    table->SetValue(static_cast<vtkIdType>(i), 1, logY && values[i] <= 0 ? 0.5 : values[i]);
+  double top = 0;
+  for (std::size_t i = 0; i < bars_.size(); ++i) {
+    const auto row = static_cast<vtkIdType>(i);
+    const double h = height(bars_[i]);
+    top = std::max(top, h);
+    table->SetValue(row, 0, static_cast<double>(i));
+    table->SetValue(row, 1, static_cast<int>(i) == selected_ ? 0.0 : h);
+    table->SetValue(row, 2, static_cast<int>(i) == selected_ ? h : 0.0);
     ticks->InsertNextValue(static_cast<double>(i));
-    tick_labels->InsertNextValue(i < static_cast<std::size_t>(labels.size()) ? labels[static_cast<int>(i)].toStdString() : "");
+    tick_labels->InsertNextValue(i < static_cast<std::size_t>(labels_.size()) ? labels_[static_cast<int>(i)].toStdString() : "");
   }
-  vtkPlot* bars = chart_->AddPlot(vtkChart::BAR);
+  // One bar plot: the selected bar as a second stacked series in the
+  // highlight's colour on the gaps map.
+  auto* bars = vtkPlotBar::SafeDownCast(chart_->AddPlot(vtkChart::BAR));
   bars->SetInputData(table, 0, 1);
-  bars->SetColor(68, 1, 84, 255);
+  vtkNew<vtkColorSeries> colours;
+  colours->ClearColors();
+  colours->AddColor(vtkColor3ub(59, 82, 139));
+  vtkNew<vtkStringArray> names;
+  names->InsertNextValue(y_title_.toStdString());
+  if (selected_ >= 0) {
+    bars->SetInputArray(2, sel->GetName());
+    colours->AddColor(vtkColor3ub(255, 0, 255));
+    names->InsertNextValue(sel->GetName());
+  }
+  bars->SetColorSeries(colours);
+  bars->SetLabels(names);
   auto* bottom = chart_->GetAxis(vtkAxis::BOTTOM);
   bottom->SetCustomTickPositions(ticks, tick_labels);
-  bottom->SetTitle(xTitle.toStdString());
+  bottom->SetTitle(x_title_.toStdString());
   bottom->SetBehavior(vtkAxis::FIXED);
-  bottom->SetRange(-0.6, static_cast<double>(values.size()) - 0.4);
+  bottom->SetRange(-0.6, static_cast<double>(bars_.size()) - 0.4);
   auto* left = chart_->GetAxis(vtkAxis::LEFT);
-  left->SetTitle(yTitle.toStdString());
-  left->SetLogScale(logY);
-  double top = 1;
-  for (double v : values) top = std::max(top, v);
-  // A log axis needs a positive fixed range to be active.
-  left->SetBehavior(logY ? vtkAxis::FIXED : vtkAxis::AUTO);
-  if (logY) left->SetRange(0.5, top * 2);
+  left->SetTitle(y_title_.toStdString());
+  left->SetLogScale(false);
+  left->SetBehavior(vtkAxis::FIXED);
+  if (log_y_) {
+    const int decades = static_cast<int>(std::ceil(top - 1 - 1e-9));
+    vtkNew<vtkDoubleArray> yticks;
+    vtkNew<vtkStringArray> ylabels;
+    yticks->InsertNextValue(0);
+    ylabels->InsertNextValue("0");
+    for (int k = 0; k <= std::max(decades, 0); ++k) {
+      yticks->InsertNextValue(1.0 + k);
+      ylabels->InsertNextValue(count_label(k));
+    }
+    left->SetCustomTickPositions(yticks, ylabels);
+    left->SetRange(0, std::max(2.0, 1.0 + std::max(decades, 0) + 0.15));
+  } else {
+    left->SetCustomTickPositions(nullptr, nullptr);
+    left->SetRange(0, top > 0 ? top * 1.08 : 1);
+  }
+  chart_->SetShowLegend(true);
   chart_->SetTitle("");
-  chart_->RecalculateBounds();
   update();
 }
 
-void ChartView::setSeries(const std::vector<double>& observed, const std::vector<double>& fitted, const QString& title) {
+void ChartView::setSeries(const std::vector<Series>& series, const QString& title) {
   chart_->ClearPlots();
   bars_.clear();
-  vtkNew<vtkTable> table;
-  vtkNew<vtkDoubleArray> x, obs, fit, miss;
-  x->SetName("observation");
-  obs->SetName("observed");
-  fit->SetName("fitted A x");
-  miss->SetName("missing");
-  for (auto* a : {x.Get(), obs.Get(), fit.Get(), miss.Get()}) table->AddColumn(a);
-  table->SetNumberOfRows(static_cast<vtkIdType>(observed.size()));
-  for (std::size_t i = 0; i < observed.size(); ++i) {
-    const auto row = static_cast<vtkIdType>(i);
-    const double f = i < fitted.size() ? fitted[i] : std::nan("");
-    table->SetValue(row, 0, static_cast<double>(i));
-    table->SetValue(row, 1, observed[i]);
-    table->SetValue(row, 2, f);
-    table->SetValue(row, 3, std::isfinite(observed[i]) ? std::nan("") : f);
+  selected_ = -1;
+  // The first series in black and teal with its missing rows as red
+  // crosses; the others (pinned pixels) each in a colour of its own.
+  static const unsigned char kColours[][3] = {{230, 97, 1}, {94, 60, 153}, {27, 158, 119}, {217, 95, 2}, {231, 41, 138}, {102, 102, 102}};
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const Series& s = series[k];
+    vtkNew<vtkTable> table;
+    vtkNew<vtkDoubleArray> x, obs, fit, miss;
+    x->SetName("observation");
+    obs->SetName((s.label + tr(" observed")).toUtf8().constData());
+    fit->SetName((s.label + tr(" fit A x")).toUtf8().constData());
+    miss->SetName((s.label + tr(" missing (at the fit)")).toUtf8().constData());
+    for (auto* a : {x.Get(), obs.Get(), fit.Get(), miss.Get()}) table->AddColumn(a);
+    table->SetNumberOfRows(static_cast<vtkIdType>(s.observed.size()));
+    for (std::size_t i = 0; i < s.observed.size(); ++i) {
+      const auto row = static_cast<vtkIdType>(i);
+      const double f = i < s.fitted.size() ? s.fitted[i] : std::nan("");
+      table->SetValue(row, 0, static_cast<double>(i));
+      table->SetValue(row, 1, s.observed[i]);
+      table->SetValue(row, 2, f);
+      table->SetValue(row, 3, std::isfinite(s.observed[i]) ? std::nan("") : f);
+    }
+    const unsigned char* c = kColours[(k - 1) % std::size(kColours)];
+    if (!s.fitted.empty()) {
+      vtkPlot* line = chart_->AddPlot(vtkChart::LINE);
+      line->SetInputData(table, 0, 2);
+      if (k == 0) line->SetColor(33, 145, 140, 255);
+      else line->SetColor(c[0], c[1], c[2], 255);
+      line->SetWidth(k == 0 ? 2.0f : 1.5f);
+    }
+    auto* points = vtkPlotPoints::SafeDownCast(chart_->AddPlot(vtkChart::POINTS));
+    points->SetInputData(table, 0, 1);
+    if (k == 0) points->SetColor(20, 20, 20, 255);
+    else points->SetColor(c[0], c[1], c[2], 255);
+    points->SetMarkerStyle(vtkPlotPoints::CIRCLE);
+    if (k == 0) {
+      auto* missing = vtkPlotPoints::SafeDownCast(chart_->AddPlot(vtkChart::POINTS));
+      missing->SetInputData(table, 0, 3);
+      missing->SetColor(220, 30, 30, 255);
+      missing->SetMarkerStyle(vtkPlotPoints::CROSS);
+      missing->SetMarkerSize(10);
+    }
   }
-  vtkPlot* line = chart_->AddPlot(vtkChart::LINE);
-  line->SetInputData(table, 0, 2);
-  line->SetColor(33, 145, 140, 255);
-  line->SetWidth(2.0);
-  auto* points = vtkPlotPoints::SafeDownCast(chart_->AddPlot(vtkChart::POINTS));
-  points->SetInputData(table, 0, 1);
-  points->SetColor(20, 20, 20, 255);
-  points->SetMarkerStyle(vtkPlotPoints::CIRCLE);
-  auto* missing = vtkPlotPoints::SafeDownCast(chart_->AddPlot(vtkChart::POINTS));
-  missing->SetInputData(table, 0, 3);
-  missing->SetColor(220, 30, 30, 255);
-  missing->SetMarkerStyle(vtkPlotPoints::CROSS);
-  missing->SetMarkerSize(10);
-  chart_->GetAxis(vtkAxis::BOTTOM)->SetCustomTickPositions(nullptr, nullptr);
-  chart_->GetAxis(vtkAxis::BOTTOM)->SetBehavior(vtkAxis::AUTO);
-  chart_->GetAxis(vtkAxis::BOTTOM)->SetTitle("observation");
-  chart_->GetAxis(vtkAxis::LEFT)->SetLogScale(false);
-  chart_->GetAxis(vtkAxis::LEFT)->SetTitle("value");
+  auto* bottom = chart_->GetAxis(vtkAxis::BOTTOM);
+  bottom->SetCustomTickPositions(nullptr, nullptr);
+  bottom->SetBehavior(vtkAxis::AUTO);
+  bottom->SetTitle("observation");
+  auto* left = chart_->GetAxis(vtkAxis::LEFT);
+  left->SetCustomTickPositions(nullptr, nullptr);
+  left->SetBehavior(vtkAxis::AUTO);
+  left->SetTitle("value");
   chart_->SetShowLegend(true);
   chart_->SetTitle(title.toStdString());
   chart_->RecalculateBounds();
@@ -127,7 +210,8 @@ void ChartView::mouseReleaseEvent(QMouseEvent* e) {
   const double px = e->position().x() * devicePixelRatioF();
   const double value = axis->GetMinimum() + (px - x0) / (x1 - x0) * (axis->GetMaximum() - axis->GetMinimum());
   const long index = std::lround(value);
-  if (index >= 0 && index < static_cast<long>(bars_.size())) emit barClicked(static_cast<int>(index));
+  // A click beside the bars is -1 (clear the selection).
+  emit barClicked(index >= 0 && index < static_cast<long>(bars_.size()) ? static_cast<int>(index) : -1);
 }
 
 }  // namespace cubesolve::ui

@@ -19,27 +19,47 @@ class ChartView : public VtkView {
 public:
   explicit ChartView(QWidget* parent = nullptr);
 
-  /// A bar per category, labelled.
+  /// A bar per category, labelled; on a log scale (logY) a bin of 1 shows
+  /// as a bar and an empty bin as none.
   void setBars(const QStringList& labels, const std::vector<double>& values, const QString& xTitle,
                const QString& yTitle, bool logY);
-  /// Points (observed values; NaN = missing, drawn at the fitted value as
-  /// crosses) and the fitted line, against the observation index.
-  void setSeries(const std::vector<double>& observed, const std::vector<double>& fitted, const QString& title);
+  /// A pixel's observed values (NaN = missing) and its fit.
+  struct Series {
+    std::vector<double> observed, fitted;
+    QString label;
+  };
+  /// Points (observed values) and the fitted line of each series against
+  /// the observation index; the first series' missing rows are drawn at the
+  /// fitted value as crosses.
+  void setSeries(const std::vector<Series>& series, const QString& title);
   void clear();
 
+  /// Marks one bar as selected (and names it in a legend); -1 clears it.
+  void setSelectedBar(int index);
+  int selectedBar() const { return selected_; }
+
+  /// How many plots the chart draws (bars, lines, point sets).
+  int plotCount() const;
   /// The values the bars show (what the chart was given).
   const std::vector<double>& barValues() const { return bars_; }
 
 signals:
+  /// A bar was clicked; -1 for a click beside the bars.
   void barClicked(int index);
 
 protected:
   void mouseReleaseEvent(QMouseEvent* e) override;
 
 private:
+  void drawBars();
+
   vtkSmartPointer<vtkChartXY> chart_;
   vtkSmartPointer<vtkContextActor> actor_;
   std::vector<double> bars_;
+  QStringList labels_;
+  QString x_title_, y_title_;
+  bool log_y_ = false;
+  int selected_ = -1;
 };
 
 }  // namespace cubesolve::ui

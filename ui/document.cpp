@@ -1,5 +1,7 @@
 #include "document.hpp"
 
+#include "figure.hpp"
+
 #include <cubesolve/data/demo.hpp>
 #include <cubesolve/data/designs.hpp>
 #include <cubesolve/error.hpp>
@@ -200,11 +202,16 @@ void Document::solve() {
   emit solveStarted();
 }
 
-void Document::exportSolution(const QString& path) {
+void Document::exportSolution(const QString& path, bool cubes) {
   if (!result_) return fail(tr("Nothing to export: solve first."));
   QString base = path;
-  base.chop(static_cast<int>(QFileInfo(path).suffix().size()) + 1);
-  const ResultPaths paths{path.toStdString(), base.toStdString(), {}, {}};
+  const QString ext = QFileInfo(path).suffix();
+  base.chop(static_cast<int>(ext.size()) + 1);
+  ResultPaths paths{path.toStdString(), base.toStdString(), {}, {}};
+  if (cubes) {
+    paths.model = (base + "_model." + ext).toStdString();
+    paths.residual = (base + "_residual." + ext).toStdString();
+  }
   const std::vector<std::string> inputs{cube_name_.toStdString(), design_name_.toStdString(), weights_name_.toStdString()};
   const auto result = result_;
   const auto design = design_;
@@ -221,22 +228,27 @@ void Document::exportSolution(const QString& path) {
       [this](QStringList written) { emit exported(written); }, [this](const QString& m) { fail(m); });
 }
 
-void Document::exportChannels(const QString& folder) {
+void Document::exportChannels(const QString& folder, const MapStyle& style, bool auto_range, int scale) {
   if (!result_) return fail(tr("Nothing to export: solve first."));
   const auto result = result_;
-  const std::string dir = folder.toStdString();
+  const QDir dir(folder);
   worker_->run<QStringList>(
       "export channels",
-      [result, dir] {
+      [result, dir, style, auto_range, scale] {
         const Array& x = result->x;
         const std::size_t M = x.dim(0), H = x.dim(1), W = x.dim(2);
         OutputSet out;
         for (std::size_t j = 0; j < M; ++j) {
           const std::vector<double> v = plane(x, j);
-          const auto [lo, hi] = robust_range(v.data(), v.size(), true);
-          const QString name = QString("x%1.png").arg(j, 3, 10, QChar('0'));
-          write_png(out.add(QDir(QString::fromStdString(dir)).filePath(name).toStdString()),
-                    colorize(v.data(), H, W, Colormap::RdBu, lo, hi));
+          MapStyle s = style;
+          if (auto_range) std::tie(s.scale.lo, s.scale.hi) = robust_range(v.data(), v.size(), s.scale.map == Colormap::RdBu);
+          s.title = style.title.arg(j);
+          const QString path = dir.filePath(QString("x%1.png").arg(j, 3, 10, QChar('0')));
+          const QByteArray png =
+              png_bytes(render_figure(v, static_cast<int>(H), static_cast<int>(W), s, scale > 0 ? scale : default_figure_scale(
+                                                                                             static_cast<int>(H), static_cast<int>(W))));
+          if (png.isEmpty()) throw IoError(path.toStdString() + ": cannot encode the PNG image");
+          out.add(path.toStdString()).write(png.constData(), png.size());
         }
         QStringList written;
         for (const auto& p : out.paths()) written << QString::fromStdString(p);

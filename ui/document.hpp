@@ -5,6 +5,7 @@
 // the worker thread; the document changes on the GUI thread when a job is
 // done, and says so by signal.
 
+#include "figure.hpp"
 #include "worker.hpp"
 
 #include <cubesolve/data/mask.hpp>
@@ -67,11 +68,15 @@ public:
   /// True from solve() until its result, cancellation or failure arrives.
   bool solving() const { return pending_ != 0; }
 
-  /// X and its diagnostics (_nvalid, _rank, _rss, _status, _cond) beside it:
-  /// .npy, or GeoTIFF (.tif) with the cube's georeference.
-  void exportSolution(const QString& path);
-  /// Every channel of X as a PNG (xNNN.png) into `folder`.
-  void exportChannels(const QString& folder);
+  /// X and its diagnostics (_nvalid, _rank, _rss, _status, _cond) beside it,
+  /// with `cubes` also the model A·X (_model) and the residuals Y − A·X
+  /// (_residual): .npy, or GeoTIFF (.tif) with the cube's georeference.
+  void exportSolution(const QString& path, bool cubes = false);
+  /// Every channel of X as a figure (xNNN.png) into `folder`, drawn as
+  /// `style` says (its title with %1 for the channel), over each channel's
+  /// 2-98 % range when `auto_range`, each value `scale` pixels wide (0: so
+  /// that the map is about 600 pixels).
+  void exportChannels(const QString& folder, const MapStyle& style, bool auto_range, int scale = 0);
 
   Worker& worker() { return *worker_; }
 

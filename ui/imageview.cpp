@@ -1,6 +1,7 @@
 #include "imageview.hpp"
 
 #include <QMouseEvent>
+#include <QPainter>
 #include <QWheelEvent>
 
 #include <vtkCamera.h>
@@ -12,14 +13,42 @@
 #include <vtkLookupTable.h>
 #include <vtkPointData.h>
 #include <vtkRenderer.h>
-#include <vtkScalarBarActor.h>
-#include <vtkTextActor.h>
-#include <vtkTextProperty.h>
+#include <vtkActor2D.h>
+#include <vtkImageMapper.h>
 #include <vtkUnsignedCharArray.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace cubesolve::ui {
+
+namespace {
+constexpr int kTitleHeight = 30;  // pixels above the map
+const QColor kPanel(31, 31, 36), kText(235, 235, 235);
+
+/// Shows `image` (device pixels) through `data` at the lower left of its renderer.
+void show_image(const QImage& image, vtkImageData* data) {
+  const QImage rgba = image.convertToFormat(QImage::Format_RGBA8888);
+  data->SetDimensions(rgba.width(), rgba.height(), 1);
+  vtkNew<vtkUnsignedCharArray> pixels;
+  pixels->SetNumberOfComponents(4);
+  pixels->SetNumberOfTuples(static_cast<vtkIdType>(rgba.width()) * rgba.height());
+  auto* out = pixels->GetPointer(0);
+  const auto row_bytes = static_cast<std::size_t>(rgba.width()) * 4;
+  for (int r = 0; r < rgba.height(); ++r)  // VTK's rows go up
+    std::copy_n(rgba.constScanLine(rgba.height() - 1 - r), row_bytes, out + static_cast<std::size_t>(r) * row_bytes);
+  data->GetPointData()->SetScalars(pixels);
+  data->Modified();
+}
+
+/// A picture in device pixels painted in widget units.
+QImage canvas(QSize device_size, qreal ratio) {
+  QImage img(device_size, QImage::Format_RGB32);
+  img.setDevicePixelRatio(ratio);
+  img.fill(kPanel);
+  return img;
+}
+}  // namespace
 
 ImageView::ImageView(QWidget* parent) : VtkView(parent) {
   setMouseTracking(true);
@@ -43,27 +72,72 @@ ImageView::ImageView(QWidget* parent) : VtkView(parent) {
   overlay_->VisibilityOff();
   renderer()->AddActor(overlay_);
 
-  bar_ = vtkSmartPointer<vtkScalarBarActor>::New();
-  bar_->SetLookupTable(lut_);
-  bar_->SetNumberOfLabels(5);
-  bar_->SetWidth(0.08);
-  bar_->SetHeight(0.8);
-  bar_->SetPosition(0.9, 0.1);
-  bar_->GetLabelTextProperty()->SetFontSize(12);
-  bar_->VisibilityOff();
-  renderer()->AddActor2D(bar_);
-
-  title_ = vtkSmartPointer<vtkTextActor>::New();
-  title_->GetTextProperty()->SetFontSize(14);
-  title_->SetPosition(8, 8);
-  renderer()->AddActor2D(title_);
+  // The legend and the title have renderers of their own beside and above
+  // the map, so that neither covers it; both are pictures painted by the
+  // code that paints exported figures.
+  legend_ = vtkSmartPointer<vtkRenderer>::New();
+  header_ = vtkSmartPointer<vtkRenderer>::New();
+  legend_image_ = vtkSmartPointer<vtkImageData>::New();
+  header_image_ = vtkSmartPointer<vtkImageData>::New();
+  legend_actor_ = vtkSmartPointer<vtkActor2D>::New();
+  header_actor_ = vtkSmartPointer<vtkActor2D>::New();
+  for (auto [r, image, actor] : {std::tuple{legend_.Get(), legend_image_.Get(), legend_actor_.Get()},
+                                 std::tuple{header_.Get(), header_image_.Get(), header_actor_.Get()}}) {
+    r->SetBackground(kPanel.redF(), kPanel.greenF(), kPanel.blueF());
+    r->InteractiveOff();
+    vtkNew<vtkImageMapper> mapper;
+    mapper->SetInputData(image);
+    mapper->SetColorWindow(255);
+    mapper->SetColorLevel(127.5);
+    actor->SetMapper(mapper);
+    actor->SetPosition(0, 0);
+    actor->VisibilityOff();
+    r->AddActor2D(actor);
+    addRenderer(r);
+  }
   renderer()->GetActiveCamera()->ParallelProjectionOn();
 }
 
-void ImageView::setImage(std::vector<double> values, int height, int width, Colormap map, double lo, double hi,
-                         const QString& title) {
+void ImageView::layoutViewports(int w, int h) {
+  const qreal ratio = devicePixelRatioF();
+  const int legend_w = static_cast<int>(kLegendWidth * ratio), title_h = static_cast<int>(kTitleHeight * ratio);
+  const double lx = w > 0 ? std::max(0.5, 1.0 - static_cast<double>(legend_w) / w) : 0.85;
+  const double ty = h > 0 ? std::max(0.5, 1.0 - static_cast<double>(title_h) / h) : 0.95;
+  renderer()->SetViewport(0, 0, lx, ty);
+  legend_->SetViewport(lx, 0, 1, ty);
+  header_->SetViewport(0, ty, 1, 1);
+  const QSize legend(w - static_cast<int>(lx * w), static_cast<int>(ty * h)), header(w, h - static_cast<int>(ty * h));
+  legend_actor_->SetVisibility(height_ > 0);
+  if (height_ > 0 && legend != legend_size_ && !legend.isEmpty()) {
+    QImage img = canvas(legend, ratio);
+    QPainter p(&img);
+    paint_legend(p, QRect(0, 0, static_cast<int>(legend.width() / ratio), static_cast<int>(legend.height() / ratio)), style_,
+                 extent_, kText);
+    p.end();
+    show_image(img, legend_image_);
+    legend_actor_->VisibilityOn();
+    legend_size_ = legend;
+  }
+  if (header != header_size_ && !header.isEmpty()) {
+    QImage img = canvas(header, ratio);
+    QPainter p(&img);
+    QFont font = p.font();
+    font.setPixelSize(15);
+    p.setFont(font);
+    p.setPen(kText);
+    const QRect box(8, 0, static_cast<int>(header.width() / ratio) - 16, static_cast<int>(header.height() / ratio));
+    p.drawText(box, Qt::AlignVCenter | Qt::AlignLeft, QFontMetrics(font).elidedText(style_.title, Qt::ElideRight, box.width()));
+    p.end();
+    show_image(img, header_image_);
+    header_actor_->VisibilityOn();
+    header_size_ = header;
+  }
+}
+
+void ImageView::setImage(std::vector<double> values, int height, int width, const MapStyle& style) {
   const bool same_shape = height == height_ && width == width_;
   values_ = std::move(values);
+  style_ = style;
   height_ = height;
   width_ = width;
   data_->SetDimensions(width, height, 1);
@@ -71,21 +145,39 @@ void ImageView::setImage(std::vector<double> values, int height, int width, Colo
   scalars->SetNumberOfTuples(static_cast<vtkIdType>(values_.size()));
   // VTK's rows go up; the map's first row is drawn at the top.
   for (int r = 0; r < height; ++r)
-    for (int c = 0; c < width; ++c)
+    for (int c = 0; c < width; ++c) {
       scalars->SetValue(static_cast<vtkIdType>((height - 1 - r) * width + c), values_[static_cast<std::size_t>(r * width + c)]);
+    }
   data_->GetPointData()->SetScalars(scalars);
   data_->Modified();
-  const std::uint8_t* table = colormap_table(map);
-  for (int i = 0; i < 256; ++i) lut_->SetTableValue(i, table[3 * i] / 255.0, table[3 * i + 1] / 255.0, table[3 * i + 2] / 255.0);
-  lut_->SetRange(lo, hi > lo ? hi : lo + 1);
+  const std::uint8_t* table = colormap_table(style.scale.map);
+  for (int i = 0; i < 256; ++i) {
+    const int k = style.scale.reversed ? 255 - i : i;
+    lut_->SetTableValue(i, table[3 * k] / 255.0, table[3 * k + 1] / 255.0, table[3 * k + 2] / 255.0);
+  }
+  const double lo = style.scale.lo, hi = style.scale.hi > lo ? style.scale.hi : lo + 1;
+  lut_->SetRange(lo, hi);
   lut_->Build();
   lut_->Modified();
-  title_->SetInput(title.toUtf8().constData());
+  extent_ = extent_of(values_, style.scale);
+  legend_size_ = header_size_ = QSize();  // painted again at the next render
   actor_->VisibilityOn();
-  bar_->VisibilityOn();
   if (!same_shape) overlay_mask_.clear();
   updateOverlay();
   if (!same_shape || !camera_set_) resetCamera();
+  update();
+}
+
+void ImageView::clear(const QString& message) {
+  values_.clear();
+  height_ = width_ = 0;
+  style_ = MapStyle{};
+  style_.title = message;
+  overlay_mask_.clear();
+  marker_row_ = marker_col_ = -1;
+  actor_->VisibilityOff();
+  overlay_->VisibilityOff();
+  legend_size_ = header_size_ = QSize();
   update();
 }
 
@@ -96,7 +188,8 @@ void ImageView::resetCamera() {
   cam->SetFocalPoint(cx, cy, 0);
   cam->SetPosition(cx, cy, 1000);
   cam->SetViewUp(0, 1, 0);
-  const double aspect = height() > 0 ? static_cast<double>(width()) * 0.85 / height() : 1.0;
+  const double vw = std::max(1, width() - kLegendWidth), vh = std::max(1, height() - kTitleHeight);
+  const double aspect = vw / vh;
   cam->SetParallelScale(0.52 * std::max<double>(height_, width_ / std::max(aspect, 0.1)));
   renderer()->ResetCameraClippingRange();
   camera_set_ = true;
@@ -148,7 +241,7 @@ double ImageView::valueAt(int row, int col) const {
 }
 
 bool ImageView::pixelAt(const QPoint& pos, int& row, int& col) const {
-  if (height_ == 0) return false;
+  if (height_ == 0 || pos.x() >= width() - kLegendWidth || pos.y() < kTitleHeight) return false;  // the legend, the title
   const qreal ratio = devicePixelRatioF();
   const double dx = pos.x() * ratio, dy = (height() - pos.y()) * ratio;
   renderer()->SetDisplayPoint(dx, dy, 0);
@@ -178,7 +271,7 @@ void ImageView::mouseMoveEvent(QMouseEvent* e) {
   if (d.manhattanLength() > 2) moved_ = true;
   if (!moved_) return;
   auto* cam = renderer()->GetActiveCamera();
-  const double scale = 2.0 * cam->GetParallelScale() / std::max(1, height());
+  const double scale = 2.0 * cam->GetParallelScale() / std::max(1, height() - kTitleHeight);
   double f[3], p[3];
   cam->GetFocalPoint(f);
   cam->GetPosition(p);

@@ -1,22 +1,24 @@
 #pragma once
-// A 2-D map drawn by VTK: colour-mapped values with a colour bar, zoom
-// (wheel) and pan (drag), hover and click reported as pixel coordinates, and
-// an optional highlight overlay.
+// A 2-D map drawn by VTK: colour-mapped values, a legend beside them (a
+// colour bar with round ticks and marks where values go beyond its range,
+// or a swatch per category), a title above, zoom (wheel) and pan (drag),
+// hover and click reported as pixel coordinates, and an optional highlight
+// overlay.
 
 #include "vtkview.hpp"
 
-#include <cubesolve/image/image.hpp>
+#include "figure.hpp"
 
 #include <QString>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+class vtkActor2D;
 class vtkImageActor;
 class vtkImageData;
 class vtkLookupTable;
-class vtkScalarBarActor;
-class vtkTextActor;
 
 namespace cubesolve::ui {
 
@@ -25,19 +27,26 @@ class ImageView : public VtkView {
 public:
   explicit ImageView(QWidget* parent = nullptr);
 
-  /// Shows `values` (height x width, row-major; NaN drawn grey) mapped
-  /// through `map` over [lo, hi].
-  void setImage(std::vector<double> values, int height, int width, Colormap map, double lo, double hi,
-                const QString& title);
+  /// Shows `values` (height x width, row-major; NaN drawn grey) as `style` says.
+  void setImage(std::vector<double> values, int height, int width, const MapStyle& style);
+  /// Shows no map, only `message` where the title goes.
+  void clear(const QString& message);
   /// Pixels with a non-zero entry are drawn highlighted; empty removes it.
   void setOverlay(const std::vector<std::uint8_t>& mask);
+  bool hasOverlay() const { return !overlay_mask_.empty(); }
   /// Marks one pixel (row, col); negative hides the mark.
   void setMarker(int row, int col);
   void resetCamera();
-
   int imageHeight() const { return height_; }
   int imageWidth() const { return width_; }
   double valueAt(int row, int col) const;
+  const std::vector<double>& values() const { return values_; }
+  const MapStyle& style() const { return style_; }
+  /// Whether some values lie below / above the scale's range (clipped to its ends).
+  bool clippedBelow() const { return extent_.below; }
+  bool clippedAbove() const { return extent_.above; }
+  /// The map as a figure at data resolution (render_figure).
+  QImage figure(int scale) const { return render_figure(values_, height_, width_, style_, scale); }
   /// The pixel under a widget position, or false when outside the image.
   bool pixelAt(const QPoint& pos, int& row, int& col) const;
 
@@ -50,20 +59,25 @@ protected:
   void mouseMoveEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
+  void layoutViewports(int w, int h) override;
 
 private:
   void updateOverlay();
 
   std::vector<double> values_;
+  MapStyle style_;
   std::vector<std::uint8_t> overlay_mask_;
   int height_ = 0, width_ = 0, marker_row_ = -1, marker_col_ = -1;
   bool camera_set_ = false, dragging_ = false, moved_ = false;
+  Extent extent_;
+  QSize legend_size_, header_size_;  // of the pictures shown (device pixels); empty: to paint
   QPoint last_;
+  vtkSmartPointer<vtkRenderer> legend_, header_;
   vtkSmartPointer<vtkImageData> data_, overlay_data_;
   vtkSmartPointer<vtkImageActor> actor_, overlay_;
   vtkSmartPointer<vtkLookupTable> lut_;
-  vtkSmartPointer<vtkScalarBarActor> bar_;
-  vtkSmartPointer<vtkTextActor> title_;
+  vtkSmartPointer<vtkImageData> legend_image_, header_image_;
+  vtkSmartPointer<vtkActor2D> legend_actor_, header_actor_;
 };
 
 }  // namespace cubesolve::ui

@@ -3,6 +3,7 @@
 // groups, result and inspector views over a Document, which does every
 // read, solve and export on the worker thread.
 
+#include "chartview.hpp"
 #include "document.hpp"
 
 #include <cubesolve/engine/engine.hpp>
@@ -10,11 +11,16 @@
 #include <QMainWindow>
 #include <QTimer>
 
+#include <array>
 #include <map>
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
+class QDockWidget;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -28,7 +34,6 @@ class QTextEdit;
 
 namespace cubesolve::ui {
 
-class ChartView;
 class ImageView;
 
 class MainWindow : public QMainWindow {
@@ -62,14 +67,24 @@ public:
   void showView(View view);
   View currentView() const;
   void showLayer(Layer layer, int channel);
+  /// The gaps view: the valid-count map, or (mask) one observation's mask.
+  void showGaps(bool mask, int band);
   void selectPixel(int row, int col);
   void selectGroupBin(int bin);
+  /// Keeps the selected pixel on the inspector's chart (and in the session).
+  void pinPixel();
+  void clearPins();
+  const std::vector<std::pair<int, int>>& pinned() const { return pinned_; }
 
-  /// The current view as shown, as a PNG. False (and a message) on failure.
-  bool exportViewPng(const QString& path);
+  /// The current view as a PNG: a map as a figure at data resolution (each
+  /// value `scale` pixels wide, 0: about 600 pixels in all) with its title
+  /// and legend in the colours on screen; a chart as drawn. False (and a
+  /// message) on failure; exported() on success.
+  bool exportViewPng(const QString& path, int scale = 0);
   /// On the worker thread; exported() or a message follows.
-  void exportSolution(const QString& path) { doc_->exportSolution(path); }
-  void exportChannelsPng(const QString& folder) { doc_->exportChannels(folder); }
+  void exportSolution(const QString& path, bool cubes = false) { doc_->exportSolution(path, cubes); }
+  /// Every channel of x as a figure in the solution layer's colours.
+  void exportChannelsPng(const QString& folder, int scale = 0);
 
   // What the views show, for tests and scripts.
   std::shared_ptr<const SolveResult> result() const { return doc_->result(); }
@@ -82,7 +97,17 @@ public:
   /// The inspector's x for the selected pixel (empty when none).
   const std::vector<double>& inspectedX() const { return inspected_x_; }
   QString lastError() const { return last_error_; }
+  /// What keeps the loaded data from being solved (a design of another
+  /// number of rows, none), as the data panel shows it; empty when nothing.
+  QString notice() const { return notice_; }
   SolveOptions options() const;
+
+  /// Saves the files, view, channel, pixel and pins (parameters are saved as
+  /// they change); closing the window does it.
+  void saveSession() const;
+  /// Reopens the last session's files and, once read, its view: false when
+  /// there is none (or its cube is gone).
+  bool restoreSession();
   void setMethod(Method method) { method_ = method; }
 
 signals:
@@ -94,6 +119,7 @@ signals:
   void errorShown(const QString& message);
 
 protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
   void closeEvent(QCloseEvent* e) override;
   void dragEnterEvent(QDragEnterEvent* e) override;
   void dropEvent(QDropEvent* e) override;
@@ -109,6 +135,10 @@ private:
   void buildOtherMenus();
   void connectDocument();
   void restoreSettings();
+  void saveParameters();
+  /// Shows `o` in the parameter widgets (no solve follows).
+  void showParameters(const SolveOptions& o);
+  void applySession();
 
   void fail(const QString& message);
   void onLoaded();
@@ -119,13 +149,27 @@ private:
   void updateGroups();
   void updateResult();
   void updateInspector();
-  void addRecent(const QString& path);
+  ChartView::Series pixelSeries(int row, int col) const;
+  void addRecent(const QStringList& files);
   void rebuildRecentMenu();
   void parametersChanged();
+  void layerSettingsChanged();
+  void showLayerSettings();
+  void showHover(int row, int col, double value);
+  /// A result layer's colours and range for values `v` (as its settings say).
+  ColorScale layerScale(Layer layer, const std::vector<double>& v) const;
 
   Document* doc_ = nullptr;
+  /// A session's view, applied when its files are loaded.
+  struct Session {
+    bool use_weights = true;
+    int view = 0, layer = 0, channel = 0, gaps_mode = 0, band = 0, row = -1, col = -1;
+    std::vector<std::pair<int, int>> pinned;
+  };
+  std::optional<Session> session_;
+  std::vector<std::pair<int, int>> pinned_;  // (row, col) compared in the inspector
   std::vector<double> inspected_x_;
-  QString last_error_;
+  QString last_error_, notice_;
   int selected_row_ = -1, selected_col_ = -1, selected_bin_ = -1;
   Method method_ = Method::Auto;
 
@@ -138,6 +182,8 @@ private:
   ChartView* inspector_ = nullptr;
   QLabel* data_label_ = nullptr;
   QLabel* groups_label_ = nullptr;
+  QPushButton* clear_highlight_ = nullptr;
+  QPushButton* unpin_ = nullptr;
   QTextEdit* inspector_text_ = nullptr;
   QComboBox* gaps_mode_ = nullptr;
   QSlider* band_slider_ = nullptr;
@@ -145,6 +191,15 @@ private:
   QSlider* channel_slider_ = nullptr;
   QLabel* channel_label_ = nullptr;
   QComboBox* colormap_ = nullptr;
+  QCheckBox* reversed_ = nullptr;
+  QSpinBox* channel_box_ = nullptr;
+  /// Each result layer's colours and range.
+  struct LayerView {
+    int colormap = 0;  // 0: automatic (diverging for signed data)
+    bool reversed = false, auto_range = true;
+    double lo = 0, hi = 1;
+  };
+  std::array<LayerView, 5> layer_views_{};
   QCheckBox* auto_range_ = nullptr;
   QDoubleSpinBox* range_lo_ = nullptr;
   QDoubleSpinBox* range_hi_ = nullptr;
@@ -159,6 +214,7 @@ private:
   QPushButton* cancel_ = nullptr;
   QLabel* status_ = nullptr;
   QMenu* recent_menu_ = nullptr;
+  QDockWidget* dock_ = nullptr;
 };
 
 }  // namespace cubesolve::ui

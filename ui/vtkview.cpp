@@ -42,6 +42,7 @@ void VtkView::paintGL() {
   const qreal ratio = devicePixelRatioF();
   const int w = static_cast<int>(width() * ratio), h = static_cast<int>(height() * ratio);
   window_->SetSize(w, h);
+  layoutViewports(w, h);
   window_->GetState()->Reset();
   window_->Render();
   auto* f = context()->functions();
@@ -55,6 +56,8 @@ void VtkView::paintGL() {
 }
 
 vtkRenderer* VtkView::renderer() const { return renderer_; }
+
+void VtkView::addRenderer(vtkRenderer* r) { window_->AddRenderer(r); }
 
 QImage VtkView::grab() { return grabFramebuffer(); }
 

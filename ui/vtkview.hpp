@@ -20,12 +20,16 @@ public:
   ~VtkView() override;
 
   vtkRenderer* renderer() const;
+  /// Another renderer in the same window (a legend, a title), on top.
+  void addRenderer(vtkRenderer* r);
   /// Renders now and returns the picture (the widget's size).
   QImage grab();
 
 protected:
   void initializeGL() override;
   void paintGL() override;
+  /// Places the renderers in a w x h window (pixels) before each render.
+  virtual void layoutViewports(int /*w*/, int /*h*/) {}
 
 private:
   vtkSmartPointer<vtkGenericOpenGLRenderWindow> window_;

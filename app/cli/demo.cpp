@@ -36,11 +36,11 @@ DemoRun run_demo(const std::string& name, std::size_t size, const std::string& b
   const std::size_t H = d.cube.dim(1), W = d.cube.dim(2), M = design.cols();
   const std::vector<double> counts = plane(r.n_valid);
   write_png(out.add(base + "_validcount.png"),
-            colorize(counts.data(), H, W, Colormap::Viridis, 0, static_cast<double>(design.rows())));
+            colorize(counts.data(), H, W, ColorScale{Colormap::Viridis, false, 0, static_cast<double>(design.rows())}));
   for (std::size_t ch : {std::size_t{0}, M / 2, M - 1}) {
     const std::vector<double> x = plane(r.x, ch);
     const auto [lo, hi] = robust_range(x.data(), x.size(), true);
-    write_png(out.add(base + "_x" + std::to_string(ch) + ".png"), colorize(x.data(), H, W, Colormap::RdBu, lo, hi));
+    write_png(out.add(base + "_x" + std::to_string(ch) + ".png"), colorize(x.data(), H, W, ColorScale{Colormap::RdBu, false, lo, hi}));
     if (M == 1) break;
   }
   DemoRun run{name, d.description, {}, out.paths()};

@@ -1,5 +1,5 @@
-// cubesolve: the desktop application. Opens the given files (or the InSAR
-// demo), solves, and shows the views. With --screenshot FILE it renders the
+// cubesolve: the desktop application. Opens the given files (or the last
+// session's, or the InSAR demo), solves, and shows the views. With --screenshot FILE it renders the
 // window to FILE once the solve is done and exits (for headless machines).
 #include "imageview.hpp"
 #include "mainwindow.hpp"
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy; DESIGN may be .csv)", "[files...]");
-  QCommandLineOption demo("demo", "Open a demo cube: insar (default when no file is given) or seed.", "name");
+  QCommandLineOption demo("demo", "Open a demo cube: insar (default when no file is given and there is no last session to reopen) or seed.", "name");
   QCommandLineOption size("size", "Demo size (pixels per side).", "S", "0");
   QCommandLineOption screenshot("screenshot", "Render the window to FILE after solving, then exit.", "FILE");
   QCommandLineOption view("view", "View to show: gaps, groups, result or inspector.", "name", "result");
@@ -85,6 +85,6 @@ int main(int argc, char** argv) {
   }
   const QStringList files = parser.positionalArguments();
   if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2));
-  else window.openDemo(parser.isSet(demo) ? parser.value(demo) : "insar", parser.value(size).toInt());
+  else if (parser.isSet(demo) || !window.restoreSession()) window.openDemo(parser.isSet(demo) ? parser.value(demo) : "insar", parser.value(size).toInt());
   return app.exec();
 }

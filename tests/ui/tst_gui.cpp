@@ -2,8 +2,9 @@
 // count, that every read, solve and export runs on the worker thread,
 // cancelling, exporting.
 #include "chartview.hpp"
-#include "imageview.hpp"
 #include "document.hpp"
+#include "gui_test.hpp"
+#include "imageview.hpp"
 #include "mainwindow.hpp"
 
 #include "cuda/backend.hpp"
@@ -13,7 +14,16 @@
 #include <cubesolve/io/npy.hpp>
 #include <cubesolve/io/raster.hpp>
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QDockWidget>
+#include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStatusBar>
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QSignalSpy>
@@ -30,39 +40,6 @@ using cubesolve::ui::MainWindow;
 
 namespace {
 
-bool waitSolved(MainWindow& w, int ms = 60000) {
-  if (!w.solving()) return true;
-  QSignalSpy done(&w, &MainWindow::solveFinished);
-  return done.wait(ms);
-}
-
-/// Runs a load (on the worker thread) and waits for it: true once the data
-/// are loaded, false when an error was shown instead.
-bool loads(MainWindow& w, const std::function<void()>& op, int ms = 60000) {
-  QSignalSpy loaded(&w, &MainWindow::cubeLoaded), failed(&w, &MainWindow::errorShown);
-  op();
-  QElapsedTimer t;
-  t.start();
-  while (loaded.isEmpty() && failed.isEmpty() && t.elapsed() < ms) QTest::qWait(10);
-  return !loaded.isEmpty();
-}
-
-/// Runs a job expected to fail and returns the message shown (empty when none came).
-QString failure(MainWindow& w, const std::function<void()>& op, int ms = 60000) {
-  QSignalSpy failed(&w, &MainWindow::errorShown);
-  op();
-  if (failed.isEmpty() && !failed.wait(ms)) return {};
-  return failed.first().first().toString();
-}
-
-/// Runs an export on the worker thread and waits for the files.
-QStringList exports(MainWindow& w, const std::function<void()>& op, int ms = 60000) {
-  QSignalSpy done(&w, &MainWindow::exported);
-  op();
-  if (!done.wait(ms)) return {};
-  return done.first().first().toStringList();
-}
-
 std::vector<double> channel(const Array& x, std::size_t j) {
   const std::size_t P = x.dim(1) * x.dim(2);
   std::vector<double> v(P);
@@ -76,11 +53,24 @@ class TestGui : public QObject {
   Q_OBJECT
   QTemporaryDir dir_;
 
+  /// A demo's cube and design as .npy files NAME_cube.npy and NAME_A.npy.
+  std::pair<std::string, std::string> demoFiles(const char* demo, std::size_t size, const QString& name) {
+    const DemoCube d = make_demo(demo, size);
+    const std::string cube = dir_.filePath(name + "_cube.npy").toStdString(), design = dir_.filePath(name + "_A.npy").toStdString();
+    OutputSet in;
+    in.add_npy(cube, d.cube);
+    in.add_npy(design, d.design);
+    in.commit();
+    return {cube, design};
+  }
+
 private slots:
   void initTestCase() {
-    QCoreApplication::setOrganizationName("CubeSolveTest");
     QVERIFY(dir_.isValid());
+    isolateSettings(dir_.filePath("settings"));
   }
+
+  void init() { QSettings().clear(); }  // each test starts as on a new machine
 
   void resultViewDrawsTheChannel() {
     MainWindow w;
@@ -104,8 +94,8 @@ private slots:
       int checked = 0, matched = 0;
       std::set<QRgb> colours;
       const qreal ratio = view->devicePixelRatioF();
-      for (int sy = 20; sy < view->height() - 20; sy += 23)
-        for (int sx = 20; sx < view->width() - 20; sx += 29) {
+      for (int sy = 20; sy < view->height() - 20; sy += 13)
+        for (int sx = 20; sx < view->width() - 20; sx += 17) {
           int row, col;
           if (sx > view->width() * 0.85 || !view->pixelAt(QPoint(sx, sy), row, col)) continue;  // not the colour bar
           bool interior = true;  // away from the edges between map pixels
@@ -277,12 +267,8 @@ private slots:
   }
 
   void exportMatchesTheCli() {
-    const DemoCube d = make_demo("insar", 48);
-    const std::string cube = dir_.filePath("cube.npy").toStdString(), design = dir_.filePath("A.npy").toStdString();
-    OutputSet in;
-    in.add_npy(cube, d.cube);
-    in.add_npy(design, d.design);
-    in.commit();
+    const auto files = demoFiles("insar", 48, "cli");
+    const std::string cube = files.first, design = files.second;
     MainWindow w;
     w.show();
     QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(cube)); }));
@@ -337,6 +323,10 @@ private slots:
     QCOMPARE(x.shape(), (Shape{29, 40, 40}));
     QCOMPARE(back.transform, geo.transform);
     QVERIFY(QFile::exists(dir_.filePath("ts_status.tif")));
+    // The hover readout gives the pixel centre in map coordinates.
+    emit w.resultView()->pixelHovered(2, 3, 0.5);
+    const QString hover = w.statusBar()->currentMessage();
+    QVERIFY2(hover.contains("row 2, column 3") && hover.contains("x 300070.00, y 4999950.00"), qPrintable(hover));
     for (std::size_t i = 0; i < x.size(); ++i) {
       const double a = x.value(i), b = w.result()->x.value(i);
       QVERIFY(std::isnan(a) == std::isnan(b));
@@ -367,7 +357,9 @@ private slots:
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write("not a numpy file");
     f.close();
-    QVERIFY(failure(w, [&] { w.openCube(bad); }).contains("bad.npy"));
+    const QString message = failure(w, [&] { w.openCube(bad); });
+    QVERIFY2(message.contains("bad.npy") && message.contains("found a file starting with \"not a nu\""), qPrintable(message));
+    QVERIFY2(!message.contains("\\x93"), qPrintable(message));
     QVERIFY(w.lastError().contains("bad.npy"));
     QVERIFY(w.masks() != nullptr);
     QVERIFY(waitSolved(w));
@@ -386,12 +378,8 @@ private slots:
 
   // An export never replaces the cube (or design) it came from.
   void exportNeverOverwritesTheCube() {
-    const DemoCube d = make_demo("insar", 24);
-    const std::string cube = dir_.filePath("keep_cube.npy").toStdString(), design = dir_.filePath("keep_A.npy").toStdString();
-    OutputSet in;
-    in.add_npy(cube, d.cube);
-    in.add_npy(design, d.design);
-    in.commit();
+    const auto files = demoFiles("insar", 24, "keep");
+    const std::string cube = files.first, design = files.second;
     MainWindow w;
     QVERIFY(loads(w, [&] { w.document().openFiles(QString::fromStdString(cube), QString::fromStdString(design), {}); }));
     QVERIFY(waitSolved(w));
@@ -406,6 +394,300 @@ private slots:
     QVERIFY(f.open(QIODevice::ReadOnly));
     QVERIFY(f.readAll() == before);
     QCOMPARE(QDir(dir_.path()).entryList({"*partial*"}).size(), 0);
+  }
+
+  // Parameters, files, view, channel, pixel and pins come back after quit
+  // and start; reading the settings at start-up does not rewrite them.
+  void settingsRoundTrip() {
+    const auto files = demoFiles("insar", 40, "session");
+    const std::string cube = files.first, design = files.second;
+    {
+      MainWindow w;
+      w.show();
+      QVERIFY(loads(w, [&] { w.document().openFiles(QString::fromStdString(cube), QString::fromStdString(design), {}); }));
+      QVERIFY(waitSolved(w));
+      w.findChild<QCheckBox*>("auto-solve")->setChecked(false);
+      w.findChild<QSpinBox*>("min-valid")->setValue(5);
+      w.findChild<QDoubleSpinBox*>("ridge")->setValue(0.25);
+      auto* rcond = w.findChild<QLineEdit*>("rcond");
+      rcond->setText("1e-09");
+      emit rcond->editingFinished();
+      w.findChild<QComboBox*>("device")->setCurrentIndex(w.findChild<QComboBox*>("device")->findData("cpu"));
+      w.showLayer(MainWindow::Layer::Solution, 0);
+      w.findChild<QComboBox*>("colormap")->setCurrentIndex(3);
+      w.findChild<QCheckBox*>("reversed")->setChecked(true);
+      w.findChild<QCheckBox*>("auto-range")->setChecked(false);
+      w.findChild<QDoubleSpinBox*>("range-lo")->setValue(-2);
+      w.findChild<QDoubleSpinBox*>("range-hi")->setValue(3);
+      w.showLayer(MainWindow::Layer::Solution, 7);
+      w.selectPixel(3, 4);
+      w.pinPixel();
+      w.selectPixel(11, 12);
+      w.showView(MainWindow::View::Inspector);
+      w.close();
+    }
+    MainWindow w;
+    QCOMPARE(QSettings().value("params/ridge").toDouble(), 0.25);  // not rewritten during start-up
+    QCOMPARE(QSettings().value("params/auto").toBool(), false);
+    QCOMPARE(w.findChild<QSpinBox*>("min-valid")->value(), 5);
+    QCOMPARE(w.findChild<QDoubleSpinBox*>("ridge")->value(), 0.25);
+    QCOMPARE(w.findChild<QLineEdit*>("rcond")->text(), QString("1e-09"));
+    QCOMPARE(w.findChild<QCheckBox*>("auto-solve")->isChecked(), false);
+    QCOMPARE(w.findChild<QComboBox*>("device")->currentData().toString(), QString("cpu"));
+    QVERIFY(loads(w, [&] { QVERIFY(w.restoreSession()); }));
+    QCOMPARE(w.document().cubeName(), QString::fromStdString(cube));
+    QCOMPARE(w.document().designName(), QString::fromStdString(design));
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.document().resultOptions().ridge, 0.25);
+    QCOMPARE(w.document().resultOptions().min_valid, std::size_t{5});
+    QCOMPARE(w.currentView(), MainWindow::View::Inspector);
+    QCOMPARE(w.findChild<QSpinBox*>("channel")->value(), 7);
+    QCOMPARE(w.inspectedX().size(), std::size_t{29});
+    QCOMPARE(w.pinned().size(), std::size_t{1});
+    QCOMPARE(w.pinned()[0], (std::pair{3, 4}));
+    QCOMPARE(w.findChild<QComboBox*>("colormap")->currentIndex(), 3);
+    QCOMPARE(w.resultView()->style().scale.map, Colormap::Twilight);
+    QCOMPARE(w.resultView()->style().scale.reversed, true);
+    QCOMPARE(w.resultView()->style().scale.lo, -2.0);
+    QCOMPARE(w.resultView()->style().scale.hi, 3.0);
+    // The recent files are sets: the cube with its design.
+    const QStringList recent = QSettings().value("recent_sets").toStringList();
+    QVERIFY(!recent.isEmpty());
+    QCOMPARE(recent.first(), QString::fromStdString(cube + "\n" + design));
+  }
+
+  // A cube whose observations the loaded design does not fit: no result of
+  // the previous cube stays on screen, and the window says why.
+  void cubeOfAnotherLength() {
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openDemo("insar", 32); }));
+    QVERIFY(waitSolved(w));
+    const DemoCube d = make_demo("seed", 16);  // 50 observations, the design has 110 rows
+    const std::string cube = dir_.filePath("other_n.npy").toStdString();
+    OutputSet in;
+    in.add_npy(cube, d.cube);
+    in.commit();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(cube)); }));
+    QVERIFY(!w.solving());
+    QVERIFY(!w.result());
+    QCOMPARE(w.resultView()->imageHeight(), 0);
+    QVERIFY2(w.notice().contains("110 rows") && w.notice().contains("50 observations"), qPrintable(w.notice()));
+  }
+
+  void minimumValidRowsAtMostN() {
+    MainWindow w;
+    QVERIFY(loads(w, [&] { w.openDemo("insar", 24); }));
+    QVERIFY(waitSolved(w));
+    auto* min_valid = w.findChild<QSpinBox*>("min-valid");
+    QCOMPARE(min_valid->maximum(), 110);
+    min_valid->setValue(500);
+    QCOMPARE(min_valid->value(), 110);
+  }
+
+  // After a cancel the parameters shown are those of the result shown.
+  void cancelRestoresTheParameters() {
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openDemo("seed", 200); }));
+    QVERIFY(waitSolved(w));
+    w.findChild<QCheckBox*>("auto-solve")->setChecked(false);
+    auto* ridge = w.findChild<QDoubleSpinBox*>("ridge");
+    QCOMPARE(ridge->value(), 0.0);
+    ridge->setValue(0.5);
+    w.setMethod(Method::Exact);
+    QSignalSpy progressed(&w.document(), &Document::progress);
+    w.solve();
+    QVERIFY(progressed.wait(30000));
+    QSignalSpy cancelled(&w, &MainWindow::solveCancelled);
+    w.cancelSolve();
+    QVERIFY(cancelled.wait(30000));
+    QCOMPARE(ridge->value(), 0.0);
+    QCOMPARE(w.options().ridge, 0.0);
+    QCOMPARE(QSettings().value("params/ridge").toDouble(), 0.0);
+  }
+
+  // Each layer keeps its colour map and range; the automatic range shows
+  // what it clips.
+  void layersKeepTheirOwnScale() {
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openDemo("insar", 48); }));
+    QVERIFY(waitSolved(w));
+    w.showView(MainWindow::View::Result);
+    w.showLayer(MainWindow::Layer::Solution, 2);
+    QVERIFY(w.resultView()->clippedBelow() || w.resultView()->clippedAbove());  // 2-98 %: the legend marks it
+    w.findChild<QCheckBox*>("auto-range")->setChecked(false);
+    w.findChild<QDoubleSpinBox*>("range-lo")->setValue(-100);
+    w.findChild<QDoubleSpinBox*>("range-hi")->setValue(100);
+    QCOMPARE(w.resultView()->style().scale.hi, 100.0);
+    QVERIFY(!w.resultView()->clippedBelow() && !w.resultView()->clippedAbove());
+    w.showLayer(MainWindow::Layer::ResidualRms, 0);
+    QVERIFY(w.findChild<QCheckBox*>("auto-range")->isChecked());
+    QVERIFY(w.resultView()->style().scale.hi < 100.0);
+    QCOMPARE(w.resultView()->style().scale.map, Colormap::Viridis);
+    w.showLayer(MainWindow::Layer::Rank, 0);
+    QCOMPARE(w.resultView()->style().scale.hi, 29.0);
+    QVERIFY(w.resultView()->style().integers);
+    w.showLayer(MainWindow::Layer::Status, 0);
+    QCOMPARE(w.resultView()->style().categories.size(), std::size_t{5});
+    w.showLayer(MainWindow::Layer::Solution, 2);
+    QVERIFY(!w.findChild<QCheckBox*>("auto-range")->isChecked());
+    QCOMPARE(w.resultView()->style().scale.lo, -100.0);
+  }
+
+  // The window's shortcuts work while a text field has the focus.
+  void shortcutsInTextFields() {
+    MainWindow w;
+    w.show();
+    w.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    QAction* export_view = nullptr;
+    for (QAction* a : w.findChildren<QAction*>())
+      if (a->shortcut() == QKeySequence(QStringLiteral("Ctrl+E"))) export_view = a;
+    QVERIFY(export_view);
+    QObject::disconnect(export_view, &QAction::triggered, nullptr, nullptr);  // no file dialog here
+    int fired = 0;
+    connect(export_view, &QAction::triggered, this, [&fired] { ++fired; });
+    for (const char* field : {"ridge", "min-valid", "rcond"}) {
+      auto* widget = w.findChild<QWidget*>(field);
+      widget->setFocus();
+      QTRY_VERIFY(widget->hasFocus());
+      QWidget* target = qobject_cast<QAbstractSpinBox*>(widget) ? widget->findChild<QLineEdit*>() : widget;
+      const int before = fired;
+      QTest::keyClick(target, Qt::Key_E, Qt::ControlModifier);
+      QVERIFY2(fired == before + 1, field);
+    }
+  }
+
+  void ridgeStepsByDecades() {
+    MainWindow w;
+    auto* ridge = w.findChild<QDoubleSpinBox*>("ridge");
+    ridge->setValue(0);
+    ridge->stepBy(1);
+    QCOMPARE(ridge->value(), 1e-6);
+    ridge->stepBy(3);
+    QCOMPARE(ridge->value(), 1e-3);
+    ridge->stepBy(-1);
+    QCOMPARE(ridge->value(), 1e-4);
+    ridge->stepBy(-5);
+    QCOMPARE(ridge->value(), 0.0);
+  }
+
+  // The window fits a small screen, the channel slider stays usable, and the
+  // parameters panel comes back from the View menu.
+  void layoutAtTheMinimumSize() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(loads(w, [&] { w.openDemo("insar", 24); }));
+    QVERIFY(waitSolved(w));
+    w.showView(MainWindow::View::Result);
+    const QSize minimum = w.minimumSizeHint();
+    QVERIFY2(minimum.width() <= 1000, qPrintable(QString::number(minimum.width())));
+    w.resize(minimum);
+    QTest::qWait(50);
+    auto* slider = w.findChild<QSlider*>("channel-slider");
+    QVERIFY2(slider->width() >= 100, qPrintable(QString::number(slider->width())));
+    QVERIFY2(w.findChild<QSpinBox*>("channel")->isVisible(), "the channel spin box");
+    QAction* toggle = nullptr;
+    for (QAction* a : w.menuBar()->actions())
+      for (QAction* b : a->menu() ? a->menu()->actions() : QList<QAction*>{})
+        if (b->text().contains("parameters panel")) toggle = b;
+    QVERIFY(toggle);
+    auto* dock = w.findChild<QDockWidget*>("data-dock");
+    dock->close();
+    QVERIFY(!dock->isVisible());
+    toggle->trigger();
+    QVERIFY(dock->isVisible());
+  }
+
+  // Exported maps are figures at data resolution in the colours on screen.
+  void figuresAtDataResolution() {
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openDemo("insar", 40); }));
+    QVERIFY(waitSolved(w));
+    w.showView(MainWindow::View::Result);
+    w.showLayer(MainWindow::Layer::Solution, 5);
+    w.findChild<QComboBox*>("colormap")->setCurrentIndex(4);  // grey
+    const QString png = dir_.filePath("figure_x5.png");
+    QSignalSpy done(&w, &MainWindow::exported);
+    QVERIFY(w.exportViewPng(png, 4));
+    QCOMPARE(done.size(), 1);
+    const QImage img(png);
+    QCOMPARE(img.width(), 12 + 40 * 4 + 8 + cubesolve::ui::kLegendWidth);
+    const ColorScale scale = w.resultView()->style().scale;
+    QCOMPARE(scale.map, Colormap::Grey);
+    const auto values = channel(w.result()->x, 5);
+    for (int r = 0; r < 40; r += 3)
+      for (int c = 0; c < 40; c += 3) {
+        const auto rgb = scale.color(values[static_cast<std::size_t>(r * 40 + c)]);
+        QCOMPARE(img.pixel(12 + 4 * c + 2, 32 + 4 * r + 2), qRgb(rgb[0], rgb[1], rgb[2]));
+      }
+    // Every channel, in the layer's colours, each over its own 2-98 % range.
+    const QString folder = dir_.filePath("figures");
+    QVERIFY(QDir().mkpath(folder));
+    const QStringList files = exports(w, [&] { w.exportChannelsPng(folder, 2); });
+    QCOMPARE(files.size(), 29);
+    const QImage x7(QDir(folder).filePath("x007.png"));
+    const auto v7 = channel(w.result()->x, 7);
+    ColorScale s7 = scale;
+    std::tie(s7.lo, s7.hi) = robust_range(v7.data(), v7.size(), false);
+    const auto rgb = s7.color(v7[20 * 40 + 20]);
+    QCOMPARE(x7.pixel(12 + 2 * 20, 32 + 2 * 20), qRgb(rgb[0], rgb[1], rgb[2]));
+  }
+
+  void modelAndResidualCubes() {
+    MainWindow w;
+    QVERIFY(loads(w, [&] { w.openDemo("insar", 16); }));
+    QVERIFY(waitSolved(w));
+    const QStringList files = exports(w, [&] { w.exportSolution(dir_.filePath("mr.npy"), true); });
+    QCOMPARE(files.size(), 8);  // x, five diagnostics, model, residual
+    const Array model = read_npy(dir_.filePath("mr_model.npy").toStdString());
+    const Array residual = read_npy(dir_.filePath("mr_residual.npy").toStdString());
+    QCOMPARE(model.shape(), (Shape{110, 16, 16}));
+    const Array& cube = *w.document().cube();
+    std::size_t checked = 0;
+    for (std::size_t i = 0; i < cube.size(); i += 37)
+      if (std::isfinite(cube.value(i)) && std::isfinite(model.value(i))) {
+        QVERIFY(std::fabs(cube.value(i) - model.value(i) - residual.value(i)) <= 1e-4 * std::max(1.0, std::fabs(cube.value(i))));
+        ++checked;
+      }
+    QVERIFY(checked > 100);
+  }
+
+  void groupSelectionClears() {
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openDemo("insar", 48); }));
+    QVERIFY(waitSolved(w));
+    w.selectGroupBin(1);
+    QCOMPARE(w.groupsChart()->selectedBar(), 1);
+    QVERIFY(w.gapsView()->hasOverlay());
+    emit w.groupsChart()->barClicked(1);  // the selected bar again
+    QCOMPARE(w.groupsChart()->selectedBar(), -1);
+    QVERIFY(!w.gapsView()->hasOverlay());
+    w.selectGroupBin(0);
+    emit w.groupsChart()->barClicked(-1);  // beside the bars
+    QVERIFY(!w.gapsView()->hasOverlay());
+  }
+
+  void pinnedPixelsCompared() {
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openDemo("insar", 32); }));
+    QVERIFY(waitSolved(w));
+    w.selectPixel(5, 6);
+    const int single = w.inspectorChart()->plotCount();
+    w.pinPixel();
+    w.selectPixel(20, 21);
+    w.pinPixel();
+    w.selectPixel(10, 10);
+    QCOMPARE(w.pinned().size(), std::size_t{2});
+    QCOMPARE(w.inspectorChart()->plotCount(), single + 4);  // each pin: its points and its fit
+    w.clearPins();
+    QCOMPARE(w.inspectorChart()->plotCount(), single);
   }
 
   void screenshotOption() {

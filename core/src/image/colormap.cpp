@@ -3,15 +3,72 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 namespace cubesolve {
 namespace detail {
 extern const std::array<unsigned char, 768> k_viridis;
 extern const std::array<unsigned char, 768> k_rdbu;
+extern const std::array<unsigned char, 768> k_twilight;
+extern const std::array<unsigned char, 768> k_grey;
 }  // namespace detail
 
 const std::uint8_t* colormap_table(Colormap map) {
-  return map == Colormap::Viridis ? detail::k_viridis.data() : detail::k_rdbu.data();
+  switch (map) {
+    case Colormap::Viridis: return detail::k_viridis.data();
+    case Colormap::RdBu: return detail::k_rdbu.data();
+    case Colormap::Twilight: return detail::k_twilight.data();
+    case Colormap::Grey: return detail::k_grey.data();
+  }
+  return detail::k_viridis.data();
+}
+
+const char* colormap_name(Colormap map) {
+  switch (map) {
+    case Colormap::Viridis: return "viridis";
+    case Colormap::RdBu: return "rdbu";
+    case Colormap::Twilight: return "twilight";
+    case Colormap::Grey: return "grey";
+  }
+  return "?";
+}
+
+int ColorScale::index(double v) const {
+  if (!std::isfinite(v)) return -1;
+  const double scale = hi > lo ? 255.0 / (hi - lo) : 0.0;
+  const int k = std::min(255, static_cast<int>(std::clamp((v - lo) * scale, 0.0, 255.0) + 0.5));
+  return reversed ? 255 - k : k;
+}
+
+std::array<std::uint8_t, 3> ColorScale::color(double v) const {
+  const int k = index(v);
+  if (k < 0) return {128, 128, 128};
+  const std::uint8_t* t = colormap_table(map) + 3 * k;
+  return {t[0], t[1], t[2]};
+}
+
+std::vector<double> nice_ticks(double lo, double hi, int count, bool integers) {
+  std::vector<double> ticks;
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi) || count < 1) return ticks;
+  const double raw = (hi - lo) / count, mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double f : {1.0, 2.0, 5.0, 10.0})
+    if (f * mag >= raw) {
+      step = f * mag;
+      break;
+    }
+  if (integers) step = std::max(1.0, std::round(step));
+  for (double t = std::ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step) ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
+  return ticks;
+}
+
+std::string tick_label(double value, double step) {
+  const int digits = step > 0 ? std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9))) : 0;
+  char buf[64];
+  if (value != 0 && (std::fabs(value) >= 1e6 || std::fabs(value) < 1e-4)) std::snprintf(buf, sizeof buf, "%.3g", value);
+  else std::snprintf(buf, sizeof buf, "%.*f", std::min(digits, 10), value);
+  return buf;
 }
 
 std::pair<double, double> robust_range(const double* values, std::size_t count, bool symmetric) {
@@ -40,32 +97,24 @@ std::pair<double, double> robust_range(const double* values, std::size_t count, 
   return {lo, hi};
 }
 
-Image colorize(const double* values, std::size_t height, std::size_t width, Colormap map, double lo, double hi,
-               bool colorbar) {
+Image colorize(const double* values, std::size_t height, std::size_t width, const ColorScale& scale, bool colorbar) {
   const std::size_t gap = colorbar ? std::max<std::size_t>(4, width / 40) : 0;
   const std::size_t bar = colorbar ? std::max<std::size_t>(8, width / 20) : 0;
   Image img;
   img.width = width + gap + bar;
   img.height = height;
   img.rgb.assign(img.width * img.height * 3, 255);
-  const std::uint8_t* lut = colormap_table(map);
-  const double scale = hi > lo ? 255.0 / (hi - lo) : 0.0;
+  const std::uint8_t* lut = colormap_table(scale.map);
   for (std::size_t r = 0; r < height; ++r) {
     std::uint8_t* row = img.rgb.data() + r * img.width * 3;
     for (std::size_t c = 0; c < width; ++c) {
-      const double v = values[r * width + c];
-      std::uint8_t* px = row + c * 3;
-      if (!std::isfinite(v)) {
-        px[0] = px[1] = px[2] = 128;
-        continue;
-      }
-      const int k = static_cast<int>(std::clamp((v - lo) * scale, 0.0, 255.0) + 0.5);
-      std::copy(lut + 3 * std::min(k, 255), lut + 3 * std::min(k, 255) + 3, px);
+      const auto rgb = scale.color(values[r * width + c]);
+      std::copy(rgb.begin(), rgb.end(), row + c * 3);
     }
     if (colorbar) {  // high values at the top
-      const int k = height > 1 ? static_cast<int>(255.0 * static_cast<double>(height - 1 - r) /
-                                                  static_cast<double>(height - 1) + 0.5)
-                               : 255;
+      int k = height > 1 ? static_cast<int>(255.0 * static_cast<double>(height - 1 - r) / static_cast<double>(height - 1) + 0.5)
+                         : 255;
+      if (scale.reversed) k = 255 - k;
       for (std::size_t c = width + gap; c < img.width; ++c) std::copy(lut + 3 * k, lut + 3 * k + 3, row + c * 3);
     }
   }

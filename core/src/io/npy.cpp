@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -143,8 +144,14 @@ Header open_npy(std::ifstream& in, const std::string& path) {
 
   unsigned char pre[10] = {};
   in.read(reinterpret_cast<char*>(pre), 8);
-  if (in.gcount() < 8 || std::memcmp(pre, kMagic, 6) != 0)
-    bad(path, "expected a NumPy .npy file (starting with \\x93NUMPY), found something else");
+  if (in.gcount() < 8 || std::memcmp(pre, kMagic, 6) != 0) {
+    // Say what the file starts with, in readable characters.
+    std::string start;
+    for (std::streamsize i = 0; i < in.gcount(); ++i) start += std::isprint(pre[i]) ? static_cast<char>(pre[i]) : '.';
+    bad(path, in.gcount() == 0 ? "expected a NumPy .npy file, found an empty file"
+                               : "expected a NumPy .npy file (it starts with the byte 0x93 and NUMPY), found a file starting with \"" +
+                                     start + "\"");
+  }
   const int major = pre[6];
   std::size_t header_len = 0;
   if (major == 1) {

@@ -164,7 +164,9 @@ private slots:
 
   void malformed() {
     const std::string good = bytes_of(std::vector<double>{1, 2, 3, 4}, false);
-    expectInputError(write("magic.npy", "PK\x03\x04 not a npy file"), "expected a NumPy .npy file");
+    // What the file starts with, readable (no raw escape such as \x93).
+    expectInputError(write("magic.npy", "PK\x03\x04 not a npy file"), "found a file starting with \"PK.. not\"");
+    expectInputError(write("empty.npy", ""), "expected a NumPy .npy file, found an empty file");
     expectInputError(write("ver.npy", craft_npy(4, "<f8", false, "(4,)", good)), "version 1, 2 or 3");
     expectInputError(write("complex.npy", craft_npy(1, "<c16", false, "(2,)", good)), "found dtype '<c16'");
     expectInputError(write("str.npy", craft_npy(1, "<U4", false, "(2,)", good)), "found dtype '<U4'");

@@ -2,6 +2,7 @@
 // Colour-mapped previews and a small PNG writer.
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -15,9 +16,33 @@ struct Image {
   std::vector<std::uint8_t> rgb;  // row-major, 3 bytes a pixel
 };
 
-enum class Colormap { Viridis, RdBu };
+/// Viridis (perceptual, for magnitudes), RdBu (diverging, for signed data),
+/// Twilight (cyclic, for phase), Grey.
+enum class Colormap { Viridis, RdBu, Twilight, Grey };
+constexpr int kColormapCount = 4;
 /// The 256-entry RGB table of a colour map.
 const std::uint8_t* colormap_table(Colormap map);
+/// "viridis", "rdbu", "twilight", "grey".
+const char* colormap_name(Colormap map);
+
+/// How values become colours: a map, possibly reversed, over [lo, hi];
+/// values beyond the range take the colour of its end, NaN is mid-grey.
+struct ColorScale {
+  Colormap map = Colormap::Viridis;
+  bool reversed = false;
+  double lo = 0, hi = 1;
+  /// Entry 0..255 of the table for v (reversal applied); -1 for NaN.
+  int index(double v) const;
+  /// The RGB of v.
+  std::array<std::uint8_t, 3> color(double v) const;
+};
+
+/// About `count` round tick values (1, 2 or 5 times a power of ten apart)
+/// within [lo, hi]; whole numbers only with `integers`.
+std::vector<double> nice_ticks(double lo, double hi, int count, bool integers = false);
+
+/// A tick's label: as few digits as tell the ticks `step` apart.
+std::string tick_label(double value, double step);
 
 /// The 2nd and 98th percentiles of the finite values (symmetric about 0 when
 /// `symmetric`); {0, 1} when there is none.
@@ -25,8 +50,8 @@ std::pair<double, double> robust_range(const double* values, std::size_t count, 
 
 /// Maps a (height, width) plane of values to colours; values outside
 /// [lo, hi] are clamped, NaN is drawn mid-grey. When `colorbar` is true a
-/// vertical colour bar is added on the right.
-Image colorize(const double* values, std::size_t height, std::size_t width, Colormap map, double lo, double hi,
+/// vertical colour bar (without labels) is added on the right.
+Image colorize(const double* values, std::size_t height, std::size_t width, const ColorScale& scale,
                bool colorbar = true);
 
 /// Writes an 8-bit RGB PNG. Throws IoError when the stream fails.

@@ -1,0 +1,63 @@
+// Colour scales, colour maps and the ticks of colour bars.
+#include <cubesolve/image/image.hpp>
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace cubesolve;
+
+class TestImage : public QObject {
+  Q_OBJECT
+private slots:
+  // Steps of 1, 2 or 5 times a power of ten, no smaller than the range over `count`.
+  void ticksAreRound() {
+    QCOMPARE(nice_ticks(0, 110, 6, true), (std::vector<double>{0, 20, 40, 60, 80, 100}));
+    QCOMPARE(nice_ticks(-1.17, 1.17, 5), (std::vector<double>{-1, -0.5, 0, 0.5, 1}));
+    QCOMPARE(nice_ticks(0, 29, 6, true), (std::vector<double>{0, 5, 10, 15, 20, 25}));
+    // Counts never get fractional ticks (a rank map of 0..3 is no 0.75 step).
+    QCOMPARE(nice_ticks(0, 3, 5, true), (std::vector<double>{0, 1, 2, 3}));
+    QVERIFY(nice_ticks(1, 1, 5).empty());
+    QVERIFY(nice_ticks(0, std::nan(""), 5).empty());
+    for (double t : nice_ticks(-3e-7, 7e-7, 4)) QVERIFY(t >= -3e-7 && t <= 7e-7);
+  }
+
+  void tickLabelsAreShort() {
+    QCOMPARE(tick_label(0.5, 0.5), std::string("0.5"));
+    QCOMPARE(tick_label(100, 20), std::string("100"));  // whole, not "100."
+    QCOMPARE(tick_label(-1, 0.5), std::string("-1.0"));
+    QCOMPARE(tick_label(0.25, 0.05), std::string("0.25"));
+    QCOMPARE(tick_label(2e-7, 1e-7), std::string("2e-07"));
+    QCOMPARE(tick_label(3e6, 1e6), std::string("3e+06"));
+  }
+
+  void scaleMapsValuesToColours() {
+    const ColorScale s{Colormap::Viridis, false, 0, 10};
+    QCOMPARE(s.index(0), 0);
+    QCOMPARE(s.index(10), 255);
+    QCOMPARE(s.index(-5), 0);   // clipped to the ends
+    QCOMPARE(s.index(50), 255);
+    QCOMPARE(s.index(std::nan("")), -1);
+    QCOMPARE(s.color(std::nan("")), (std::array<std::uint8_t, 3>{128, 128, 128}));
+    const ColorScale r{Colormap::Viridis, true, 0, 10};
+    QCOMPARE(r.index(0), 255);
+    QCOMPARE(r.color(10), s.color(0));
+    const std::uint8_t* t = colormap_table(Colormap::Viridis);
+    QCOMPARE(s.color(10), (std::array<std::uint8_t, 3>{t[765], t[766], t[767]}));
+  }
+
+  void colourMaps() {
+    for (int k = 0; k < kColormapCount; ++k) QVERIFY(colormap_table(static_cast<Colormap>(k)) != nullptr);
+    QCOMPARE(std::string(colormap_name(Colormap::Twilight)), std::string("twilight"));
+    // Twilight is cyclic: its ends meet (phase -pi and pi look the same).
+    const std::uint8_t* tw = colormap_table(Colormap::Twilight);
+    for (int c = 0; c < 3; ++c) QVERIFY(std::abs(tw[c] - tw[765 + c]) <= 4);
+    QVERIFY(std::abs(tw[3 * 128] - tw[0]) > 100);  // and its middle is far from them
+    // Grey goes from black to white, one step an entry.
+    const std::uint8_t* g = colormap_table(Colormap::Grey);
+    for (int i = 0; i < 256; ++i) QCOMPARE(int(g[3 * i]), i);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestImage)
+#include "tst_image.moc"

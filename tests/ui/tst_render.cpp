@@ -1,0 +1,125 @@
+// Rendering tests: each view of the application drawn at a fixed size and
+// compared with a baseline image kept in tests/ui/baselines. A view drawn
+// differently (a histogram, a legend, a colour bar over the data, a title
+// missing or moved) fails; the actual image and a difference image are then
+// written to the build's render folder. CUBESOLVE_UPDATE_BASELINES=1 writes
+// the baselines instead.
+#include "chartview.hpp"
+#include "gui_test.hpp"
+#include "imageview.hpp"
+
+#include <QDir>
+#include <QTemporaryDir>
+
+using namespace cubesolve;
+using cubesolve::ui::VtkView;
+
+class TestRender : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  const QDir out_{CUBESOLVE_RENDER_OUTPUT};
+  const bool update_ = qEnvironmentVariableIsSet("CUBESOLVE_UPDATE_BASELINES");
+
+  /// The image against its baseline: at most 0.1 % of the pixels may differ
+  /// by more than 40 in a channel (text edges between font renderers).
+  void compare(const QImage& image, const QString& name) {
+    const QImage actual = image.convertToFormat(QImage::Format_RGB32);
+    QVERIFY(!actual.isNull());
+    const QString baseline = QString(CUBESOLVE_BASELINES) + "/" + name + ".png";
+    if (update_) {
+      QVERIFY(actual.save(baseline));
+      qInfo("wrote %s", qPrintable(baseline));
+      return;
+    }
+    const QString actual_path = out_.filePath(name + ".actual.png"), diff_path = out_.filePath(name + ".diff.png");
+    QFile::remove(actual_path);
+    QFile::remove(diff_path);
+    const QImage expected = QImage(baseline).convertToFormat(QImage::Format_RGB32);
+    if (expected.isNull() || expected.size() != actual.size()) {
+      actual.save(actual_path);
+      QFAIL(qPrintable(QString("%1: expected an image of %2 x %3 as the baseline, found %4 x %5 (actual image: %6)")
+                           .arg(name).arg(expected.width()).arg(expected.height())
+                           .arg(actual.width()).arg(actual.height()).arg(actual_path)));
+    }
+    QImage diff(actual.size(), QImage::Format_RGB32);
+    diff.fill(Qt::white);
+    long long differ = 0;
+    for (int y = 0; y < actual.height(); ++y)
+      for (int x = 0; x < actual.width(); ++x) {
+        const QRgb a = actual.pixel(x, y), e = expected.pixel(x, y);
+        const int d = std::max({std::abs(qRed(a) - qRed(e)), std::abs(qGreen(a) - qGreen(e)), std::abs(qBlue(a) - qBlue(e))});
+        if (d > 40) {
+          ++differ;
+          diff.setPixel(x, y, qRgb(255, 255 - d, 255 - d));
+        }
+      }
+    const double fraction = static_cast<double>(differ) / (static_cast<double>(actual.width()) * actual.height());
+    if (fraction > 0.001) {
+      actual.save(actual_path);
+      diff.save(diff_path);
+      QFAIL(qPrintable(QString("%1: %2 % of the pixels differ from the baseline (at most 0.1 %); actual %3, difference %4")
+                           .arg(name).arg(100 * fraction, 0, 'f', 2).arg(actual_path, diff_path)));
+    }
+  }
+
+  static QImage grabView(MainWindow& w, MainWindow::View view, VtkView* widget) {
+    w.showView(view);
+    QTest::qWait(100);
+    return widget->grab();
+  }
+
+private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    isolateSettings(dir_.filePath("settings"));
+    QVERIFY(QDir().mkpath(out_.path()));
+  }
+
+  void insarViews() {
+    MainWindow w;
+    w.resize(1100, 760);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(loads(w, [&] { w.openDemo("insar", 96); }));
+    QVERIFY(waitSolved(w));
+    compare(grabView(w, MainWindow::View::Gaps, w.gapsView()), "gaps_insar");
+    w.showGaps(true, 7);
+    compare(grabView(w, MainWindow::View::Gaps, w.gapsView()), "mask_insar");
+    w.showGaps(false, 0);
+    compare(grabView(w, MainWindow::View::Groups, w.groupsChart()), "groups_insar");
+    w.selectGroupBin(2);
+    compare(grabView(w, MainWindow::View::Groups, w.groupsChart()), "groups_insar_selected");
+    w.showLayer(MainWindow::Layer::Solution, 3);
+    compare(grabView(w, MainWindow::View::Result, w.resultView()), "result_insar");
+    w.showLayer(MainWindow::Layer::Status, 0);
+    compare(grabView(w, MainWindow::View::Result, w.resultView()), "status_insar");
+    w.showLayer(MainWindow::Layer::Rank, 0);
+    compare(grabView(w, MainWindow::View::Result, w.resultView()), "rank_insar");
+    w.selectPixel(40, 50);
+    w.pinPixel();
+    w.selectPixel(70, 20);
+    compare(grabView(w, MainWindow::View::Inspector, w.inspectorChart()), "inspector_insar");
+    // An exported figure: the map at 3 pixels a value, its title and legend.
+    w.showLayer(MainWindow::Layer::Solution, 3);
+    w.showView(MainWindow::View::Result);
+    const QString png = dir_.filePath("figure.png");
+    QVERIFY(w.exportViewPng(png, 3));
+    compare(QImage(png), "export_insar");
+  }
+
+  // 500 x 500 pixels with 249,879 distinct masks: a bar of a quarter of a
+  // million groups and one of two, both readable.
+  void seedGroups() {
+    MainWindow w;
+    w.resize(1100, 760);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(loads(w, [&] { w.openDemo("seed"); }));
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.masks()->distinct_masks(), std::size_t{249879});
+    compare(grabView(w, MainWindow::View::Groups, w.groupsChart()), "groups_seed");
+  }
+};
+
+QTEST_MAIN(TestRender)
+#include "tst_render.moc"

@@ -1,0 +1,144 @@
+#include "figure.hpp"
+
+#include <QBuffer>
+#include <QCoreApplication>
+#include <QFontMetrics>
+#include <QPainter>
+#include <QPolygon>
+
+#include <algorithm>
+#include <cmath>
+
+namespace cubesolve::ui {
+
+namespace {
+
+QColor colour(const std::array<std::uint8_t, 3>& rgb) { return QColor(rgb[0], rgb[1], rgb[2]); }
+
+const QColor kNoValue(128, 128, 128);
+
+/// A framed swatch and its label.
+void swatch(QPainter& p, int x, int y, const QColor& fill, const QString& label, int right, const QColor& text) {
+  p.fillRect(QRect(x, y, 16, 16), fill);
+  p.setPen(text);
+  p.drawRect(QRect(x, y, 16, 16));
+  const QFontMetrics fm(p.font());
+  p.drawText(QRect(x + 22, y, right - x - 22, 16), Qt::AlignVCenter | Qt::AlignLeft,
+             fm.elidedText(label, Qt::ElideRight, right - x - 22));
+}
+
+}  // namespace
+
+Extent extent_of(const std::vector<double>& values, const ColorScale& scale) {
+  Extent e;
+  for (double v : values) {
+    e.nan = e.nan || !std::isfinite(v);
+    e.below = e.below || v < scale.lo;
+    e.above = e.above || v > scale.hi;
+  }
+  return e;
+}
+
+void paint_legend(QPainter& p, const QRect& rect, const MapStyle& style, const Extent& extent, const QColor& text) {
+  p.save();
+  QFont font = p.font();
+  font.setPixelSize(12);
+  p.setFont(font);
+  const QFontMetrics fm(font);
+  const int x0 = rect.left() + 10, right = rect.right() - 2;
+  if (!style.categories.empty()) {
+    int y = rect.top() + 10;
+    for (const auto& [value, name] : style.categories) {
+      swatch(p, x0, y, colour(style.scale.color(value)), QString("%1 %2").arg(value).arg(name), right, text);
+      y += 22;
+    }
+    if (extent.nan) swatch(p, x0, y, kNoValue, QCoreApplication::translate("Figure", "no value"), right, text);
+    p.restore();
+    return;
+  }
+  const double lo = style.scale.lo, hi = style.scale.hi > lo ? style.scale.hi : lo + 1;
+  constexpr int kBar = 18, kTriangle = 12;
+  const int top = rect.top() + 10 + kTriangle;
+  const int bottom = rect.bottom() - 10 - kTriangle - (extent.nan ? 26 : 0);
+  if (bottom - top < 20) {
+    p.restore();
+    return;
+  }
+  // The bar, high values at the top, row by row in the map's own colours.
+  for (int y = top; y <= bottom; ++y) {
+    const double v = lo + (hi - lo) * (bottom - y) / static_cast<double>(bottom - top);
+    p.setPen(colour(style.scale.color(v)));
+    p.drawLine(x0, y, x0 + kBar - 1, y);
+  }
+  p.setPen(text);
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(QRect(x0, top, kBar - 1, bottom - top));
+  // A triangle beyond each end past which values were clipped.
+  p.setRenderHint(QPainter::Antialiasing);
+  auto triangle = [&](int base, int apex, double v) {
+    p.setBrush(colour(style.scale.color(v)));
+    p.drawPolygon(QPolygon({QPoint(x0, base), QPoint(x0 + kBar - 1, base), QPoint(x0 + (kBar - 1) / 2, apex)}));
+  };
+  if (extent.above) triangle(top - 1, top - kTriangle, hi);
+  if (extent.below) triangle(bottom + 1, bottom + kTriangle, lo);
+  p.setRenderHint(QPainter::Antialiasing, false);
+  p.setBrush(Qt::NoBrush);
+  const int count = std::clamp((bottom - top) / 45, 2, 8);
+  const std::vector<double> ticks = nice_ticks(lo, hi, count, style.integers);
+  const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : hi - lo;
+  for (double t : ticks) {
+    const int y = bottom - static_cast<int>(std::lround((t - lo) / (hi - lo) * (bottom - top)));
+    p.drawLine(x0 + kBar, y, x0 + kBar + 4, y);
+    const QString label = QString::fromStdString(tick_label(t, step));
+    p.drawText(QRect(x0 + kBar + 8, y - 8, right - x0 - kBar - 8, 16), Qt::AlignVCenter | Qt::AlignLeft,
+               fm.elidedText(label, Qt::ElideRight, right - x0 - kBar - 8));
+  }
+  if (extent.nan) swatch(p, x0, rect.bottom() - 20, kNoValue, QCoreApplication::translate("Figure", "no value"), right, text);
+  p.restore();
+}
+
+QImage map_image(const std::vector<double>& values, int height, int width, const ColorScale& scale) {
+  QImage img(width, height, QImage::Format_RGB32);
+  for (int r = 0; r < height; ++r) {
+    auto* line = reinterpret_cast<QRgb*>(img.scanLine(r));
+    for (int c = 0; c < width; ++c) {
+      const auto rgb = scale.color(values[static_cast<std::size_t>(r) * static_cast<std::size_t>(width) + static_cast<std::size_t>(c)]);
+      line[c] = qRgb(rgb[0], rgb[1], rgb[2]);
+    }
+  }
+  return img;
+}
+
+int default_figure_scale(int height, int width) {
+  const int side = std::max({height, width, 1});
+  return std::clamp((600 + side - 1) / side, 1, 16);
+}
+
+QImage render_figure(const std::vector<double>& values, int height, int width, const MapStyle& style, int scale) {
+  scale = std::max(1, scale);
+  constexpr int kMargin = 12, kTitle = 32;
+  const int mw = width * scale, mh = height * scale;
+  const int legend_h = std::max(mh, 240);
+  QImage img(kMargin + mw + 8 + kLegendWidth, kTitle + legend_h + kMargin, QImage::Format_RGB32);
+  img.fill(Qt::white);
+  QPainter p(&img);
+  QFont font = p.font();
+  font.setPixelSize(15);
+  p.setFont(font);
+  p.setPen(Qt::black);
+  p.drawText(QRect(kMargin, 0, img.width() - 2 * kMargin, kTitle), Qt::AlignVCenter | Qt::AlignLeft,
+             QFontMetrics(font).elidedText(style.title, Qt::ElideRight, img.width() - 2 * kMargin));
+  p.drawImage(QRect(kMargin, kTitle, mw, mh), map_image(values, height, width, style.scale));  // nearest: no smoothing
+  paint_legend(p, QRect(kMargin + mw + 8, kTitle, kLegendWidth, legend_h), style, extent_of(values, style.scale), Qt::black);
+  return img;
+}
+
+QByteArray png_bytes(const QImage& image) {
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
+  if (!image.save(&buffer, "PNG")) bytes.clear();
+  return bytes;
+}
+
+}  // namespace cubesolve::ui

@@ -1,0 +1,58 @@
+#pragma once
+// How a map is drawn and explained, and the pictures made from it: the
+// legend beside a map view (painted into the view) and the exported figure
+// (the map at data resolution, its title and its legend). The view and the
+// export paint with the same code, so they agree.
+
+#include <cubesolve/image/image.hpp>
+
+#include <QColor>
+#include <QImage>
+#include <QString>
+
+#include <utility>
+#include <vector>
+
+class QPainter;
+class QRect;
+
+namespace cubesolve::ui {
+
+/// How a map is drawn and explained.
+struct MapStyle {
+  ColorScale scale;
+  /// Non-empty: the values are categories, each with its name (a swatch each in the legend).
+  std::vector<std::pair<double, QString>> categories;
+  /// Whole-number ticks (counts, ranks).
+  bool integers = false;
+  /// Above the map: what it shows (file, channel or date, units).
+  QString title;
+};
+
+/// What a map's values hold beyond its scale: values below or above the
+/// range (drawn in the colour of its ends), values that are no number.
+struct Extent {
+  bool below = false, above = false, nan = false;
+};
+Extent extent_of(const std::vector<double>& values, const ColorScale& scale);
+
+/// The legend of `style` in `rect`: a swatch per category, or a colour bar
+/// with round ticks and a triangle at each end beyond which values were
+/// clipped; a grey swatch for "no value" where there are such pixels.
+void paint_legend(QPainter& p, const QRect& rect, const MapStyle& style, const Extent& extent, const QColor& text);
+/// The width a legend needs (pixels, at the painter's scale 1).
+constexpr int kLegendWidth = 130;
+
+/// The map as an image, one pixel per value.
+QImage map_image(const std::vector<double>& values, int height, int width, const ColorScale& scale);
+
+/// A figure for publication: the title, the map with every value as a
+/// `scale` x `scale` block, its legend, on white.
+QImage render_figure(const std::vector<double>& values, int height, int width, const MapStyle& style, int scale);
+/// The block size that makes the map's longer side at least 600 pixels.
+int default_figure_scale(int height, int width);
+
+/// Encodes an image as PNG bytes (empty on failure).
+QByteArray png_bytes(const QImage& image);
+
+}  // namespace cubesolve::ui
