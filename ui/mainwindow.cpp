@@ -106,7 +106,13 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
   return QMainWindow::eventFilter(watched, event);
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+  // The widgets outlive this part of the window: what they signal while
+  // going (a text field losing the focus finishes its edit) must not reach it.
+  qApp->removeEventFilter(this);
+  for (QObject* child : findChildren<QObject*>()) child->disconnect(this);
+  resolve_timer_.stop();
+}
 
 QWidget* MainWindow::buildGapsPage() {
   // The valid-count map, or one observation's mask.
