@@ -80,6 +80,51 @@ SolveOptions solve_options(const Args& args) {
   return o;
 }
 
+const std::set<std::string> kInputFlags{"no-ref", "keep-zero"};
+const std::set<std::string> kInputOptions{"nodata", "ref-yx", "mask-dataset", "mask-threshold", "weight-func", "looks"};
+
+InputOptions input_options(const Args& args, bool stack) {
+  InputOptions o;
+  if (const auto v = args.get("nodata")) o.nodata = args.number("nodata", 0.0);
+  StackOptions& s = o.stack;
+  s.reference = !args.flag("no-ref");
+  s.zero_is_nodata = !args.flag("keep-zero");
+  if (const auto yx = args.get("ref-yx")) {
+    const auto comma = yx->find(',');
+    char* end = nullptr;
+    const long y = comma == std::string::npos ? -1 : std::strtol(yx->c_str(), &end, 10);
+    const bool y_ok = end == yx->c_str() + comma;
+    const long x = y_ok ? std::strtol(yx->c_str() + comma + 1, &end, 10) : -1;
+    if (!y_ok || *end != '\0' || y < 0 || x < 0 || comma + 1 == yx->size())
+      throw InputError("--ref-yx: expected a pixel as ROW,COLUMN (e.g. 120,340), found '" + *yx + "'");
+    s.ref_y = y;
+    s.ref_x = x;
+    if (!s.reference) throw InputError("--ref-yx: expected a reference pixel or --no-ref, found both");
+  }
+  s.mask = args.get("mask-dataset", "");
+  s.mask_threshold = args.number("mask-threshold", 0.4);
+  s.weight = args.get("weight-func", "no");
+  if (s.weight != "no" && s.weight != "var" && s.weight != "fim" && s.weight != "coh")
+    throw InputError("--weight-func: expected var, fim, coh or no, found '" + s.weight + "'");
+  s.looks = args.number("looks", 0.0);
+  if (!stack)
+    for (const char* name : {"ref-yx", "mask-dataset", "mask-threshold", "weight-func", "looks", "no-ref", "keep-zero"})
+      if (args.get(name) || args.flag(name))
+        throw InputError(std::string("--") + name + ": expected a MintPy stack (ifgramStack.h5 with the design sbas), found another cube");
+  return o;
+}
+
+std::set<std::string> with_inputs(std::set<std::string> names, const std::set<std::string>& inputs) {
+  names.insert(inputs.begin(), inputs.end());
+  return names;
+}
+
+Inputs open_command_inputs(const Args& args) {
+  const std::string cube = args.positional()[0], design = args.positional()[1];
+  return open_inputs(cube, {design, args.get("pairs", ""), args.get("times", "")}, args.get("weights", ""),
+                     input_options(args, is_stack(cube, design)));
+}
+
 void device_options(const Args& args, SolveOptions& o, const char* fallback) {
   o.device_memory = static_cast<std::size_t>(args.integer("device-memory", 0, 0, 1 << 24)) << 20;
   const std::string device = args.get("device", fallback);

@@ -214,13 +214,13 @@ public:
   Failure open() {
     if (Failure f = step([&] {
           if (!root_) return;
-          in_ = std::make_unique<Inputs>(open_inputs(req_.cube, req_.design, req_.weights));
+          in_ = std::make_unique<Inputs>(open_inputs(req_.cube, req_.design, req_.weights, req_.input));
           req_.out.check(in_->files);
         });
         f.code)
       return f;
     return step([&] {
-      if (!in_) in_ = std::make_unique<Inputs>(open_inputs(req_.cube, req_.design, req_.weights));
+      if (!in_) in_ = std::make_unique<Inputs>(open_inputs(req_.cube, req_.design, req_.weights, req_.input));
       plan_ = plan_stream(*in_, req_.out, req_.options);
       if (root_)
         writer_ = std::make_unique<ResultWriter>(req_.out, shape(), in_->design.cols(), plan_.x_type, in_->cube->dtype(),

@@ -42,8 +42,7 @@ InfoReport analyse(const Args& args) {
   Array cube, weights;
   std::optional<Inputs> in;
   if (args.positional().size() == 2) {
-    in = open_inputs(cube_path, {args.positional()[1], args.get("pairs", ""), args.get("times", "")},
-                     args.get("weights", ""));
+    in = open_command_inputs(args);
     cube = in->rows(0, in->cube->shape()[1], &weights);
   } else {
     const auto reader = open_cube(cube_path);
@@ -150,7 +149,8 @@ void print_text(const InfoReport& r) {
 }  // namespace
 
 int cmd_info(const std::vector<std::string>& argv) {
-  const Args args("info", argv, {"json"}, {"weights", "min-valid", "pairs", "times"});
+  const Args args("info", argv, with_inputs({"json"}, kInputFlags),
+                  with_inputs({"weights", "min-valid", "pairs", "times"}, kInputOptions));
   args.expect_positional(1, 2, "CUBE [DESIGN]");
   const InfoReport report = analyse(args);
   if (args.flag("json")) print_json(report);

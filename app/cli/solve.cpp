@@ -54,9 +54,11 @@ void print_text(const SolveReport& r) {
 }
 
 int cmd_solve(const std::vector<std::string>& argv) {
-  const Args args("solve", argv, {"json"},
-                  {"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype", "model",
-                   "residual", "method", "memory", "pairs", "times", "device-precision", "device-memory"});
+  const Args args("solve", argv, with_inputs({"json"}, kInputFlags),
+                  with_inputs({"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype",
+                               "model", "residual", "method", "memory", "pairs", "times", "device-precision",
+                               "device-memory"},
+                              kInputOptions));
   args.expect_positional(2, 2, "CUBE DESIGN");
   ResultPaths out;
   out.x = args.get("output", "");
@@ -71,10 +73,10 @@ int cmd_solve(const std::vector<std::string>& argv) {
   const std::string cube = args.positional()[0], design = args.positional()[1];
   if (design == "sbas" && !args.get("pairs") && !is_stack(cube, design))
     throw InputError("sbas: expected --pairs FILE (YYYYMMDD_YYYYMMDD lines) or a MintPy ifgramStack.h5 cube");
-  const SolveRequest request{cube, {design, args.get("pairs", ""), args.get("times", "")}, args.get("weights", ""), out,
-                             options, args.flag("json")};
+  const SolveRequest request{cube,    {design, args.get("pairs", ""), args.get("times", "")}, args.get("weights", ""),
+                             input_options(args, is_stack(cube, design)), out, options, args.flag("json")};
   if (mpi::launched()) return mpi::solve(request);
-  const Inputs in = open_inputs(request.cube, request.design, request.weights);
+  const Inputs in = open_inputs(request.cube, request.design, request.weights, request.input);
   ProgressBar bar("solving");
   SolveReport report;
   report.run = solve_streamed(in, out, options, bar.callback());

@@ -2,6 +2,7 @@
 // The solve command's request and report, shared by the one-process and the
 // MPI solve.
 
+#include <cubesolve/workflow/inputs.hpp>
 #include <cubesolve/workflow/streamed.hpp>
 
 #include <string>
@@ -13,6 +14,7 @@ struct SolveRequest {
   std::string cube;
   DesignSpec design;
   std::string weights;
+  InputOptions input;
   ResultPaths out;
   SolveOptions options;
   bool json = false;

@@ -43,12 +43,11 @@ void print_text(const std::string& x_path, const Verification& v) {
 }  // namespace
 
 int cmd_verify(const std::vector<std::string>& argv) {
-  const Args args("verify", argv, {"json"},
-                  {"sample", "weights", "rcond", "min-valid", "ridge", "threads", "pairs", "times"});
+  const Args args("verify", argv, with_inputs({"json"}, kInputFlags),
+                  with_inputs({"sample", "weights", "rcond", "min-valid", "ridge", "threads", "pairs", "times"}, kInputOptions));
   args.expect_positional(3, 3, "CUBE DESIGN X.npy");
   const std::string x_path = args.positional()[2];
-  const Inputs in = open_inputs(args.positional()[0], {args.positional()[1], args.get("pairs", ""), args.get("times", "")},
-                                args.get("weights", ""));
+  const Inputs in = open_command_inputs(args);
   const auto x = open_cube(x_path);
   const auto sample = static_cast<std::size_t>(args.integer("sample", 1000, 0, std::numeric_limits<int>::max()));
   ProgressBar bar("verifying");

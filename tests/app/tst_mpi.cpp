@@ -144,7 +144,10 @@ private slots:
     for (const auto& [i, j] : pairs) dates += date(i) + date(j);
     std::vector<unsigned char> keep(N, 1);
     keep[5] = keep[50] = 0;
-    testing::write_stack(file("ifgramStack.h5").toStdString(), N, H, W, phase.data(), &dates, keep.data());
+    for (hsize_t k = 0; k < N; ++k) phase[k * H * W + 7 * W + 11] = 0.5f + 0.01f * static_cast<float>(k);  // the reference pixel
+    testing::StackExtras extras;
+    extras.attributes = {{"REF_Y", "7"}, {"REF_X", "11"}};
+    testing::write_stack(file("ifgramStack.h5").toStdString(), N, H, W, phase.data(), &dates, keep.data(), extras);
     sameBytes({file("ifgramStack.h5"), "sbas"}, ".npy");
 #endif
   }

@@ -5,14 +5,25 @@
 #include <hdf5.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace testing {
+
+/// What a stack may hold besides its phase: coherence and connectComponent
+/// (N, H, W) float32, refPhase (N,), string attributes (REF_Y, NCORRLOOKS, ...).
+struct StackExtras {
+  const float* coherence = nullptr;
+  const float* connect = nullptr;
+  const float* ref_phase = nullptr;
+  std::vector<std::pair<std::string, std::string>> attributes;
+};
 
 /// unwrapPhase (N, H, W) float32; date (N, 2) fixed strings of 8 characters
 /// (`dates`: the 16 N characters, or null for none); dropIfgram (N,) as
 /// h5py stores NumPy booleans (an 8-bit enum FALSE/TRUE), `keep` 1 or 0.
 inline void write_stack(const std::string& path, hsize_t N, hsize_t H, hsize_t W, const float* phase,
-                        const std::string* dates, const unsigned char* keep) {
+                        const std::string* dates, const unsigned char* keep, const StackExtras& extras = {}) {
   const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   const hsize_t d3[3] = {N, H, W}, d2[2] = {N, 2}, d1[1] = {N};
   auto dataset = [&](const char* name, hid_t type, int rank, const hsize_t* dims, const void* data) {
@@ -36,6 +47,21 @@ inline void write_stack(const std::string& path, hsize_t N, hsize_t H, hsize_t W
   H5Tenum_insert(bt, "TRUE", &yes);
   dataset("dropIfgram", bt, 1, d1, keep);
   H5Tclose(bt);
+  if (extras.coherence) dataset("coherence", H5T_NATIVE_FLOAT, 3, d3, extras.coherence);
+  if (extras.connect) dataset("connectComponent", H5T_NATIVE_FLOAT, 3, d3, extras.connect);
+  if (extras.ref_phase) dataset("refPhase", H5T_NATIVE_FLOAT, 1, d1, extras.ref_phase);
+  for (const auto& [name, value] : extras.attributes) {  // as h5py writes str: variable-length UTF-8
+    const hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    const hid_t sp = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(f, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    const char* text = value.c_str();
+    H5Awrite(a, t, &text);
+    H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+  }
   H5Fclose(f);
 }
 

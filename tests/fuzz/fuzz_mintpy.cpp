@@ -10,6 +10,7 @@
 
 #include <hdf5.h>
 
+#include <utility>
 #include <vector>
 
 namespace {
@@ -59,6 +60,35 @@ std::string build_stack(fuzz::Bytes& in) {
       write_dataset(f, "dropIfgram", H5T_NATIVE_UINT8, {n}, b.data());
     }
   }
+  const std::uint8_t extras = in.byte();
+  auto attribute = [&](const char* name, const std::string& text) {  // variable-length strings, as h5py writes them
+    const hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    const hid_t sp = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(f, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    const char* c = text.c_str();
+    if (a >= 0) {
+      H5Awrite(a, t, &c);
+      H5Aclose(a);
+    }
+    H5Sclose(sp);
+    H5Tclose(t);
+  };
+  if (extras & 1) attribute("REF_Y", extras & 2 ? std::to_string(in.in(0, 7)) : in.text(in.in(0, 4)));
+  if (extras & 1) attribute("REF_X", std::to_string(static_cast<int>(in.in(0, 7)) - 1));
+  if (extras & 4) attribute("NCORRLOOKS", in.text(in.in(0, 5)));
+  for (const auto& [name, bit] : {std::pair{"coherence", 8}, std::pair{"connectComponent", 16}})
+    if (extras & bit) {  // of unwrapPhase's shape, or not
+      const std::vector<hsize_t> dims{N, H, extras & 32 ? W + 1 : W};
+      std::vector<float> v(dims[0] * dims[1] * dims[2]);
+      for (auto& x : v) x = static_cast<float>(in.byte()) / 200;
+      write_dataset(f, name, H5T_NATIVE_FLOAT, dims, v.data());
+    }
+  if (extras & 64) {
+    std::vector<float> v(in.in(0, 12));
+    for (auto& x : v) x = static_cast<float>(static_cast<signed char>(in.byte())) / 8;
+    write_dataset(f, "refPhase", H5T_NATIVE_FLOAT, {v.size()}, v.data());
+  }
   H5Fclose(f);
   return path;
 }
@@ -72,8 +102,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     cubesolve::read_mintpy_stack(path);
   } catch (const cubesolve::Error&) {
   }
+  cubesolve::InputOptions options;  // MintPy's reading rules, as fuzzed
+  const std::uint8_t o = in.byte();
+  options.stack.reference = o & 1;
+  options.stack.zero_is_nodata = o & 2;
+  options.stack.mask = o & 4 ? "connectComponent" : o & 8 ? "coherence" : "";
+  static const char* const kWeights[] = {"no", "var", "fim", "coh"};
+  options.stack.weight = kWeights[(o >> 4) & 3];
+  if (o & 64) options.stack.ref_y = options.stack.ref_x = in.in(0, 6);
   try {
-    const cubesolve::Inputs inputs = cubesolve::open_inputs(path, {"sbas", "", ""});
+    const cubesolve::Inputs inputs = cubesolve::open_inputs(path, {"sbas", "", ""}, "", options);
     cubesolve::Array w;
     inputs.rows(0, inputs.cube->shape()[1], &w);
   } catch (const cubesolve::Error&) {

@@ -256,7 +256,9 @@ def plan(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike]
 def read(path: str) -> Dict[str, Any]:
     """Reads a cube as the CLI does: ``.npy`` (any version, byte order,
     memory order), any raster GDAL opens (bands are observations, nodata is
-    missing), or a MintPy ``ifgramStack.h5`` (its kept interferograms).
+    missing), or a MintPy ``ifgramStack.h5`` (its kept interferograms, read
+    as MintPy's inversion reads them: referenced at the file's REF_Y/REF_X
+    (or by its refPhase) where not 0, and 0 as missing).
 
     Returns a dict with ``cube`` (N, H, W); for rasters ``transform`` and
     ``projection``; for MintPy stacks ``design`` (the SBAS design), ``dates``

@@ -6,8 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
 
 #ifdef CUBESOLVE_HAS_HDF5
 #include <hdf5.h>
@@ -29,17 +33,84 @@ InsarStack kept_only(const InsarStack& s) {
   return out;
 }
 
+namespace {
+
+/// Phase variance of distributed scatterers for MintPy's 200 coherence
+/// values 0.0025, 0.0075, ..., 0.9975 (Tough et al. 1995, eq. 66, summed
+/// over a 200-point phase grid as mintpy.simulation.decorrelation does).
+const std::vector<double>& phase_variance_table(int L) {
+  static std::mutex lock;
+  static std::map<int, std::vector<double>> tables;
+  const std::lock_guard<std::mutex> guard(lock);
+  auto& var = tables[L];
+  if (!var.empty()) return var;
+  constexpr int kCount = 200;
+  const double pi = 3.14159265358979323846, phi_step = 2 * pi / kCount;
+  const double B = std::tgamma(2.0 * L - 1) / (std::tgamma(L) * std::tgamma(L) * std::pow(2.0, 2.0 * (L - 1)));
+  var.assign(kCount, 0.0);
+  for (int c = 0; c < kCount; ++c) {
+    const double coh = 0.005 + c * (1.0 - 0.005) / (kCount - 1) - 0.0025;
+    const double A = std::pow(1 - coh * coh, L) / (2 * pi);
+    for (int k = 0; k < kCount; ++k) {
+      const double phi = -pi + k * (2 * pi) / (kCount - 1);
+      const double beta = coh * std::cos(phi), b2 = 1 - beta * beta;
+      const double C = (2.0 * L - 1) * beta / std::pow(b2, L + 0.5) * (pi / 2 + std::asin(beta)) + 1 / std::pow(b2, L);
+      double sumD = 0;
+      if (L > 1) {
+        for (int r = 0; r < L - 1; ++r)
+          sumD += std::tgamma(L - 0.5) / std::tgamma(L - 0.5 - r) * std::tgamma(L - 1.0 - r) / std::tgamma(L - 1.0) *
+                  (1 + (2 * r + 1) * beta * beta) / std::pow(b2, r + 2);
+        sumD /= 2.0 * (L - 1);
+      }
+      var[c] += phi * phi * A * (B * C + sumD) * phi_step;
+    }
+  }
+  double smallest = 0;  // non-positive values (coherence near 1) take the smallest positive one
+  for (double v : var)
+    if (v > 0 && (smallest == 0 || v < smallest)) smallest = v;
+  for (double& v : var)
+    if (v <= 0) v = smallest > 0 ? smallest : 2.220446049250313e-16;
+  return var;
+}
+
+}  // namespace
+
+double coherence_weight(const std::string& weight, double coherence, int looks) {
+  const double epsilon = 0.05f;  // MintPy's, set into float32 coherence
+  const double coh = std::isnan(coherence) || coherence < epsilon ? epsilon : coherence;
+  const int L = std::max(looks, 1);
+  double w;
+  if (weight == "var") {
+    const auto& var = phase_variance_table(std::min(L, 80));
+    const double lo = 0.0025, hi = 0.9975;
+    const int k = static_cast<int>((std::clamp(coh, lo, hi) - lo) / 0.005);
+    w = 1.0 / var[static_cast<std::size_t>(std::clamp(k, 0, 199))];
+  } else if (weight == "fim") {
+    const double c = std::min(coh, 1 - 1e-3);
+    w = 2.0 * L * c * c / (1 - c * c);
+  } else if (weight == "coh") {
+    w = coh;
+  } else {
+    throw InputError("expected a weight function var, fim, coh or no, found '" + weight + "'");
+  }
+  // MintPy stores the weight and its square root in float32 and scales the
+  // rows by that root: the weight in effect is the root squared.
+  const float root = std::sqrt(static_cast<float>(w));
+  return static_cast<double>(root) * root;
+}
+
 bool is_stack_path(const std::string& path) { return has_extension(path, ".h5") || has_extension(path, ".he5"); }
 
 #ifndef CUBESOLVE_HAS_HDF5
 
 bool stack_support() { return false; }
 
-InsarStack read_mintpy_stack(const std::string& path) {
+InsarStack read_mintpy_stack(const std::string& path, const StackOptions&) {
   throw InputError(path + ": expected a .npy cube (this build reads no HDF5 stacks: it was built without HDF5)");
 }
 
-std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vector<DatePair>*) {
+std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vector<DatePair>*, const StackOptions&,
+                                              std::unique_ptr<CubeReader>*) {
   read_mintpy_stack(path);
   return nullptr;
 }
@@ -74,12 +145,56 @@ std::string shape_text(const std::vector<hsize_t>& d) {
   return shape_string(s);
 }
 
+/// A root attribute of the file as text (MintPy stores them as strings;
+/// numbers are read too), or none.
+std::optional<std::string> attribute(hid_t file, const char* name) {
+  if (H5Aexists(file, name) <= 0) return std::nullopt;
+  Handle a(H5Aopen(file, name, H5P_DEFAULT), H5Aclose);
+  Handle t(H5Aget_type(a.id), H5Tclose);
+  if (H5Tget_class(t.id) == H5T_STRING) {
+    Handle space(H5Aget_space(a.id), H5Sclose);
+    if (H5Sget_simple_extent_npoints(space.id) != 1) return std::nullopt;
+    if (H5Tis_variable_str(t.id) > 0) {
+      char* text = nullptr;
+      Handle mt(H5Tcopy(H5T_C_S1), H5Tclose);
+      H5Tset_size(mt.id, H5T_VARIABLE);
+      H5Tset_cset(mt.id, H5Tget_cset(t.id));
+      if (H5Aread(a.id, mt.id, &text) < 0 || !text) return std::nullopt;
+      std::string out(text);
+      H5free_memory(text);
+      return out;
+    }
+    std::string out(H5Tget_size(t.id), '\0');
+    if (H5Aread(a.id, t.id, out.data()) < 0) return std::nullopt;
+    out.erase(std::find(out.begin(), out.end(), '\0'), out.end());
+    return out;
+  }
+  double v = 0;
+  if (H5Aread(a.id, H5T_NATIVE_DOUBLE, &v) < 0) return std::nullopt;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return std::string(buf);
+}
+
+/// A number from an attribute's text; none when absent, InputError when not a number.
+std::optional<double> number_attribute(hid_t file, const char* name, const std::string& path) {
+  const auto text = attribute(file, name);
+  if (!text) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text->c_str(), &end);
+  if (end == text->c_str() || !std::isfinite(v))
+    throw InputError(path + ": expected a number in the attribute " + name + ", found '" + *text + "'");
+  return v;
+}
+
 // unwrapPhase of a MintPy stack, read a block of rows at a time (HDF5
-// hyperslabs), for the interferograms in `bands`.
+// hyperslabs), for the interferograms in `bands`: referenced, zero as no
+// data and masked as the options say.
 class StackReader : public CubeReader {
 public:
-  StackReader(const std::string& path, std::vector<DatePair>* pairs, std::vector<bool>* keep, bool kept_only)
-      : path_(path), file_(-1, H5Fclose), phase_(-1, H5Dclose) {
+  StackReader(const std::string& path, std::vector<DatePair>* pairs, std::vector<bool>* keep, bool kept_only,
+              const StackOptions& options = {})
+      : path_(path), options_(options), file_(-1, H5Fclose), phase_(-1, H5Dclose), mask_(-1, H5Dclose) {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become messages, not prints
     if (H5Fis_hdf5(path.c_str()) <= 0) {
       if (FILE* f = std::fopen(path.c_str(), "rb")) std::fclose(f);
@@ -103,29 +218,120 @@ public:
       for (std::size_t i : bands_) pairs->push_back(all_pairs[i]);
     if (keep)
       for (std::size_t i : bands_) keep->push_back(all_keep[i]);
+    if (options.reference) read_reference();
+    if (!options.mask.empty()) {
+      if (options.mask != "connectComponent" && options.mask != "coherence")
+        throw InputError(path + ": expected the mask dataset connectComponent or coherence, found '" + options.mask + "'");
+      mask_.id = open_like_phase(options.mask.c_str());
+    }
   }
 
   Array rows(std::size_t r0, std::size_t r1) override {
+    Array out = read_rows(phase_.id, "unwrapPhase", r0, r1);
+    if (!options_.reference && !options_.zero_is_nodata && mask_.id < 0) return out;
+    const Array mask = mask_.id >= 0 ? read_rows(mask_.id, options_.mask.c_str(), r0, r1) : Array();
+    const std::size_t per_band = (r1 - r0) * shape_[2];
+    float* v = out.data<float>();
+    for (std::size_t k = 0; k < bands_.size(); ++k) {
+      const float ref = ref_phase_.empty() ? 0.0f : ref_phase_[k];
+      for (std::size_t i = k * per_band; i < (k + 1) * per_band; ++i) {
+        if (v[i] != 0.0f) v[i] -= ref;  // MintPy references the non-zero values, in float32
+        if (options_.zero_is_nodata && v[i] == 0.0f) v[i] = NAN;
+        if (mask_.id >= 0) {
+          const float m = std::isnan(mask.data<float>()[i]) ? 0.0f : mask.data<float>()[i];
+          if (options_.mask == "connectComponent" ? m == 0.0f : m < options_.mask_threshold) v[i] = NAN;
+        }
+      }
+    }
+    return out;
+  }
+
+  /// Rows [r0, r1) of a dataset shaped like unwrapPhase, for the bands read, as float32.
+  Array read_rows(hid_t dataset, const char* name, std::size_t r0, std::size_t r1) const {
     const std::size_t R = r1 - r0, W = shape_[2];
     Array out(DType::Float32, {bands_.size(), R, W});
-    Handle space(H5Dget_space(phase_.id), H5Sclose);
+    Handle space(H5Dget_space(dataset), H5Sclose);
     const hsize_t count[3] = {1, R, W}, mem[1] = {R * W};
     Handle memspace(H5Screate_simple(1, mem, nullptr), H5Sclose);
     for (std::size_t k = 0; k < bands_.size(); ++k) {
       const hsize_t start[3] = {bands_[k], r0, 0};
       H5Sselect_hyperslab(space.id, H5S_SELECT_SET, start, nullptr, count, nullptr);
-      if (H5Dread(phase_.id, H5T_NATIVE_FLOAT, memspace.id, space.id, H5P_DEFAULT, out.data<float>() + k * R * W) < 0)
-        throw IoError(path_ + ": cannot read 'unwrapPhase' rows " + std::to_string(r0) + " to " + std::to_string(r1));
+      if (H5Dread(dataset, H5T_NATIVE_FLOAT, memspace.id, space.id, H5P_DEFAULT, out.data<float>() + k * R * W) < 0)
+        throw IoError(path_ + ": cannot read '" + name + "' rows " + std::to_string(r0) + " to " + std::to_string(r1));
     }
     return out;
   }
 
+  /// A dataset of unwrapPhase's shape (InputError when absent or of another shape).
+  hid_t open_like_phase(const char* name) {
+    const hid_t id = open(name);
+    if (id < 0) throw InputError(path_ + ": expected a dataset '" + name + "' beside unwrapPhase, found none");
+    if (dims_of(id) != dims_of(phase_.id)) {
+      const std::string found = shape_text(dims_of(id));
+      H5Dclose(id);
+      throw InputError(path_ + ": expected '" + name + "' of unwrapPhase's shape " + shape_text(dims_of(phase_.id)) +
+                       ", found " + found);
+    }
+    return id;
+  }
+
+  /// The number of independent looks as MintPy takes it: NCORRLOOKS, or ALOOKS·RLOOKS/1.94, rounded, at least 1.
+  int looks() const {
+    if (options_.looks > 0) return std::max(1, static_cast<int>(std::lrint(options_.looks)));
+    if (const auto n = number_attribute(file_.id, "NCORRLOOKS", path_)) return std::max(1, static_cast<int>(std::lrint(*n)));
+    const auto a = number_attribute(file_.id, "ALOOKS", path_), r = number_attribute(file_.id, "RLOOKS", path_);
+    if (!a || !r)
+      throw InputError(path_ + ": expected the attribute NCORRLOOKS, or ALOOKS and RLOOKS, for the number of looks of the "
+                               "coherence, found none (give it with --looks)");
+    return std::max(1, static_cast<int>(std::lrint(static_cast<double>(static_cast<long>(*a) * static_cast<long>(*r)) / 1.94)));
+  }
+
+  const std::string& path() const { return path_; }
+  hid_t file() const { return file_.id; }
+
 private:
-  hid_t open(const char* name) {
+  hid_t open(const char* name) const {
     if (H5Lexists(file_.id, name, H5P_DEFAULT) <= 0) return -1;
     return H5Dopen2(file_.id, name, H5P_DEFAULT);
   }
 
+  /// Each band's value at the reference pixel, or the file's refPhase.
+  void read_reference() {
+    long y = options_.ref_y, x = options_.ref_x;
+    if (y < 0 || x < 0) {
+      const auto ry = number_attribute(file_.id, "REF_Y", path_), rx = number_attribute(file_.id, "REF_X", path_);
+      if (ry && rx) {
+        y = static_cast<long>(*ry);
+        x = static_cast<long>(*rx);
+      }
+    }
+    if (y >= 0 && x >= 0) {
+      if (static_cast<std::size_t>(y) >= shape_[1] || static_cast<std::size_t>(x) >= shape_[2])
+        throw InputError(path_ + ": expected the reference pixel within the " + std::to_string(shape_[1]) + " x " +
+                         std::to_string(shape_[2]) + " pixels, found (" + std::to_string(y) + ", " + std::to_string(x) + ")");
+      ref_y_ = y;
+      ref_x_ = x;
+      const Array row = read_rows(phase_.id, "unwrapPhase", static_cast<std::size_t>(y), static_cast<std::size_t>(y) + 1);
+      for (std::size_t k = 0; k < bands_.size(); ++k) ref_phase_.push_back(row.data<float>()[k * shape_[2] + static_cast<std::size_t>(x)]);
+      for (std::size_t k = 0; k < bands_.size(); ++k)
+        if (!std::isfinite(ref_phase_[k]))
+          throw InputError(path_ + ": expected a value at the reference pixel (" + std::to_string(y) + ", " + std::to_string(x) +
+                           ") in every interferogram, found none in interferogram " + std::to_string(bands_[k]) +
+                           " (choose another with --ref-yx)");
+      return;
+    }
+    Handle ref(open("refPhase"), H5Dclose);
+    if (ref.id < 0)
+      throw InputError(path_ + ": expected a reference pixel (the attributes REF_Y and REF_X, set by MintPy's "
+                               "reference_point.py) or a dataset 'refPhase', found neither (choose one with --ref-yx Y,X, "
+                               "or solve unreferenced with --no-ref)");
+    const std::size_t N = dims_of(phase_.id)[0];
+    if (dims_of(ref.id) != std::vector<hsize_t>{N})
+      throw InputError(path_ + ": expected 'refPhase' of shape (" + std::to_string(N) + ",), found " + shape_text(dims_of(ref.id)));
+    std::vector<float> all(N);
+    if (H5Dread(ref.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()) < 0) throw IoError(path_ + ": cannot read 'refPhase'");
+    for (std::size_t i : bands_) ref_phase_.push_back(all[i]);
+  }
   std::vector<DatePair> read_dates(std::size_t N) {
     Handle date(open("date"), H5Dclose);
     if (date.id < 0) throw InputError(path_ + ": expected a dataset 'date' (N x 2 dates YYYYMMDD) for the sbas design, found none");
@@ -169,19 +375,63 @@ private:
   }
 
   std::string path_;
-  Handle file_, phase_;
+  StackOptions options_;
+  Handle file_, phase_, mask_;
   std::vector<std::size_t> bands_;
+  std::vector<float> ref_phase_;
+  long ref_y_ = -1, ref_x_ = -1;
 };
 
+// The weights of a stack's interferograms from its coherence.
+class WeightReader : public CubeReader {
+public:
+  WeightReader(std::shared_ptr<StackReader> stack, const std::string& weight)
+      : stack_(std::move(stack)), weight_(weight), coherence_(stack_->open_like_phase("coherence"), H5Dclose) {
+    coherence_weight(weight_, 1.0, 1);  // the name checked before any read
+    looks_ = stack_->looks();
+    shape_ = stack_->shape();
+    dtype_ = DType::Float64;
+  }
+  Array rows(std::size_t r0, std::size_t r1) override {
+    const Array coh = stack_->read_rows(coherence_.id, "coherence", r0, r1);
+    Array w(DType::Float64, coh.shape());
+    for (std::size_t i = 0; i < coh.size(); ++i) w.data<double>()[i] = coherence_weight(weight_, coh.data<float>()[i], looks_);
+    return w;
+  }
+
+private:
+  std::shared_ptr<StackReader> stack_;
+  std::string weight_;
+  Handle coherence_;
+  int looks_ = 1;
+};
 }  // namespace
 
-std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vector<DatePair>* pairs) {
-  return std::make_unique<StackReader>(path, pairs, nullptr, true);
+namespace {
+/// A reader that shares the stack's reader (the weights read beside it).
+class SharedReader : public CubeReader {
+public:
+  explicit SharedReader(std::shared_ptr<StackReader> r) : r_(std::move(r)) {
+    shape_ = r_->shape();
+    dtype_ = r_->dtype();
+  }
+  Array rows(std::size_t r0, std::size_t r1) override { return r_->rows(r0, r1); }
+
+private:
+  std::shared_ptr<StackReader> r_;
+};
+}  // namespace
+
+std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vector<DatePair>* pairs,
+                                              const StackOptions& options, std::unique_ptr<CubeReader>* weights) {
+  auto stack = std::make_shared<StackReader>(path, pairs, nullptr, true, options);
+  if (weights && options.weight != "no") *weights = std::make_unique<WeightReader>(stack, options.weight);
+  return std::make_unique<SharedReader>(stack);
 }
 
-InsarStack read_mintpy_stack(const std::string& path) {
+InsarStack read_mintpy_stack(const std::string& path, const StackOptions& options) {
   InsarStack s;
-  StackReader reader(path, &s.pairs, &s.keep, false);
+  StackReader reader(path, &s.pairs, &s.keep, false, options);
   s.cube = reader.rows(0, reader.shape()[1]);
   return s;
 }

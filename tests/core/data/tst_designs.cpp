@@ -117,6 +117,183 @@ private slots:
     QVERIFY(QString(nopairs.readAllStandardError()).contains("--pairs"));
   }
 
+  // The weights MintPy 1.6.4 gives (coherence2weight, then float32 and its
+  // square root): values printed by its own code for these coherences.
+  void mintpyWeights() {
+    struct Case {
+      const char* fn;
+      int looks;
+      double coherence, weight;
+    } cases[] = {{"var", 1, 0.0, 0.31526512907050019},     {"var", 1, NAN, 0.31526512907050019},
+                 {"var", 5, 0.4, 1.1259979882888729},      {"var", 24, 0.85, 116.78987141498146},
+                 {"var", 100, 0.7, 149.41827161430047},    {"var", 5, 0.999, 1589.2588104764},
+                 {"fim", 5, 0.55, 4.3369173887697343},     {"fim", 24, 0.999, 23964.004675235832},
+                 {"fim", 1, 0.03, 0.0050125311851303422},  {"coh", 5, 0.7, 0.70000000162293929},
+                 {"coh", 1, 0.0, 0.049999998802619849}};
+    for (const Case& c : cases) {
+      const double coh = static_cast<float>(c.coherence);  // read from float32 files
+      const double w = coherence_weight(c.fn, coh, c.looks);
+      QVERIFY2(std::fabs(w - c.weight) <= 1e-6 * c.weight,
+               qPrintable(QString("%1 L=%2 coherence %3: %4, MintPy %5").arg(c.fn).arg(c.looks).arg(c.coherence).arg(w, 0, 'g', 17).arg(c.weight, 0, 'g', 17)));
+    }
+    QVERIFY_THROWS_EXCEPTION(InputError, coherence_weight("sbas", 0.5, 1));
+  }
+
+#ifdef CUBESOLVE_TEST_HDF5
+  // A stack as MintPy's inversion reads it: referenced at REF_Y/REF_X where
+  // not 0, zero as no data, masked by connectComponent or coherence, weighted
+  // from the coherence; against a per-pixel float64 reference of those rules.
+  void mintpyRules() {
+    std::vector<std::pair<int, int>> net;  // 12 dates, pairs up to 3 apart
+    for (int i = 0; i < 12; ++i)
+      for (int j = i + 1; j < 12 && j - i <= 3; ++j) net.emplace_back(i, j);
+    const hsize_t N = net.size(), H = 7, W = 9, P = H * W;
+    const std::size_t ry = 2, rx = 3;
+    std::vector<float> phase(N * P), coherence(N * P), connect(N * P);
+    testing::Rng rng(11);
+    for (std::size_t i = 0; i < N * P; ++i) {
+      const double u = rng.uniform();
+      phase[i] = u < 0.08 ? NAN : u < 0.16 ? 0.0f : static_cast<float>(3 + rng.normal());
+      coherence[i] = rng.uniform() < 0.05 ? NAN : static_cast<float>(rng.uniform());
+      connect[i] = rng.uniform() < 0.12 ? 0.0f : 1.0f;
+    }
+    for (std::size_t k = 0; k < N; ++k) {  // values in every interferogram at (2, 3) and (4, 5); none at (0, 0)
+      phase[k * P + ry * W + rx] = static_cast<float>(1.5 + 0.1 * k);
+      phase[k * P + 4 * W + 5] = static_cast<float>(-0.7 + 0.05 * k);
+    }
+    phase[6 * P] = NAN;
+    std::vector<unsigned char> keep(N, 1);
+    keep[4] = 0;
+    std::string dates;
+    auto date = [](int d) {
+      char b[16];
+      std::snprintf(b, sizeof b, "2021%02d%02d", 1 + d / 2, d % 2 ? 20 : 5);
+      return std::string(b);
+    };
+    for (const auto& [i, j] : net) dates += date(i) + date(j);
+    testing::StackExtras extras;
+    extras.coherence = coherence.data();
+    extras.connect = connect.data();
+    extras.attributes = {{"REF_Y", "2"}, {"REF_X", "3"}, {"NCORRLOOKS", "7.3"}};
+    testing::write_stack(file("rules.h5"), N, H, W, phase.data(), &dates, keep.data(), extras);
+    // The kept rows and their design.
+    std::vector<std::size_t> rows;
+    std::vector<DatePair> pairs;
+    for (std::size_t k = 0; k < N; ++k)
+      if (keep[k]) {
+        rows.push_back(k);
+        pairs.emplace_back(dates.substr(16 * k, 8), dates.substr(16 * k + 8, 8));
+      }
+    const Array A = sbas_design(pairs);
+    const std::size_t n = rows.size(), m = A.dim(1);
+    const std::vector<double> a(A.data<double>(), A.data<double>() + n * m);
+    auto solved = [&](const QStringList& extra) {
+      QProcess run;
+      run.start(CUBESOLVE_CLI, QStringList{"solve", dir_.filePath("rules.h5"), "sbas", "-o", dir_.filePath("rules.npy"), "--dtype",
+                                           "float64"} + extra);
+      run.waitForFinished(60000);
+      if (run.exitCode() != 0) qWarning("%s", run.readAllStandardError().constData());
+      return run.exitCode() == 0 ? read_npy(file("rules.npy")) : Array();
+    };
+    for (const char* fn : {"no", "var", "fim", "coh"})
+      for (const char* mask : {"connectComponent", "coherence"}) {
+        const Array x = solved({"--weight-func", fn, "--mask-dataset", mask, "--mask-threshold", "0.3"});
+        QVERIFY2(x.size() == m * P, fn);
+        auto y = [&](std::size_t k, std::size_t p) -> double {
+          const std::size_t i = rows[k] * P + p;
+          float v = phase[i];
+          if (v != 0.0f) v -= phase[rows[k] * P + ry * W + rx];
+          const float c = std::isnan(coherence[i]) ? 0.0f : coherence[i];
+          const bool masked = std::string(mask) == "connectComponent" ? connect[i] == 0.0f : c < 0.3f;
+          return v == 0.0f || masked ? NAN : v;
+        };
+        auto w = [&](std::size_t k, std::size_t p) { return coherence_weight(fn, coherence[rows[k] * P + p], 7); };
+        const double err = testing::max_lstsq_error(
+            a, n, m, P, y, [&](std::size_t j, std::size_t p) { return x.value(j * P + p); },
+            std::string(fn) == "no" ? std::function<double(std::size_t, std::size_t)>{} : w);
+        QVERIFY2(err <= 1e-9, qPrintable(QString("%1, %2: %3").arg(fn).arg(mask).arg(err)));
+      }
+    // The reference pixel itself is all zero after referencing: no data.
+    const Array x = solved({});
+    QVERIFY(std::isnan(x.value(ry * W + rx)));
+    // Another reference pixel, zeros kept, no reference: each as asked.
+    for (const QStringList& extra : {QStringList{"--ref-yx", "4,5"}, QStringList{"--keep-zero"}, QStringList{"--no-ref"}}) {
+      const Array xe = solved(extra);
+      QVERIFY(xe.size() == m * P);
+      const bool keep_zero = extra[0] == "--keep-zero", no_ref = extra[0] == "--no-ref";
+      const std::size_t ref = extra[0] == "--ref-yx" ? 4 * W + 5 : ry * W + rx;
+      auto y = [&](std::size_t k, std::size_t p) -> double {
+        float v = phase[rows[k] * P + p];
+        if (!no_ref && v != 0.0f) v -= phase[rows[k] * P + ref];
+        return v == 0.0f && !keep_zero ? NAN : v;
+      };
+      const double err = testing::max_lstsq_error(a, n, m, P, y, [&](std::size_t j, std::size_t p) { return xe.value(j * P + p); });
+      QVERIFY2(err <= 1e-9, qPrintable(extra.join(' ') + QString(": %1").arg(err)));
+    }
+    // A reference pixel without a value in some interferogram is refused.
+    QProcess nan_ref;
+    nan_ref.start(CUBESOLVE_CLI, {"solve", dir_.filePath("rules.h5"), "sbas", "-o", dir_.filePath("nanref.npy"), "--ref-yx", "0,0"});
+    QVERIFY(nan_ref.waitForFinished(60000));
+    QCOMPARE(nan_ref.exitCode(), 2);
+    QVERIFY(nan_ref.readAllStandardError().contains("expected a value at the reference pixel (0, 0) in every interferogram"));
+    // Without a reference pixel or refPhase: a clear message and nothing written.
+    extras.attributes = {{"NCORRLOOKS", "7.3"}};
+    testing::write_stack(file("noref.h5"), N, H, W, phase.data(), &dates, keep.data(), extras);
+    QProcess bad;
+    bad.start(CUBESOLVE_CLI, {"solve", dir_.filePath("noref.h5"), "sbas", "-o", dir_.filePath("noref.npy")});
+    QVERIFY(bad.waitForFinished(60000));
+    QCOMPARE(bad.exitCode(), 2);
+    const QString err = bad.readAllStandardError();
+    QVERIFY2(err.contains("noref.h5") && err.contains("REF_Y") && err.contains("--no-ref"), qPrintable(err));
+    QVERIFY(!QFile::exists(dir_.filePath("noref.npy")));
+    // refPhase stands in for the reference pixel.
+    std::vector<float> ref_phase(N);
+    for (std::size_t k = 0; k < N; ++k) ref_phase[k] = phase[k * P + ry * W + rx];
+    extras.ref_phase = ref_phase.data();
+    testing::write_stack(file("noref.h5"), N, H, W, phase.data(), &dates, keep.data(), extras);
+    const Array via_ref = [&] {
+      QProcess r;
+      r.start(CUBESOLVE_CLI, {"solve", dir_.filePath("noref.h5"), "sbas", "-o", dir_.filePath("viaref.npy"), "--dtype", "float64"});
+      r.waitForFinished(60000);
+      return read_npy(file("viaref.npy"));
+    }();
+    for (std::size_t i = 0; i < x.size(); ++i) QVERIFY(x.value(i) == via_ref.value(i) || (std::isnan(x.value(i)) && std::isnan(via_ref.value(i))));
+    // Stack options on a cube that is no stack are refused.
+    OutputSet out;
+    out.add_npy(file("plain.npy"), Array(DType::Float32, {2, 2, 2}));
+    out.commit();
+    write("A.csv", "1\n1\n");
+    QProcess plain;
+    plain.start(CUBESOLVE_CLI, {"solve", dir_.filePath("plain.npy"), dir_.filePath("A.csv"), "-o", dir_.filePath("p.npy"), "--weight-func", "var"});
+    QVERIFY(plain.waitForFinished(60000));
+    QCOMPARE(plain.exitCode(), 2);
+    QVERIFY(plain.readAllStandardError().contains("--weight-func: expected a MintPy stack"));
+  }
+#endif
+
+  // --nodata: a value that means missing, in the cube's own precision.
+  void noDataValue() {
+    Array cube(DType::Float32, {3, 1, 2});
+    const float v[6] = {1, -9999, 2, 3, 0.1f, 5};
+    std::copy(v, v + 6, cube.data<float>());
+    OutputSet out;
+    out.add_npy(file("nd.npy"), cube);
+    out.commit();
+    write("ones.csv", "1\n1\n1\n");
+    for (const char* nodata : {"-9999", "0.1"}) {
+      QProcess run;
+      run.start(CUBESOLVE_CLI, {"solve", dir_.filePath("nd.npy"), dir_.filePath("ones.csv"), "-o", dir_.filePath("nd_x.npy"),
+                                "--dtype", "float64", "--nodata", nodata});
+      QVERIFY(run.waitForFinished(60000));
+      QVERIFY2(run.exitCode() == 0, run.readAllStandardError().constData());
+      const Array x = read_npy(file("nd_x.npy"));
+      // The mean of each pixel's valid values: (1+2+0.1)/3 or (1+2)/2; (-9999+3+5)/3 or (3+5)/2.
+      const bool first = std::string(nodata) == "-9999";
+      QCOMPARE(static_cast<float>(x.value(0)), first ? static_cast<float>((1.0 + 2.0 + double(0.1f)) / 3) : 1.5f);
+      QCOMPARE(static_cast<float>(x.value(1)), first ? 4.0f : static_cast<float>((-9999.0 + 3 + 5) / 3));
+    }
+  }
+
 #ifdef CUBESOLVE_TEST_HDF5
   void mintpyStack() {
     // A stack in MintPy's layout: 5 dates, 7 interferograms, one dropped.
@@ -134,14 +311,18 @@ private slots:
       testing::write_stack(path, N, H, W, phase.data(), with_date ? &dates : nullptr, keep);
     };
     write_stack(file("ifgramStack.h5"), true);
-    const InsarStack s = read_mintpy_stack(file("ifgramStack.h5"));
+    StackOptions raw;
+    raw.reference = false;
+    raw.zero_is_nodata = false;
+    const InsarStack s = read_mintpy_stack(file("ifgramStack.h5"), raw);
     QCOMPARE(s.cube.shape(), (Shape{N, H, W}));
     QCOMPARE(s.pairs[3], (DatePair{"20200113", "20200206"}));
     QCOMPARE(s.keep[3], false);
     QCOMPARE(kept_only(s).cube.dim(0), std::size_t{6});
 
     QProcess run;
-    run.start(CUBESOLVE_CLI, {"solve", dir_.filePath("ifgramStack.h5"), "sbas", "-o", dir_.filePath("ts.npy"), "--dtype", "float64"});
+    run.start(CUBESOLVE_CLI,
+              {"solve", dir_.filePath("ifgramStack.h5"), "sbas", "-o", dir_.filePath("ts.npy"), "--dtype", "float64", "--no-ref"});
     QVERIFY(run.waitForFinished(60000));
     QVERIFY2(run.exitCode() == 0, run.readAllStandardError().constData());
     const Array ts = read_npy(file("ts.npy"));
@@ -165,7 +346,7 @@ private slots:
     pairs[6][1] = "20201301";  // no 13th month
     write_stack(file("baddate.h5"), true);
     QProcess month;
-    month.start(CUBESOLVE_CLI, {"solve", dir_.filePath("baddate.h5"), "sbas", "-o", dir_.filePath("m.npy")});
+    month.start(CUBESOLVE_CLI, {"solve", dir_.filePath("baddate.h5"), "sbas", "-o", dir_.filePath("m.npy"), "--no-ref"});
     QVERIFY(month.waitForFinished(60000));
     QCOMPARE(month.exitCode(), 2);
     const QString merr = month.readAllStandardError();

@@ -4,9 +4,11 @@
 
 #include <cubesolve/data/designs.hpp>
 #include <cubesolve/engine/engine.hpp>
+#include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/stream.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,21 +18,30 @@ namespace cubesolve {
 /// that brings its own SBAS design (a .h5/.he5 cube and the design "sbas").
 bool is_stack(const std::string& cube_path, const std::string& design);
 
+/// How the inputs are read.
+struct InputOptions {
+  StackOptions stack;            // a MintPy stack's rules (referencing, zero, masks, weights)
+  std::optional<double> nodata;  // a cube value that means missing, besides NaN and ±Inf
+};
+
 /// The inputs, opened to be read a block of rows at a time.
 struct Inputs {
   std::unique_ptr<CubeReader> cube, weights;
   Design design;
   std::string cube_name, design_name, weights_name;  // as the messages name them (the paths)
   std::vector<std::string> files;  // every file the run reads (cube, design, pairs, times, weights)
+  std::optional<double> nodata;
 
   /// Rows [r0, r1) of the cube (and the weights), checked against the design.
   /// Throws IoError, InputError naming the file and the row.
   Array rows(std::size_t r0, std::size_t r1, Array* weights_rows) const;
 };
 
-/// Opens the cube (a MintPy stack with its SBAS design when is_stack()),
+/// Opens the cube (a MintPy stack with its SBAS design when is_stack(),
+/// read by options.stack, weighted from its coherence when that says so),
 /// makes the design, opens the weights (when `weights` is not empty), and
 /// checks that their shapes agree. Throws IoError, InputError naming the file.
-Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std::string& weights = "");
+Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std::string& weights = "",
+                   const InputOptions& options = {});
 
 }  // namespace cubesolve
