@@ -81,7 +81,8 @@ SolveOptions solve_options(const Args& args) {
 }
 
 const std::set<std::string> kInputFlags{"no-ref", "keep-zero"};
-const std::set<std::string> kInputOptions{"nodata", "ref-yx", "mask-dataset", "mask-threshold", "weight-func", "looks"};
+const std::set<std::string> kInputOptions{"nodata",      "ref-yx", "mask-dataset", "mask-threshold",
+                                          "weight-func", "looks",  "formulation"};
 
 InputOptions input_options(const Args& args, bool stack) {
   InputOptions o;
@@ -107,8 +108,13 @@ InputOptions input_options(const Args& args, bool stack) {
   if (s.weight != "no" && s.weight != "var" && s.weight != "fim" && s.weight != "coh")
     throw InputError("--weight-func: expected var, fim, coh or no, found '" + s.weight + "'");
   s.looks = args.number("looks", 0.0);
+  const std::string formulation = args.get("formulation", "phase");
+  if (formulation != "phase" && formulation != "velocity")
+    throw InputError("--formulation: expected phase or velocity, found '" + formulation + "'");
+  o.velocity = formulation == "velocity";
   if (!stack)
-    for (const char* name : {"ref-yx", "mask-dataset", "mask-threshold", "weight-func", "looks", "no-ref", "keep-zero"})
+    for (const char* name :
+         {"ref-yx", "mask-dataset", "mask-threshold", "weight-func", "looks", "no-ref", "keep-zero", "formulation"})
       if (args.get(name) || args.flag(name))
         throw InputError(std::string("--") + name + ": expected a MintPy stack (ifgramStack.h5 with the design sbas), found another cube");
   return o;

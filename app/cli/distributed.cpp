@@ -214,6 +214,9 @@ public:
   Failure open() {
     if (Failure f = step([&] {
           if (!root_) return;
+          if (req_.out.mintpy())
+            throw InputError(req_.out.x + ": expected a .npy or .tif output under MPI, found MintPy's layout (.h5): "
+                                          "write it from a single process");
           in_ = std::make_unique<Inputs>(open_inputs(req_.cube, req_.design, req_.weights, req_.input));
           req_.out.check(in_->files);
         });
@@ -271,7 +274,7 @@ public:
         ++me_.blocks;
         me_.pixels += r.status.size();
         me_.engine_seconds += r.engine_seconds;
-        local.write(plan_.first_row(block), r, in_->design, rows);
+        local.write(plan_.first_row(block), r, in_->x_design(), rows);
       }
       if (!root_) local.finish();
     } catch (...) {

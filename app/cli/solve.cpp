@@ -57,7 +57,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   const Args args("solve", argv, with_inputs({"json"}, kInputFlags),
                   with_inputs({"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype",
                                "model", "residual", "method", "memory", "pairs", "times", "device-precision",
-                               "device-memory"},
+                               "device-memory", "unit"},
                               kInputOptions));
   args.expect_positional(2, 2, "CUBE DESIGN");
   ResultPaths out;
@@ -66,6 +66,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   out.diagnostics = args.get("diag", "");
   out.model = args.get("model", "");
   out.residual = args.get("residual", "");
+  out.unit = args.get("unit", "m");
   SolveOptions options = solve_options(args);
   options.residuals = !out.diagnostics.empty();
   device_options(args, options, "auto");
@@ -77,6 +78,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
                              input_options(args, is_stack(cube, design)), out, options, args.flag("json")};
   if (mpi::launched()) return mpi::solve(request);
   const Inputs in = open_inputs(request.cube, request.design, request.weights, request.input);
+  out.stack = in.stack;  // the time series in MintPy's layout carries the stack's dates and attributes
   ProgressBar bar("solving");
   SolveReport report;
   report.run = solve_streamed(in, out, options, bar.callback());

@@ -65,6 +65,47 @@ inline void write_stack(const std::string& path, hsize_t N, hsize_t H, hsize_t W
   H5Fclose(f);
 }
 
+/// A dataset of a file read as float32 (empty when absent), and its dimensions.
+inline std::vector<float> read_floats(const std::string& path, const char* name, std::vector<hsize_t>* dims = nullptr) {
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  std::vector<float> out;
+  if (f < 0) return out;
+  const hid_t ds = H5Lexists(f, name, H5P_DEFAULT) > 0 ? H5Dopen2(f, name, H5P_DEFAULT) : -1;
+  if (ds >= 0) {
+    const hid_t sp = H5Dget_space(ds);
+    std::vector<hsize_t> d(static_cast<std::size_t>(H5Sget_simple_extent_ndims(sp)));
+    H5Sget_simple_extent_dims(sp, d.data(), nullptr);
+    hsize_t n = 1;
+    for (hsize_t v : d) n *= v;
+    out.resize(n);
+    H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data());
+    if (dims) *dims = d;
+    H5Sclose(sp);
+    H5Dclose(ds);
+  }
+  H5Fclose(f);
+  return out;
+}
+
+/// A string attribute of the file's root ("" when absent).
+inline std::string read_attribute(const std::string& path, const char* name) {
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  std::string out;
+  if (f >= 0 && H5Aexists(f, name) > 0) {
+    const hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+    const hid_t t = H5Aget_type(a);  // variable-length text, as h5py writes str
+    char* text = nullptr;
+    if (H5Aread(a, t, &text) >= 0 && text) {
+      out = text;
+      H5free_memory(text);
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+  }
+  if (f >= 0) H5Fclose(f);
+  return out;
+}
+
 }  // namespace testing
 
 #endif

@@ -97,6 +97,38 @@ Array sbas_design(const std::vector<DatePair>& pairs, std::vector<std::string>* 
   return A;
 }
 
+namespace {
+/// Days from 1970-01-01 to a calendar date YYYYMMDD (proleptic Gregorian).
+long days_of(const std::string& d) {
+  long y = std::stol(d.substr(0, 4));
+  const long m = std::stol(d.substr(4, 2)), day = std::stol(d.substr(6, 2));
+  y -= m <= 2;
+  const long era = (y >= 0 ? y : y - 399) / 400, yoe = y - era * 400;
+  const long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+}  // namespace
+
+Array sbas_velocity_design(const std::vector<DatePair>& pairs, std::vector<double>* intervals, const std::string& what) {
+  std::vector<std::string> dates;
+  const Array A = sbas_design(pairs, &dates, what);  // the checks, and the dates
+  std::vector<float> t;  // years since the first date, as MintPy: float32 days / 365.25
+  for (const auto& d : dates) t.push_back(static_cast<float>(days_of(d) - days_of(dates[0])) / 365.25f);
+  const std::size_t M = dates.size() - 1;
+  std::vector<double> dt(M);
+  for (std::size_t j = 0; j < M; ++j) dt[j] = static_cast<double>(t[j + 1] - t[j]);
+  std::map<std::string, std::size_t> index;
+  for (std::size_t d = 0; d < dates.size(); ++d) index[dates[d]] = d;
+  Array B(DType::Float64, {pairs.size(), M});
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    const std::size_t a = index[pairs[k].first], b = index[pairs[k].second];
+    const double sign = a < b ? 1.0 : -1.0;
+    for (std::size_t j = std::min(a, b); j < std::max(a, b); ++j) B.data<double>()[k * M + j] = sign * dt[j];
+  }
+  if (intervals) *intervals = dt;
+  return B;
+}
+
 double decimal_year(const std::string& d, const std::string& what) {
   if (!is_date(d)) throw InputError(what + ": expected a date YYYYMMDD, found '" + d + "'");
   const int y = std::stoi(d.substr(0, 4)), m = std::stoi(d.substr(4, 2)), day = std::stoi(d.substr(6, 2));

@@ -58,6 +58,22 @@ DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::si
     lapack::gemm('T', 'N', N, N, K, 1.0, vs.data(), K, vt.data(), K, 0.0, f.gram_rows_inv.data(), N);
   }
 
+  f.row_start.push_back(0);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t first = m, last = 0;
+    for (std::size_t p = 0; p < m; ++p)
+      if (a[i * m + p] != 0) {
+        f.nz_col.push_back(p);
+        f.nz_val.push_back(a[i * m + p]);
+        first = std::min(first, p);
+        last = p;
+      }
+    if (first < m) f.band = std::max(f.band, last - first);
+    f.row_start.push_back(f.nz_col.size());
+  }
+  // Worth it when a row's pairs and the band are a small part of the dense work.
+  f.banded_gram = m >= 8 && 4 * (f.band + 1) <= m && 4 * f.nz_col.size() <= n * m;
+
   if (f.packed() * n <= kMaxOuterDoubles) {
     const std::size_t T = f.packed();
     f.outer.resize(T * n);

@@ -26,6 +26,15 @@ struct DesignFactors {
   /// (m(m+1)/2, n) column-major, so that one GEMM with a weight matrix gives
   /// every pixel's Gram matrix. Empty when too large.
   std::vector<double> outer;
+  /// A's nonzeros by row (CSR: row i's are [row_start[i], row_start[i+1])),
+  /// and the bandwidth of every A_V^T W A_V: the largest |p - q| of two
+  /// nonzeros in one row. Designs of a few nonzeros a row and a narrow band
+  /// (SBAS networks in either formulation) get their Gram matrices summed
+  /// row by row and factored in band form instead of by the dense GEMM.
+  std::vector<std::size_t> row_start, nz_col;
+  std::vector<double> nz_val;
+  std::size_t band = 0;
+  bool banded_gram = false;
   /// Their copies on a CUDA device, made when a device solve needs them.
   std::shared_ptr<gpu::FactorCache> device;
 

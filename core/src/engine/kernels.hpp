@@ -122,6 +122,47 @@ CUBESOLVE_KERNEL bool cholesky(double* s, std::size_t n, double tau) {
   return true;
 }
 
+/// Cholesky of a symmetric positive definite n x n band matrix of
+/// half-bandwidth b, in band storage: entry (i, j), 0 <= i - j <= b, at
+/// s[i * (b + 1) + (i - j)]; overwritten by L. The same pivots, test and
+/// result as cholesky() on the full matrix (no fill outside the band).
+CUBESOLVE_KERNEL bool cholesky_band(double* s, std::size_t n, std::size_t b, double tau) {
+  const std::size_t w = b + 1;
+  double dmax = 0;
+  for (std::size_t i = 0; i < n; ++i) dmax = s[i * w] > dmax ? s[i * w] : dmax;
+  const double floor = tau * dmax;
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::size_t j0 = j > b ? j - b : 0;
+    double d = s[j * w];
+    for (std::size_t k = j0; k < j; ++k) d -= s[j * w + (j - k)] * s[j * w + (j - k)];
+    if (!(d > floor)) return false;
+    d = std::sqrt(d);
+    s[j * w] = d;
+    const double inv = 1.0 / d;
+    for (std::size_t i = j + 1; i < n && i <= j + b; ++i) {
+      double v = s[i * w + (i - j)];
+      for (std::size_t k = i > b ? i - b : 0; k < j; ++k) v -= s[i * w + (i - k)] * s[j * w + (j - k)];
+      s[i * w + (i - j)] = v * inv;
+    }
+  }
+  return true;
+}
+
+/// Solves L L^T x = b in place, L from cholesky_band().
+CUBESOLVE_KERNEL void cholesky_band_solve(const double* l, std::size_t n, std::size_t b, double* x) {
+  const std::size_t w = b + 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    double v = x[i];
+    for (std::size_t k = i > b ? i - b : 0; k < i; ++k) v -= l[i * w + (i - k)] * x[k];
+    x[i] = v / l[i * w];
+  }
+  for (std::size_t i = n; i-- > 0;) {
+    double v = x[i];
+    for (std::size_t k = i + 1; k < n && k <= i + b; ++k) v -= l[k * w + (k - i)] * x[k];
+    x[i] = v / l[i * w];
+  }
+}
+
 /// Solves L L^T x = b in place, L from cholesky().
 CUBESOLVE_KERNEL void cholesky_solve(const double* l, std::size_t n, double* b) {
   for (std::size_t i = 0; i < n; ++i) b[i] = (b[i] - dot(l + i * n, b, i)) / l[i * n + i];

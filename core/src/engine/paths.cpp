@@ -162,8 +162,45 @@ void solve_product(const Job& job, Workspace& ws, std::size_t B) {
       std::copy(ws.x0.data() + k * M, ws.x0.data() + (k + 1) * M, ws.x.data() + k * M);
 }
 
+/// The Gram path for designs of sparse rows and a narrow band: each pixel's
+/// A_V^T W A_V and A_V^T W y summed row by row over the nonzeros, factored
+/// in band form.
+CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
+  const std::size_t N = job.N, M = job.M, b = job.f.band, w = b + 1;
+  const auto& start = job.f.row_start;
+  const auto& col = job.f.nz_col;
+  const auto& val = job.f.nz_val;
+  ws.s.resize(M * w);
+  for (std::size_t k : ws.gram) {
+    double* S = ws.s.data();
+    double* x = ws.x.data() + k * M;
+    std::fill(S, S + M * w, 0.0);
+    std::fill(x, x + M, 0.0);
+    for (std::size_t i = 0; i < N; ++i) {
+      const double wt = job.weights ? ws.w[k * N + i] : static_cast<double>(ws.valid[k * N + i]);
+      if (wt == 0) continue;
+      const double wy = wt * ws.y[k * N + i];
+      for (std::size_t e = start[i]; e < start[i + 1]; ++e) {
+        const std::size_t p = col[e];
+        const double wa = wt * val[e];
+        x[p] += wy * val[e];
+        for (std::size_t f = start[i]; f <= e; ++f) S[p * w + (p - col[f])] += wa * val[f];  // col[f] <= p
+      }
+    }
+    for (std::size_t a = 0; a < M; ++a) S[a * w] += job.options.ridge;
+    if (!cholesky_band(S, M, b, kGramTau)) {
+      std::fill(x, x + M, kNaN);
+      ws.exact_list.push_back(k);
+      ws.kind[k] = Kind::Exact;
+      continue;
+    }
+    cholesky_band_solve(S, M, b, x);
+  }
+}
+
 CUBESOLVE_SIMD_CLONES void solve_gram(const Job& job, Workspace& ws) {
   if (ws.gram.empty()) return;
+  if (job.f.banded_gram) return solve_gram_banded(job, ws);
   const std::size_t N = job.N, M = job.M, G = ws.gram.size(), T = job.f.packed();
   const double* A = job.design.values().data();
   ws.wm.assign(N * G, 0.0);

@@ -50,8 +50,15 @@ double Planner::small_cost(std::size_t k) const {
   return s * s * s / 3 + s * s;
 }
 
-double Planner::gram_cost() const {
+double Planner::gram_cost(bool weighted_or_ridge) const {
   const double m = static_cast<double>(f.m), n = static_cast<double>(f.n);
+  // Unweighted pixels are chosen as before the band form (the paths that
+  // work on A's factors are preferred where they apply); the band form
+  // itself runs wherever the Gram path does.
+  if (f.banded_gram && weighted_or_ridge) {  // summed over the rows' nonzero pairs, factored in band form
+    const double nz = static_cast<double>(f.nz_col.size()), w = static_cast<double>(f.band + 1);
+    return 2 * nz * (nz / n + 1) + n + m * w * w + 4 * m * w;
+  }
   return 2 * (static_cast<double>(f.packed()) + m) * n / kGemmSpeed + m * m * m / 3 + 2 * m * m;
 }
 
@@ -62,9 +69,9 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
   auto consider = [&](Kind k, double c) {
     if (c < best.second) best = {k, c};
   };
-  const bool can_gram = !f.outer.empty() && (ridge || nv >= f.m);
+  const bool can_gram = (!f.outer.empty() || f.banded_gram) && (ridge || nv >= f.m);
   if (weighted || ridge) {
-    if (can_gram) consider(Kind::Gram, gram_cost());
+    if (can_gram) consider(Kind::Gram, gram_cost(true));
     return best;
   }
   const std::size_t m = f.n - nv, M = f.m, N = f.n;
@@ -76,7 +83,7 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
   // A_V of full row rank (checked by the Cholesky of C_VV) needs no more of A.
   if (fast_ok && !f.gram_rows.empty() && nv <= M && nv <= kMaxSmall)
     consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * M));
-  if (can_gram) consider(Kind::Gram, gram_cost());
+  if (can_gram && !f.outer.empty()) consider(Kind::Gram, gram_cost(false));
   return best;
 }
 

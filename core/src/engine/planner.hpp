@@ -47,7 +47,8 @@ struct Planner {
 private:
   double x0_cost() const;
   double small_cost(std::size_t k) const;
-  double gram_cost() const;
+  /// The Gram path's cost; the band form's for weighted or ridge solves.
+  double gram_cost(bool weighted_or_ridge) const;
 };
 
 Planner make_planner(const Design& design, bool weighted, const SolveOptions& options);

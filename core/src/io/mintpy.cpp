@@ -47,6 +47,9 @@ const std::vector<double>& phase_variance_table(int L) {
   constexpr int kCount = 200;
   const double pi = 3.14159265358979323846, phi_step = 2 * pi / kCount;
   const double B = std::tgamma(2.0 * L - 1) / (std::tgamma(L) * std::tgamma(L) * std::pow(2.0, 2.0 * (L - 1)));
+  std::vector<double> D(static_cast<std::size_t>(std::max(L - 1, 0)));  // the gamma factors of the sum's terms
+  for (int r = 0; r < L - 1; ++r)
+    D[static_cast<std::size_t>(r)] = std::tgamma(L - 0.5) / std::tgamma(L - 0.5 - r) * std::tgamma(L - 1.0 - r) / std::tgamma(L - 1.0);
   var.assign(kCount, 0.0);
   for (int c = 0; c < kCount; ++c) {
     const double coh = 0.005 + c * (1.0 - 0.005) / (kCount - 1) - 0.0025;
@@ -58,8 +61,7 @@ const std::vector<double>& phase_variance_table(int L) {
       double sumD = 0;
       if (L > 1) {
         for (int r = 0; r < L - 1; ++r)
-          sumD += std::tgamma(L - 0.5) / std::tgamma(L - 0.5 - r) * std::tgamma(L - 1.0 - r) / std::tgamma(L - 1.0) *
-                  (1 + (2 * r + 1) * beta * beta) / std::pow(b2, r + 2);
+          sumD += D[static_cast<std::size_t>(r)] * (1 + (2 * r + 1) * beta * beta) / std::pow(b2, r + 2);
         sumD /= 2.0 * (L - 1);
       }
       var[c] += phi * phi * A * (B * C + sumD) * phi_step;
@@ -75,28 +77,50 @@ const std::vector<double>& phase_variance_table(int L) {
 
 }  // namespace
 
-double coherence_weight(const std::string& weight, double coherence, int looks) {
-  const double epsilon = 0.05f;  // MintPy's, set into float32 coherence
-  const double coh = std::isnan(coherence) || coherence < epsilon ? epsilon : coherence;
-  const int L = std::max(looks, 1);
-  double w;
-  if (weight == "var") {
-    const auto& var = phase_variance_table(std::min(L, 80));
-    const double lo = 0.0025, hi = 0.9975;
-    const int k = static_cast<int>((std::clamp(coh, lo, hi) - lo) / 0.005);
-    w = 1.0 / var[static_cast<std::size_t>(std::clamp(k, 0, 199))];
-  } else if (weight == "fim") {
-    const double c = std::min(coh, 1 - 1e-3);
-    w = 2.0 * L * c * c / (1 - c * c);
-  } else if (weight == "coh") {
-    w = coh;
-  } else {
-    throw InputError("expected a weight function var, fim, coh or no, found '" + weight + "'");
+namespace {
+
+/// MintPy's weight function `weight` for L looks, ready for many values.
+class WeightFunction {
+public:
+  WeightFunction(const std::string& weight, int looks) : L_(std::max(looks, 1)) {
+    if (weight == "var") table_ = &phase_variance_table(std::min(L_, 80));
+    else if (weight == "fim") fim_ = true;
+    else if (weight != "coh") throw InputError("expected a weight function var, fim, coh or no, found '" + weight + "'");
   }
-  // MintPy stores the weight and its square root in float32 and scales the
-  // rows by that root: the weight in effect is the root squared.
-  const float root = std::sqrt(static_cast<float>(w));
-  return static_cast<double>(root) * root;
+  double operator()(double coherence) const {
+    const double epsilon = 0.05f;  // MintPy's, set into float32 coherence
+    const double coh = std::isnan(coherence) || coherence < epsilon ? epsilon : coherence;
+    double w = coh;
+    if (table_) {
+      const double lo = 0.0025, hi = 0.9975;
+      const int k = static_cast<int>((std::clamp(coh, lo, hi) - lo) / 0.005);
+      w = 1.0 / (*table_)[static_cast<std::size_t>(std::clamp(k, 0, 199))];
+    } else if (fim_) {
+      const double c = std::min(coh, 1 - 1e-3);
+      w = 2.0 * L_ * c * c / (1 - c * c);
+    }
+    // MintPy stores the weight and its square root in float32 and scales the
+    // rows by that root: the weight in effect is the root squared.
+    const float root = std::sqrt(static_cast<float>(w));
+    return static_cast<double>(root) * root;
+  }
+
+private:
+  int L_;
+  const std::vector<double>* table_ = nullptr;
+  bool fim_ = false;
+};
+
+}  // namespace
+
+double coherence_weight(const std::string& weight, double coherence, int looks) {
+  return WeightFunction(weight, looks)(coherence);
+}
+
+std::string StackInfo::attribute(const std::string& name, const std::string& fallback) const {
+  for (const auto& [key, value] : attributes)
+    if (key == name) return value;
+  return fallback;
 }
 
 bool is_stack_path(const std::string& path) { return has_extension(path, ".h5") || has_extension(path, ".he5"); }
@@ -110,9 +134,14 @@ InsarStack read_mintpy_stack(const std::string& path, const StackOptions&) {
 }
 
 std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vector<DatePair>*, const StackOptions&,
-                                              std::unique_ptr<CubeReader>*) {
+                                              std::unique_ptr<CubeReader>*, StackInfo*) {
   read_mintpy_stack(path);
   return nullptr;
+}
+
+std::unique_ptr<CubeWriter> mintpy_writer(const std::string&, MintPyPart, const StackInfo&, std::size_t, std::size_t,
+                                          const std::string&, double, const std::string& name) {
+  throw InputError(name + ": expected a .npy output (this build writes no HDF5: it was built without HDF5)");
 }
 
 #else
@@ -289,6 +318,33 @@ public:
   const std::string& path() const { return path_; }
   hid_t file() const { return file_.id; }
 
+  /// The root attributes, dates, interferograms' bperp and reference pixel.
+  void describe(StackInfo& info, const std::vector<DatePair>& pairs) const {
+    H5Aiterate2(
+        file_.id, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+        [](hid_t loc, const char* name, const H5A_info_t*, void* data) -> herr_t {
+          if (const auto text = attribute(loc, name)) static_cast<StackInfo*>(data)->attributes.emplace_back(name, *text);
+          return 0;
+        },
+        &info);
+    for (const auto& [a, b] : pairs) {
+      info.dates.push_back(a);
+      info.dates.push_back(b);
+    }
+    std::sort(info.dates.begin(), info.dates.end());
+    info.dates.erase(std::unique(info.dates.begin(), info.dates.end()), info.dates.end());
+    info.ref_y = ref_y_;
+    info.ref_x = ref_x_;
+    info.interferograms = bands_.size();
+    Handle bperp(open("bperp"), H5Dclose);
+    const std::size_t N = dims_of(phase_.id)[0];
+    if (bperp.id >= 0 && dims_of(bperp.id) == std::vector<hsize_t>{N}) {
+      std::vector<float> all(N);
+      if (H5Dread(bperp.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()) < 0) throw IoError(path_ + ": cannot read 'bperp'");
+      for (std::size_t i : bands_) info.pair_bperp.push_back(all[i]);
+    }
+  }
+
 private:
   hid_t open(const char* name) const {
     if (H5Lexists(file_.id, name, H5P_DEFAULT) <= 0) return -1;
@@ -387,15 +443,16 @@ class WeightReader : public CubeReader {
 public:
   WeightReader(std::shared_ptr<StackReader> stack, const std::string& weight)
       : stack_(std::move(stack)), weight_(weight), coherence_(stack_->open_like_phase("coherence"), H5Dclose) {
-    coherence_weight(weight_, 1.0, 1);  // the name checked before any read
-    looks_ = stack_->looks();
+    function_.emplace(weight_, stack_->looks());
     shape_ = stack_->shape();
     dtype_ = DType::Float64;
   }
   Array rows(std::size_t r0, std::size_t r1) override {
     const Array coh = stack_->read_rows(coherence_.id, "coherence", r0, r1);
     Array w(DType::Float64, coh.shape());
-    for (std::size_t i = 0; i < coh.size(); ++i) w.data<double>()[i] = coherence_weight(weight_, coh.data<float>()[i], looks_);
+    const float* c = coh.data<float>();
+    double* out = w.data<double>();
+    for (std::size_t i = 0; i < coh.size(); ++i) out[i] = (*function_)(c[i]);
     return w;
   }
 
@@ -403,7 +460,7 @@ private:
   std::shared_ptr<StackReader> stack_;
   std::string weight_;
   Handle coherence_;
-  int looks_ = 1;
+  std::optional<WeightFunction> function_;
 };
 }  // namespace
 
@@ -423,10 +480,133 @@ private:
 }  // namespace
 
 std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vector<DatePair>* pairs,
-                                              const StackOptions& options, std::unique_ptr<CubeReader>* weights) {
-  auto stack = std::make_shared<StackReader>(path, pairs, nullptr, true, options);
+                                              const StackOptions& options, std::unique_ptr<CubeReader>* weights,
+                                              StackInfo* info) {
+  std::vector<DatePair> kept;
+  auto stack = std::make_shared<StackReader>(path, &kept, nullptr, true, options);
   if (weights && options.weight != "no") *weights = std::make_unique<WeightReader>(stack, options.weight);
+  if (info) stack->describe(*info, kept);
+  if (pairs) *pairs = kept;
   return std::make_unique<SharedReader>(stack);
+}
+
+namespace {
+
+// One of MintPy's HDF5 outputs, written a block of rows at a time.
+class MintPyWriter : public CubeWriter {
+public:
+  MintPyWriter(const std::string& path, MintPyPart part, const StackInfo& info, std::size_t height, std::size_t width,
+               const std::string& unit, double scale, const std::string& name)
+      : name_(name), part_(part), info_(info), H_(height), W_(width), scale_(scale), file_(-1, H5Fclose), data_(-1, H5Dclose) {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    file_.id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (file_.id < 0) throw IoError(name_ + ": cannot create the HDF5 file");
+    // The stack's attributes, then what this file is (as MintPy's ifgram_inversion.py sets them).
+    std::vector<std::pair<std::string, std::string>> attrs;
+    const char* type = part == MintPyPart::TimeSeries ? "timeseries" : part == MintPyPart::TemporalCoherence ? "temporalCoherence" : "mask";
+    const std::vector<std::pair<std::string, std::string>> own{
+        {"FILE_TYPE", type},
+        {"UNIT", part == MintPyPart::TimeSeries ? unit : "1"},
+        {"LENGTH", std::to_string(H_)},
+        {"WIDTH", std::to_string(W_)},
+        {"REF_DATE", part == MintPyPart::TimeSeries && !info.dates.empty() ? info.dates.front() : ""}};
+    for (const auto& a : info.attributes) {
+      bool replaced = a.first == "NO_DATA_VALUE" && part == MintPyPart::NumInvIfgram;
+      for (const auto& o : own) replaced = replaced || o.first == a.first;
+      if (!replaced) attrs.push_back(a);
+    }
+    for (const auto& o : own)
+      if (!o.second.empty()) attrs.push_back(o);
+    for (const auto& [key, value] : attrs) write_attribute(key, value);
+    if (part == MintPyPart::TimeSeries) {
+      const std::size_t D = info.dates.size();
+      Handle st(H5Tcopy(H5T_C_S1), H5Tclose);
+      H5Tset_size(st.id, 8);
+      H5Tset_strpad(st.id, H5T_STR_NULLPAD);
+      std::string dates;
+      for (const auto& d : info.dates) dates += (d + std::string(8, '\0')).substr(0, 8);
+      write_vector("date", st.id, D, dates.data());
+      std::vector<float> bperp = info.bperp;
+      bperp.resize(D, 0.0f);
+      write_vector("bperp", H5T_NATIVE_FLOAT, D, bperp.data());
+      data_.id = create("timeseries", {D, H_, W_});
+    } else {
+      data_.id = create(part == MintPyPart::TemporalCoherence ? "temporalCoherence" : "mask", {H_, W_});
+    }
+  }
+
+  void rows(std::size_t r0, const Array& block) override {
+    const std::size_t R = block.dim(1), B = block.dim(0);
+    const bool series = part_ == MintPyPart::TimeSeries;
+    const std::size_t bands = series ? B + 1 : 1;
+    std::vector<float> out(bands * R * W_, 0.0f);  // the time series' first date: zero
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t i = 0; i < R * W_; ++i) {
+        const double v = block.value(b * R * W_ + i);
+        out[(series ? b + 1 : b) * R * W_ + i] = static_cast<float>(series ? v * scale_ : v);
+      }
+    // The reference pixel: zero by definition, coherent, every interferogram used.
+    if (info_.ref_y >= static_cast<long>(r0) && info_.ref_y < static_cast<long>(r0 + R) && info_.ref_x >= 0) {
+      const std::size_t i = (static_cast<std::size_t>(info_.ref_y) - r0) * W_ + static_cast<std::size_t>(info_.ref_x);
+      for (std::size_t b = 0; b < bands; ++b)
+        out[b * R * W_ + i] = series ? 0.0f : part_ == MintPyPart::TemporalCoherence ? 1.0f : static_cast<float>(info_.interferograms);
+    }
+    Handle space(H5Dget_space(data_.id), H5Sclose);
+    std::vector<hsize_t> start{r0, 0}, count{R, W_};
+    if (series) {
+      start.insert(start.begin(), 0);
+      count.insert(count.begin(), bands);
+    }
+    H5Sselect_hyperslab(space.id, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+    Handle mem(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
+    if (H5Dwrite(data_.id, H5T_NATIVE_FLOAT, mem.id, space.id, H5P_DEFAULT, out.data()) < 0)
+      throw IoError(name_ + ": cannot write rows " + std::to_string(r0) + " to " + std::to_string(r0 + R));
+  }
+
+  void finish() override {
+    if (data_.id >= 0) H5Dclose(data_.id);
+    data_.id = -1;
+    if (H5Fflush(file_.id, H5F_SCOPE_GLOBAL) < 0 || H5Fclose(file_.id) < 0) throw IoError(name_ + ": cannot complete the HDF5 file");
+    file_.id = -1;
+  }
+
+private:
+  void write_attribute(const std::string& key, const std::string& value) {
+    Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(t.id, H5T_VARIABLE);
+    H5Tset_cset(t.id, H5T_CSET_UTF8);
+    Handle sp(H5Screate(H5S_SCALAR), H5Sclose);
+    Handle a(H5Acreate2(file_.id, key.c_str(), t.id, sp.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    const char* text = value.c_str();
+    if (a.id < 0 || H5Awrite(a.id, t.id, &text) < 0) throw IoError(name_ + ": cannot write the attribute " + key);
+  }
+  void write_vector(const char* dataset, hid_t type, std::size_t n, const void* data) {
+    const hsize_t d[1] = {n};
+    Handle sp(H5Screate_simple(1, d, nullptr), H5Sclose);
+    Handle ds(H5Dcreate2(file_.id, dataset, type, sp.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+    if (ds.id < 0 || (n && H5Dwrite(ds.id, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
+      throw IoError(name_ + ": cannot write '" + dataset + "'");
+  }
+  hid_t create(const char* dataset, const std::vector<hsize_t>& dims) {
+    Handle sp(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+    const hid_t ds = H5Dcreate2(file_.id, dataset, H5T_NATIVE_FLOAT, sp.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (ds < 0) throw IoError(name_ + ": cannot create '" + dataset + "'");
+    return ds;
+  }
+
+  std::string name_;
+  MintPyPart part_;
+  StackInfo info_;
+  std::size_t H_, W_;
+  double scale_;
+  Handle file_, data_;
+};
+
+}  // namespace
+
+std::unique_ptr<CubeWriter> mintpy_writer(const std::string& path, MintPyPart part, const StackInfo& info, std::size_t height,
+                                          std::size_t width, const std::string& unit, double scale, const std::string& name) {
+  return std::make_unique<MintPyWriter>(path, part, info, height, width, unit, scale, name);
 }
 
 InsarStack read_mintpy_stack(const std::string& path, const StackOptions& options) {

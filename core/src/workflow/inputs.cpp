@@ -21,9 +21,27 @@ Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std:
     if (!weights.empty() && options.stack.weight != "no")
       throw InputError(weights + ": expected weights from a file or from the stack's coherence, found both");
     std::vector<DatePair> pairs;
-    in.cube = open_mintpy_stack(cube, &pairs, options.stack, &in.weights);
+    auto info = std::make_shared<StackInfo>();
+    in.cube = open_mintpy_stack(cube, &pairs, options.stack, &in.weights, info.get());
     if (in.weights) in.weights_name = cube + " (coherence)";
     in.design = Design(sbas_design(pairs, nullptr, cube), design.spec);
+    // The perpendicular baseline of each date, as MintPy estimates it: the
+    // minimum-norm least-squares fit of the interferograms' over the network.
+    info->bperp.assign(info->dates.size(), 0.0f);
+    if (info->pair_bperp.size() == pairs.size() && !pairs.empty()) {
+      Array b(DType::Float64, {pairs.size(), 1, 1});
+      for (std::size_t k = 0; k < pairs.size(); ++k) b.data<double>()[k] = info->pair_bperp[k];
+      const SolveResult r = solve(b, in.design);
+      for (std::size_t j = 0; j < in.design.cols(); ++j) {
+        const double v = r.x.value(j);
+        info->bperp[j + 1] = std::isfinite(v) ? static_cast<float>(v) : 0.0f;
+      }
+    }
+    in.stack = info;
+    if (options.velocity) {
+      in.series = in.design;
+      in.design = Design(sbas_velocity_design(pairs, &in.intervals, cube), "sbas (velocity)");
+    }
   } else {
     in.cube = open_cube(cube);
     in.design = Design(make_design(design, in.cube->shape()[0]), design.spec);
@@ -37,6 +55,30 @@ Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std:
   check_shapes(in.cube->shape(), in.design, in.weights ? &in.weights->shape() : nullptr, in.cube_name, in.design_name,
                in.weights_name);
   return in;
+}
+
+void Inputs::to_series(Array& x) const {
+  if (intervals.empty()) return;
+  const std::size_t M = intervals.size(), P = x.size() / M;
+  for (std::size_t p = 0; p < P; ++p) {
+    double sum = 0;
+    for (std::size_t j = 0; j < M; ++j) {
+      sum += x.value(j * P + p) * intervals[j];
+      if (x.dtype() == DType::Float32) x.data<float>()[j * P + p] = static_cast<float>(sum);
+      else x.data<double>()[j * P + p] = sum;
+    }
+  }
+}
+
+void Inputs::to_velocity(Array& x) const {
+  if (intervals.empty()) return;
+  const std::size_t M = intervals.size(), P = x.size() / M;
+  for (std::size_t p = 0; p < P; ++p)
+    for (std::size_t j = M; j-- > 0;) {
+      const double v = (x.value(j * P + p) - (j ? x.value((j - 1) * P + p) : 0.0)) / intervals[j];
+      if (x.dtype() == DType::Float32) x.data<float>()[j * P + p] = static_cast<float>(v);
+      else x.data<double>()[j * P + p] = v;
+    }
 }
 
 Array Inputs::rows(std::size_t r0, std::size_t r1, Array* weights_rows) const {

@@ -2,12 +2,44 @@
 
 #include <cubesolve/error.hpp>
 
+#include <cmath>
+#include <cstdint>
+
 
 namespace cubesolve {
 
 namespace {
 
 bool is_diagnostic(ResultPart p) { return p != ResultPart::X && p != ResultPart::Model && p != ResultPart::Residual; }
+
+bool is_mintpy_part(ResultPart p, const ResultPaths& paths) {
+  return paths.mintpy() && (p == ResultPart::X || p == ResultPart::TemporalCoherence || p == ResultPart::NumInvIfgram);
+}
+
+/// MintPy's temporal coherence of each pixel: |Σ exp(i e)| / n over the n
+/// residuals e that are numbers (NaN where there is none); (1, H, W).
+Array temporal_coherence(const Array& residual) {
+  const std::size_t N = residual.dim(0), P = residual.dim(1) * residual.dim(2);
+  Array t(DType::Float32, {1, residual.dim(1), residual.dim(2)});
+  // In float32 as MintPy (its residuals are float32), summed in float64.
+  std::vector<double> c(P, 0.0), s(P, 0.0);
+  std::vector<std::uint32_t> n(P, 0);
+  std::vector<float> e(P);
+  for (std::size_t i = 0; i < N; ++i) {
+    if (residual.dtype() == DType::Float32) std::copy_n(residual.data<float>() + i * P, P, e.data());
+    else
+      for (std::size_t p = 0; p < P; ++p) e[p] = static_cast<float>(residual.data<double>()[i * P + p]);
+    for (std::size_t p = 0; p < P; ++p) {
+      if (!std::isfinite(e[p])) continue;
+      c[p] += std::cos(e[p]);
+      s[p] += std::sin(e[p]);
+      ++n[p];
+    }
+  }
+  for (std::size_t p = 0; p < P; ++p)
+    t.data<float>()[p] = n[p] ? static_cast<float>(std::hypot(c[p], s[p]) / n[p]) : NAN;
+  return t;
+}
 
 /// A (H, W) array as one band (1, H, W), sharing nothing.
 Array as_band(const Array& a) {
@@ -28,12 +60,20 @@ const char* part_name(ResultPart part) {
     case ResultPart::Cond: return "cond";
     case ResultPart::Model: return "model";
     case ResultPart::Residual: return "residual";
+    case ResultPart::TemporalCoherence: return "temporalCoherence";
+    case ResultPart::NumInvIfgram: return "numInvIfgram";
   }
   return "?";
 }
 
 std::vector<std::pair<ResultPart, std::string>> ResultPaths::files() const {
   std::vector<std::pair<ResultPart, std::string>> f{{ResultPart::X, x}};
+  if (mintpy()) {  // MintPy's names, beside the time series
+    const auto slash = x.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "" : x.substr(0, slash + 1);
+    f.emplace_back(ResultPart::TemporalCoherence, dir + "temporalCoherence.h5");
+    f.emplace_back(ResultPart::NumInvIfgram, dir + "numInvIfgram.h5");
+  }
   if (!diagnostics.empty()) {
     const std::string ext = is_geotiff_path(x) ? ".tif" : ".npy";
     for (const auto& [part, suffix] : {std::pair{ResultPart::NValid, "_nvalid"}, std::pair{ResultPart::Rank, "_rank"},
@@ -50,7 +90,15 @@ void ResultPaths::check(const std::vector<std::string>& inputs) const {
   const auto parts = files();
   for (std::size_t k = 0; k < parts.size(); ++k) {
     const auto& [part, path] = parts[k];
-    if (!has_extension(path, ".npy") && !(raster_support() && is_geotiff_path(path)))
+    if (is_mintpy_part(part, *this)) {
+      if (!stack)
+        throw InputError(path + ": expected a MintPy stack (ifgramStack.h5 with the design sbas) as the cube of an "
+                                "output in MintPy's layout (.h5), found another cube");
+      if (unit != "m" && unit != "radian") throw InputError("--unit: expected m or radian, found '" + unit + "'");
+      if (unit == "m" && stack->attribute("WAVELENGTH").empty())
+        throw InputError(path + ": expected the stack's WAVELENGTH attribute for a time series in metres, found none "
+                                "(write radians with --unit radian)");
+    } else if (!has_extension(path, ".npy") && !(raster_support() && is_geotiff_path(path)))
       throw InputError(path + ": expected the " + part_name(part) + " output to end in .npy" +
                        (raster_support() ? " or .tif" : "") + ", found another extension");
     for (const std::string& in : inputs)
@@ -76,9 +124,18 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
   for (std::size_t k = 0; k < files.size(); ++k) {
     const auto& [part, path] = files[k];
     const std::size_t bands = part == ResultPart::X ? M : is_diagnostic(part) ? 1 : N;
-    if (attach_to && is_geotiff_path(path))
-      throw InputError(path + ": expected an output several processes can write (.npy), found a GeoTIFF");
+    if (attach_to && (is_geotiff_path(path) || is_mintpy_part(part, paths)))
+      throw InputError(path + ": expected an output several processes can write (.npy), found a " +
+                       (is_geotiff_path(path) ? "GeoTIFF" : "MintPy HDF5 file"));
     const std::string temp = attach_to ? attach_to->at(k) : out_.add_external(path);
+    if (is_mintpy_part(part, paths)) {
+      const double scale = paths.unit == "m" ? -std::stod(paths.stack->attribute("WAVELENGTH")) / (4 * M_PI) : 1.0;
+      const MintPyPart mp = part == ResultPart::X                   ? MintPyPart::TimeSeries
+                            : part == ResultPart::TemporalCoherence ? MintPyPart::TemporalCoherence
+                                                                    : MintPyPart::NumInvIfgram;
+      targets_.push_back({part, mintpy_writer(temp, mp, *paths.stack, H, W, paths.unit, scale, path)});
+      continue;
+    }
     if (is_geotiff_path(path)) {
       std::vector<std::string> names;
       for (std::size_t b = 0; b < bands; ++b) names.push_back(bands == 1 ? part_name(part) : part_name(part) + std::to_string(b));
@@ -92,7 +149,7 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
     targets_.push_back(
         {part, npy_writer(temp, type, {bands, H, W}, is_diagnostic(part) ? Shape{H, W} : Shape{}, path, attach_to != nullptr)});
   }
-  for (const auto& [part, path] : files) shared_ = shared_ && !is_geotiff_path(path);
+  for (const auto& [part, path] : files) shared_ = shared_ && !is_geotiff_path(path) && !is_mintpy_part(part, paths);
 }
 
 std::unique_ptr<ResultWriter> ResultWriter::attach(const ResultPaths& paths, const std::vector<std::string>& temps,
@@ -116,10 +173,14 @@ std::vector<Array> ResultWriter::parts(const ResultPaths& paths, const SolveResu
       case ResultPart::Rss: out.push_back(as_band(r.rss)); break;
       case ResultPart::Status: out.push_back(as_band(r.status)); break;
       case ResultPart::Cond: out.push_back(as_band(r.cond)); break;
+      case ResultPart::NumInvIfgram: out.push_back(as_band(r.n_valid)); break;
       case ResultPart::Model:
       case ResultPart::Residual:
+      case ResultPart::TemporalCoherence:
         if (!model) model = model_cube(design, r.x);
-        out.push_back(part == ResultPart::Model ? *model : residual_cube(block, *model));
+        out.push_back(part == ResultPart::Model      ? *model
+                      : part == ResultPart::Residual ? residual_cube(block, *model)
+                                                     : temporal_coherence(residual_cube(block, *model)));
     }
   }
   return out;
@@ -145,7 +206,7 @@ std::vector<std::string> ResultWriter::commit() {
 }
 
 std::size_t ResultWriter::extra_bytes_per_row(const ResultPaths& paths, const Shape& shape, DType x_type) {
-  return paths.model.empty() && paths.residual.empty() ? 0 : 2 * shape[0] * shape[2] * dtype_size(x_type);
+  return paths.model.empty() && paths.residual.empty() && !paths.mintpy() ? 0 : 2 * shape[0] * shape[2] * dtype_size(x_type);
 }
 
 std::vector<std::string> write_result(const ResultPaths& paths, const SolveResult& r, const Design& design,

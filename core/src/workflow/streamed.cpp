@@ -46,7 +46,9 @@ SolveResult solve_block(const Inputs& in, const StreamPlan& plan, std::size_t bl
                         const Progress& progress) {
   Array weights;
   rows = in.rows(plan.first_row(block), plan.end_row(block), &weights);
-  return solve(rows, in.design, in.weights ? &weights : nullptr, plan.engine, progress);
+  SolveResult r = solve(rows, in.design, in.weights ? &weights : nullptr, plan.engine, progress);
+  in.to_series(r.x);
+  return r;
 }
 
 StreamedSolve solve_streamed(const Inputs& in, const ResultPaths& out, SolveOptions options, const Progress& progress) {
@@ -60,7 +62,7 @@ StreamedSolve solve_streamed(const Inputs& in, const ResultPaths& out, SolveOpti
     const SolveResult r = solve_block(in, plan, b, rows, block_progress(plan, b, progress));
     s.totals.add(r);
     ++s.blocks;
-    writer.write(plan.first_row(b), r, in.design, rows);
+    writer.write(plan.first_row(b), r, in.x_design(), rows);
   }
   s.outputs = writer.commit();
   return s;

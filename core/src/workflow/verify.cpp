@@ -44,6 +44,7 @@ Verification verify_result(const Inputs& in, CubeReader& x, const std::string& x
   // Well-conditioned pixels must agree to 1e-9 (float64 X) or 1e-6 (float32 X).
   v.tolerance = x.dtype() == DType::Float32 ? 1e-6 : 1e-9;
   v.max_cond = 1e8;
+  in.to_velocity(xs);  // the formulation solved
   const SampleCheck check =
       check_pixels(sub, in.design, in.weights ? &sub_w : nullptr, xs, all, options, progress);
   v.summary = summarize(check.pixels, v.tolerance, v.max_cond);

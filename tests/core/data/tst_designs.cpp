@@ -8,6 +8,7 @@
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
 
+#include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -174,7 +175,7 @@ private slots:
     testing::StackExtras extras;
     extras.coherence = coherence.data();
     extras.connect = connect.data();
-    extras.attributes = {{"REF_Y", "2"}, {"REF_X", "3"}, {"NCORRLOOKS", "7.3"}};
+    extras.attributes = {{"REF_Y", "2"}, {"REF_X", "3"}, {"NCORRLOOKS", "7.3"}, {"WAVELENGTH", "0.05546576"}};
     testing::write_stack(file("rules.h5"), N, H, W, phase.data(), &dates, keep.data(), extras);
     // The kept rows and their design.
     std::vector<std::size_t> rows;
@@ -213,6 +214,96 @@ private slots:
             std::string(fn) == "no" ? std::function<double(std::size_t, std::size_t)>{} : w);
         QVERIFY2(err <= 1e-9, qPrintable(QString("%1, %2: %3").arg(fn).arg(mask).arg(err)));
       }
+    // MintPy's default formulation: minimum-norm velocity, given as the time
+    // series (the running sum of velocity times interval).
+    std::vector<double> dt;
+    const Array B = sbas_velocity_design(pairs, &dt);
+    const std::vector<double> bv(B.data<double>(), B.data<double>() + n * m);
+    auto y_var = [&](std::size_t k, std::size_t p) -> double {
+      const std::size_t i = rows[k] * P + p;
+      float v = phase[i];
+      if (v != 0.0f) v -= phase[rows[k] * P + ry * W + rx];
+      return v == 0.0f ? NAN : v;
+    };
+    auto w_var = [&](std::size_t k, std::size_t p) { return coherence_weight("var", coherence[rows[k] * P + p], 7); };
+    for (const char* fn : {"no", "var"}) {
+      const Array ts = solved({"--formulation", "velocity", "--weight-func", fn});
+      QVERIFY(ts.size() == m * P);
+      auto velocity = [&](std::size_t j, std::size_t p) {
+        return (ts.value(j * P + p) - (j ? ts.value((j - 1) * P + p) : 0.0)) / dt[j];
+      };
+      const double err = testing::max_lstsq_error(bv, n, m, P, y_var, velocity,
+                                                  std::string(fn) == "no" ? std::function<double(std::size_t, std::size_t)>{} : w_var);
+      QVERIFY2(err <= 1e-9, qPrintable(QString("velocity, %1: %2").arg(fn).arg(err)));
+    }
+    // MintPy's layout: timeseries.h5 in metres with the first date zero,
+    // temporalCoherence.h5 and numInvIfgram.h5 beside it.
+    QVERIFY(QDir(dir_.path()).mkpath("mintpy"));
+    const Array x64 = solved({"--formulation", "velocity", "--weight-func", "var"});
+    QProcess h5;
+    h5.start(CUBESOLVE_CLI, {"solve", dir_.filePath("rules.h5"), "sbas", "-o", dir_.filePath("mintpy/timeseries.h5"),
+                             "--formulation", "velocity", "--weight-func", "var", "--dtype", "float64"});
+    QVERIFY(h5.waitForFinished(60000));
+    QVERIFY2(h5.exitCode() == 0, h5.readAllStandardError().constData());
+    const std::string ts_file = file("mintpy/timeseries.h5");
+    std::vector<hsize_t> dims;
+    const std::vector<float> series = testing::read_floats(ts_file, "timeseries", &dims);
+    QCOMPARE(dims, (std::vector<hsize_t>{m + 1, H, W}));
+    QCOMPARE(testing::read_attribute(ts_file, "FILE_TYPE"), std::string("timeseries"));
+    QCOMPARE(testing::read_attribute(ts_file, "UNIT"), std::string("m"));
+    QCOMPARE(testing::read_attribute(ts_file, "REF_DATE"), date(0));
+    QCOMPARE(testing::read_attribute(ts_file, "REF_Y"), std::string("2"));  // the stack's attributes carried on
+    QCOMPARE(testing::read_attribute(ts_file, "LENGTH"), std::to_string(H));
+    QCOMPARE(testing::read_floats(ts_file, "bperp").size(), std::size_t{m + 1});
+    const double to_m = -0.05546576 / (4 * M_PI);
+    for (std::size_t p = 0; p < P; ++p) {
+      if (p == ry * W + rx) continue;
+      QCOMPARE(series[p], 0.0f);
+      for (std::size_t j = 0; j < m; ++j)
+        QVERIFY(series[(j + 1) * P + p] == static_cast<float>(x64.value(j * P + p) * to_m) ||
+                (std::isnan(series[(j + 1) * P + p]) && std::isnan(x64.value(j * P + p))));
+    }
+    const std::vector<float> tcoh = testing::read_floats(file("mintpy/temporalCoherence.h5"), "temporalCoherence");
+    const std::vector<float> num = testing::read_floats(file("mintpy/numInvIfgram.h5"), "mask");
+    QCOMPARE(testing::read_attribute(file("mintpy/temporalCoherence.h5"), "FILE_TYPE"), std::string("temporalCoherence"));
+    QCOMPARE(testing::read_attribute(file("mintpy/numInvIfgram.h5"), "FILE_TYPE"), std::string("mask"));
+    QCOMPARE(tcoh.size(), std::size_t{P});
+    // The reference pixel: zero, coherent, every interferogram.
+    for (std::size_t j = 0; j <= m; ++j) QCOMPARE(series[j * P + ry * W + rx], 0.0f);
+    QCOMPARE(tcoh[ry * W + rx], 1.0f);
+    QCOMPARE(num[ry * W + rx], static_cast<float>(n));
+    // Elsewhere MintPy's temporal coherence of the phase residuals, and the rows used.
+    const Array A_ts = sbas_design(pairs);
+    for (std::size_t p = 0; p < P; ++p) {
+      if (p == ry * W + rx) continue;
+      double c = 0, sn = 0;
+      std::size_t used = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        const double y = y_var(k, p);
+        if (std::isnan(y)) continue;
+        double model = 0;
+        for (std::size_t j = 0; j < m; ++j) model += A_ts.value(k * m + j) * x64.value(j * P + p);
+        c += std::cos(y - model);
+        sn += std::sin(y - model);
+        ++used;
+      }
+      QCOMPARE(num[p], static_cast<float>(used));
+      if (used && std::isfinite(x64.value(p))) QVERIFY(std::fabs(tcoh[p] - std::hypot(c, sn) / used) <= 1e-5);
+    }
+    // Without the wavelength, metres are refused; radians are not.
+    extras.attributes = {{"REF_Y", "2"}, {"REF_X", "3"}, {"NCORRLOOKS", "7.3"}};
+    testing::write_stack(file("nowave.h5"), N, H, W, phase.data(), &dates, keep.data(), extras);
+    QProcess wave;
+    wave.start(CUBESOLVE_CLI, {"solve", dir_.filePath("nowave.h5"), "sbas", "-o", dir_.filePath("mintpy/ts2.h5")});
+    QVERIFY(wave.waitForFinished(60000));
+    QCOMPARE(wave.exitCode(), 2);
+    QVERIFY(wave.readAllStandardError().contains("WAVELENGTH"));
+    QVERIFY(!QFile::exists(dir_.filePath("mintpy/ts2.h5")));
+    wave.start(CUBESOLVE_CLI, {"solve", dir_.filePath("nowave.h5"), "sbas", "-o", dir_.filePath("mintpy/ts2.h5"), "--unit", "radian"});
+    QVERIFY(wave.waitForFinished(60000));
+    QCOMPARE(wave.exitCode(), 0);
+    QCOMPARE(testing::read_attribute(file("mintpy/ts2.h5"), "UNIT"), std::string("radian"));
+
     // The reference pixel itself is all zero after referencing: no data.
     const Array x = solved({});
     QVERIFY(std::isnan(x.value(ry * W + rx)));

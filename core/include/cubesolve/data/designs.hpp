@@ -29,6 +29,15 @@ std::vector<DatePair> read_pairs(const std::string& path);
 Array sbas_design(const std::vector<DatePair>& pairs, std::vector<std::string>* dates = nullptr,
                   const std::string& what = "pairs");
 
+/// MintPy's design for minimum-norm velocity (its B): one column per
+/// interval between consecutive dates; a pair's row holds the lengths of the
+/// intervals it spans in years (days / 365.25 as MintPy computes them, in
+/// float32), negative for a pair given late-to-early. `intervals` receives
+/// the lengths: the time series is the running sum of velocity × length.
+/// Throws as sbas_design.
+Array sbas_velocity_design(const std::vector<DatePair>& pairs, std::vector<double>* intervals,
+                           const std::string& what = "pairs");
+
 /// Decimal years of a YYYYMMDD date. Throws InputError naming `what`.
 double decimal_year(const std::string& yyyymmdd, const std::string& what);
 

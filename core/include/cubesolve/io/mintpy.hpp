@@ -6,6 +6,7 @@
 #include <cubesolve/io/mintpy.hpp>
 
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -64,12 +65,40 @@ InsarStack read_mintpy_stack(const std::string& path, const StackOptions& option
 InsarStack kept_only(const InsarStack& stack);
 
 class CubeReader;
+/// What a stack says about itself that a time series in MintPy's layout
+/// carries on.
+struct StackInfo {
+  std::vector<std::pair<std::string, std::string>> attributes;  // the file's root attributes, as text
+  std::vector<std::string> dates;  // the acquisitions of the kept interferograms, sorted
+  std::vector<float> pair_bperp;   // per kept interferogram (empty without a 'bperp' dataset)
+  std::vector<float> bperp;        // per date, as MintPy estimates it from pair_bperp (zeros without)
+  long ref_y = -1, ref_x = -1;     // the reference pixel used; -1 when none
+  std::size_t interferograms = 0;  // kept
+  /// An attribute's text, or `fallback`.
+  std::string attribute(const std::string& name, const std::string& fallback = "") const;
+};
+
 /// The kept interferograms of a MintPy stack as `options` say, read a block
 /// of rows at a time (HDF5 hyperslabs); `pairs` receives their date pairs,
-/// `weights` (with a weight function) a reader of their weights. Throws as
-/// read_mintpy_stack.
+/// `weights` (with a weight function) a reader of their weights, `info` what
+/// the stack says about itself. Throws as read_mintpy_stack.
 std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vector<DatePair>* pairs,
                                               const StackOptions& options = {},
-                                              std::unique_ptr<CubeReader>* weights = nullptr);
+                                              std::unique_ptr<CubeReader>* weights = nullptr, StackInfo* info = nullptr);
+
+/// The parts of a time series in MintPy's layout.
+enum class MintPyPart { TimeSeries, TemporalCoherence, NumInvIfgram };
+
+class CubeWriter;
+/// A MintPy HDF5 file at `path` (a temporary name of `name`) for rows of
+/// (H, W) pixels: timeseries.h5 (the dates, bperp and `timeseries` (D, H, W)
+/// float32, D = dates, the first zero), temporalCoherence.h5 or
+/// numInvIfgram.h5, with the stack's attributes and FILE_TYPE, UNIT (`unit`)
+/// and REF_DATE as MintPy writes them. The time series' rows are the
+/// (D - 1, rows, W) unknowns, written scaled by `scale` after a zero first
+/// date. Throws IoError.
+std::unique_ptr<CubeWriter> mintpy_writer(const std::string& path, MintPyPart part, const StackInfo& info,
+                                          std::size_t height, std::size_t width, const std::string& unit,
+                                          double scale, const std::string& name);
 
 }  // namespace cubesolve

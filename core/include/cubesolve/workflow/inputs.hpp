@@ -22,6 +22,10 @@ bool is_stack(const std::string& cube_path, const std::string& design);
 struct InputOptions {
   StackOptions stack;            // a MintPy stack's rules (referencing, zero, masks, weights)
   std::optional<double> nodata;  // a cube value that means missing, besides NaN and ±Inf
+  /// For a MintPy stack: solve for the minimum-norm velocity between dates
+  /// (MintPy's default) instead of the minimum-norm phase; x is the time
+  /// series either way.
+  bool velocity = false;
 };
 
 /// The inputs, opened to be read a block of rows at a time.
@@ -31,6 +35,20 @@ struct Inputs {
   std::string cube_name, design_name, weights_name;  // as the messages name them (the paths)
   std::vector<std::string> files;  // every file the run reads (cube, design, pairs, times, weights)
   std::optional<double> nodata;
+  /// What a MintPy stack says about itself (null for other cubes).
+  std::shared_ptr<const StackInfo> stack;
+  /// With the velocity formulation: the design solved is the velocity
+  /// design, `intervals` the dates' intervals in years, `series` the design
+  /// of the time series x is given as (for the model and the residuals).
+  std::vector<double> intervals;
+  Design series;
+
+  /// The design x is given in: `series` with the velocity formulation, else `design`.
+  const Design& x_design() const { return intervals.empty() ? design : series; }
+  /// A solve's x (M, ...) from velocities to the time series, in place (no-op without).
+  void to_series(Array& x) const;
+  /// The inverse: time series to velocities (verify compares the solve itself).
+  void to_velocity(Array& x) const;
 
   /// Rows [r0, r1) of the cube (and the weights), checked against the design.
   /// Throws IoError, InputError naming the file and the row.

@@ -6,6 +6,7 @@
 
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/io/files.hpp>
+#include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/raster.hpp>
 #include <cubesolve/io/stream.hpp>
 
@@ -17,14 +18,21 @@
 
 namespace cubesolve {
 
-/// The parts of a result.
-enum class ResultPart { X, NValid, Rank, Rss, Status, Cond, Model, Residual };
+/// The parts of a result (TemporalCoherence and NumInvIfgram in MintPy's layout).
+enum class ResultPart { X, NValid, Rank, Rss, Status, Cond, Model, Residual, TemporalCoherence, NumInvIfgram };
 
 /// Where the parts go: X always; with a prefix, the diagnostics as
 /// PREFIX_nvalid, _rank, _rss, _status and _cond in X's format (.npy or
 /// .tif); the model and residual cubes where named.
 struct ResultPaths {
   std::string x, diagnostics, model, residual;
+  /// With x ending in .h5, MintPy's layout: x is timeseries.h5 (the
+  /// stack's dates, the first zero, in `unit`: "m" or "radian"), and
+  /// temporalCoherence.h5 and numInvIfgram.h5 go beside it. Needs the
+  /// stack the cube came from.
+  std::shared_ptr<const StackInfo> stack;
+  std::string unit = "m";
+  bool mintpy() const { return has_extension(x, ".h5"); }
 
   /// Every part named and its path, X first.
   std::vector<std::pair<ResultPart, std::string>> files() const;
