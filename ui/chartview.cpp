@@ -202,6 +202,55 @@ void ChartView::setSeries(const std::vector<Series>& series, const QString& titl
   update();
 }
 
+void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<double>& values,
+                              const std::vector<bool>& undetermined, const std::vector<double>& ticks,
+                              const QStringList& labels, const QString& yTitle, const QString& title) {
+  chart_->ClearPlots();
+  bars_.clear();
+  selected_ = -1;
+  vtkNew<vtkTable> table;
+  vtkNew<vtkDoubleArray> x, v, u;
+  x->SetName("time");
+  v->SetName(tr("time series").toUtf8().constData());
+  u->SetName(tr("undetermined: no interferogram links it to the reference").toUtf8().constData());
+  for (auto* a : {x.Get(), v.Get(), u.Get()}) table->AddColumn(a);
+  table->SetNumberOfRows(static_cast<vtkIdType>(t.size()));
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const auto row = static_cast<vtkIdType>(i);
+    table->SetValue(row, 0, t[i]);
+    table->SetValue(row, 1, values[i]);
+    table->SetValue(row, 2, i < undetermined.size() && undetermined[i] ? values[i] : std::nan(""));
+  }
+  vtkPlot* line = chart_->AddPlot(vtkChart::LINE);
+  line->SetInputData(table, 0, 1);
+  line->SetColor(33, 145, 140, 255);
+  line->SetWidth(2.0);
+  auto* marks = vtkPlotPoints::SafeDownCast(chart_->AddPlot(vtkChart::POINTS));
+  marks->SetInputData(table, 0, 2);
+  marks->SetColor(220, 30, 30, 255);
+  marks->SetMarkerStyle(vtkPlotPoints::CROSS);
+  marks->SetMarkerSize(12);
+  vtkNew<vtkDoubleArray> tick_values;
+  vtkNew<vtkStringArray> tick_labels;
+  for (std::size_t i = 0; i < ticks.size(); ++i) {
+    tick_values->InsertNextValue(ticks[i]);
+    tick_labels->InsertNextValue(i < static_cast<std::size_t>(labels.size()) ? labels[static_cast<int>(i)].toStdString() : "");
+  }
+  auto* bottom = chart_->GetAxis(vtkAxis::BOTTOM);
+  bottom->SetCustomTickPositions(tick_values, tick_labels);
+  bottom->SetBehavior(vtkAxis::AUTO);
+  bottom->SetTitle(tr("date").toStdString());
+  bottom->GetLabelProperties()->SetOrientation(0);
+  auto* left = chart_->GetAxis(vtkAxis::LEFT);
+  left->SetCustomTickPositions(nullptr, nullptr);
+  left->SetBehavior(vtkAxis::AUTO);
+  left->SetTitle(yTitle.toStdString());
+  chart_->SetShowLegend(true);
+  chart_->SetTitle(title.toStdString());
+  chart_->RecalculateBounds();
+  update();
+}
+
 void ChartView::mouseReleaseEvent(QMouseEvent* e) {
   if (bars_.empty()) return;
   auto* axis = chart_->GetAxis(vtkAxis::BOTTOM);

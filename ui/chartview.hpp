@@ -34,6 +34,11 @@ public:
   void setSeries(const std::vector<Series>& series, const QString& title);
   void clear();
 
+  /// A time series against time (decimal years): points joined by a line,
+  /// those at `undetermined` times marked as such; `labels` name `ticks`.
+  void setTimeSeries(const std::vector<double>& t, const std::vector<double>& values, const std::vector<bool>& undetermined,
+                     const std::vector<double>& ticks, const QStringList& labels, const QString& yTitle, const QString& title);
+
   /// Marks one bar as selected (and names it in a legend); -1 clears it.
   void setSelectedBar(int index);
   int selectedBar() const { return selected_; }

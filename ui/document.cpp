@@ -14,6 +14,8 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include <algorithm>
+
 namespace cubesolve::ui {
 
 namespace {
@@ -31,13 +33,15 @@ Change cube_change(Array cube, const std::string& path, GeoReference geo) {
   return c;
 }
 
-/// A cube file, or a MintPy stack's kept interferograms with their design.
-Change read_cube_file(const std::string& path) {
+/// A cube file, or a MintPy stack's kept interferograms (read by MintPy's
+/// rules, as `options` say) with their design.
+Change read_cube_file(const std::string& path, const StackOptions& options = {}) {
   if (stack_support() && is_stack_path(path)) {
-    InsarStack s = kept_only(read_mintpy_stack(path));
+    InsarStack s = kept_only(read_mintpy_stack(path, options));
     Change c = cube_change(std::move(s.cube), path, {});
     c.design = std::make_shared<const Design>(sbas_design(s.pairs, nullptr, path), "sbas");
     c.design_name = QObject::tr("sbas from %1").arg(QFileInfo(QString::fromStdString(path)).fileName());
+    c.pairs = s.pairs;
     return c;
   }
   GeoReference geo;
@@ -112,6 +116,7 @@ void Document::apply(Change c) {
   if (c.design) {
     design_ = std::move(c.design);
     design_name_ = c.design_name;
+    pairs_ = std::move(c.pairs);
   }
   if (c.weights) {
     weights_ = std::move(c.weights);
@@ -131,6 +136,7 @@ void Document::openDemo(const QString& name, int size) {
     c.design = std::make_shared<const Design>(d.design, n);
     c.design_name = c.cube_name;
     c.drop_weights = true;
+    c.pairs = d.pairs;
     return c;
   });
 }
@@ -138,7 +144,32 @@ void Document::openDemo(const QString& name, int size) {
 void Document::openCube(const QString& path) {
   cancel();
   const std::string p = path.toStdString();
+  stack_options_ = {};
   load("read cube", [p] { return read_cube_file(p); });
+}
+
+bool Document::isStack() const { return stack_support() && is_stack_path(cube_name_.toStdString()) && QFileInfo(cube_name_).isFile(); }
+
+void Document::setReference(int row, int col) {
+  if (!isStack()) return fail(tr("Only a MintPy stack's interferograms are referenced to a pixel."));
+  cancel();
+  StackOptions options = stack_options_;
+  options.ref_y = row;
+  options.ref_x = col;
+  const std::string p = cube_name_.toStdString();
+  load("read cube", [p, options] { return read_cube_file(p, options); });
+  stack_options_ = options;  // a failed read leaves the data and says why; the next read tries it again
+}
+
+std::vector<std::string> Document::dates() const {
+  std::vector<std::string> d;
+  for (const auto& [a, b] : pairs_) {
+    d.push_back(a);
+    d.push_back(b);
+  }
+  std::sort(d.begin(), d.end());
+  d.erase(std::unique(d.begin(), d.end()), d.end());
+  return d;
 }
 
 void Document::openDesign(const QString& path) {
@@ -151,7 +182,11 @@ void Document::buildDesign(const QString& spec, const QString& pairs, const QStr
   if (!cube_) return fail(tr("Open a cube before building its design matrix."));
   const DesignSpec d{spec.toStdString(), pairs.toStdString(), times.toStdString()};
   const std::size_t n = cube_->dim(0);
-  load("build design", [d, n] { return design_change(make_design(d, n), d.spec, n); });
+  load("build design", [d, n] {
+    Change c = design_change(make_design(d, n), d.spec, n);
+    if (d.spec == "sbas") c.pairs = read_pairs(d.pairs);
+    return c;
+  });
 }
 
 void Document::openWeights(const QString& path) {
@@ -184,6 +219,7 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
       Change dc = design_change(read_array(d), d, ch.cube->dim(0));
       ch.design = std::move(dc.design);
       ch.design_name = dc.design_name;
+      ch.pairs.clear();  // a stack's pairs are not this design's
     }
     if (!w.empty()) {
       Change wc = weights_change(read_npy(w), w, ch.cube);

@@ -10,6 +10,8 @@
 
 #include <cubesolve/data/mask.hpp>
 #include <cubesolve/engine/engine.hpp>
+#include <cubesolve/data/designs.hpp>
+#include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/raster.hpp>
 
 #include <QObject>
@@ -35,6 +37,16 @@ public:
   std::shared_ptr<const SolveResult> result() const { return result_; }
   /// The options result() was solved with.
   const SolveOptions& resultOptions() const { return result_options_; }
+  /// Each observation's pair of dates where the design is an SBAS network
+  /// (a MintPy stack, a pairs file, the InSAR demo); empty otherwise.
+  const std::vector<DatePair>& pairs() const { return pairs_; }
+  /// The acquisition dates of those pairs, sorted: unknown j is dates()[j + 1].
+  std::vector<std::string> dates() const;
+  /// Whether the cube is a MintPy stack (whose reference pixel can be chosen).
+  bool isStack() const;
+  /// Reads the stack again referenced at (row, col); loaded() follows.
+  void setReference(int row, int col);
+  const StackOptions& stackOptions() const { return stack_options_; }
   const QString& cubeName() const { return cube_name_; }
   const QString& designName() const { return design_name_; }
   const QString& weightsName() const { return weights_name_; }
@@ -99,6 +111,7 @@ public:
     QString cube_name;
     std::shared_ptr<const Design> design;
     QString design_name;
+    std::vector<DatePair> pairs;  // the design's date pairs, where it has them
     std::shared_ptr<const Array> weights;
     QString weights_name;
     bool drop_weights = false;  // the new cube comes without weights (a demo)
@@ -117,6 +130,8 @@ private:
   std::shared_ptr<const SolveResult> result_;
   SolveOptions options_, result_options_, pending_options_;
   QString cube_name_, design_name_, weights_name_;
+  std::vector<DatePair> pairs_;
+  StackOptions stack_options_;
   bool use_weights_ = true;
   int pending_ = 0;  // the solve whose answer is awaited
 };

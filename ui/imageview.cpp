@@ -1,5 +1,6 @@
 #include "imageview.hpp"
 
+#include <QContextMenuEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QWheelEvent>
@@ -258,6 +259,7 @@ bool ImageView::pixelAt(const QPoint& pos, int& row, int& col) const {
 }
 
 void ImageView::mousePressEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;  // the right button opens the pixel's menu
   dragging_ = true;
   moved_ = false;
   last_ = e->pos();
@@ -286,9 +288,15 @@ void ImageView::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void ImageView::mouseReleaseEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;
   dragging_ = false;
   int row, col;
   if (!moved_ && pixelAt(e->pos(), row, col)) emit pixelClicked(row, col);
+}
+
+void ImageView::contextMenuEvent(QContextMenuEvent* e) {
+  int row, col;
+  if (pixelAt(e->pos(), row, col)) emit pixelMenuRequested(row, col, e->globalPos());
 }
 
 void ImageView::wheelEvent(QWheelEvent* e) {

@@ -53,12 +53,15 @@ public:
 signals:
   void pixelClicked(int row, int col);
   void pixelHovered(int row, int col, double value);
+  /// A right click on a pixel, at `global` screen coordinates.
+  void pixelMenuRequested(int row, int col, const QPoint& global);
 
 protected:
   void mousePressEvent(QMouseEvent* e) override;
   void mouseMoveEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
+  void contextMenuEvent(QContextMenuEvent* e) override;
   void layoutViewports(int w, int h) override;
 
 private:

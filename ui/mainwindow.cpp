@@ -27,6 +27,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -162,7 +163,10 @@ QWidget* MainWindow::buildResultPage() {
   auto* layout = new QVBoxLayout(page);
   auto* top = new QHBoxLayout;
   layer_ = new QComboBox;
-  layer_->addItems({tr("Solution x"), tr("Model A·x (gap-filled)"), tr("Residual RMS"), tr("Rank"), tr("Status")});
+  layer_->addItems({tr("Solution x"), tr("Model A·x (gap-filled)"), tr("Residual RMS"), tr("Rank"), tr("Status"),
+                    tr("Linear velocity (per year)")});
+  layer_->setItemData(static_cast<int>(Layer::Velocity), tr("The slope of a line fitted to each pixel's time series (designs with dates)"),
+                      Qt::ToolTipRole);
   channel_label_ = new QLabel(tr("Channel"));
   channel_box_ = new QSpinBox;
   channel_box_->setObjectName("channel");
@@ -172,6 +176,9 @@ QWidget* MainWindow::buildResultPage() {
   top->addWidget(layer_);
   top->addWidget(channel_label_);
   top->addWidget(channel_box_);
+  channel_date_ = new QLabel;
+  channel_date_->setObjectName("channel-date");
+  top->addWidget(channel_date_);
   top->addWidget(channel_slider_, 1);
   auto* scale = new QHBoxLayout;
   colormap_ = new QComboBox;
@@ -216,6 +223,7 @@ QWidget* MainWindow::buildResultPage() {
   for (ImageView* v : {gaps_, result_view_}) {
     connect(v, &ImageView::pixelClicked, this, &MainWindow::selectPixel);
     connect(v, &ImageView::pixelHovered, this, &MainWindow::showHover);
+    connect(v, &ImageView::pixelMenuRequested, this, &MainWindow::showPixelMenu);
   }
   return page;
 }
@@ -252,6 +260,8 @@ QWidget* MainWindow::buildInspectorPage() {
   auto* page = new QWidget;
   auto* layout = new QHBoxLayout(page);
   inspector_ = new ChartView;
+  series_ = new ChartView;
+  series_->hide();
   inspector_text_ = new QTextEdit;
   inspector_text_->setReadOnly(true);
   inspector_text_->setMaximumWidth(260);
@@ -265,7 +275,10 @@ QWidget* MainWindow::buildInspectorPage() {
   buttons->addWidget(unpin_);
   side->addLayout(buttons);
   side->addWidget(inspector_text_, 1);
-  layout->addWidget(inspector_, 1);
+  auto* charts = new QVBoxLayout;
+  charts->addWidget(inspector_, 1);
+  charts->addWidget(series_, 1);
+  layout->addLayout(charts, 1);
   layout->addLayout(side);
   connect(pin, &QPushButton::clicked, this, &MainWindow::pinPixel);
   connect(unpin_, &QPushButton::clicked, this, &MainWindow::clearPins);
@@ -750,7 +763,12 @@ void MainWindow::updateGaps() {
     const auto i = static_cast<std::size_t>(band_slider_->value());
     for (std::size_t p = 0; p < v.size(); ++p) v[p] = m->valid(p, i);
     style.categories = {{0.0, tr("missing")}, {1.0, tr("valid")}};
-    style.title = tr("%1 — observation %2: valid or missing").arg(file).arg(i);
+    const auto& pairs = doc_->pairs();
+    style.title = i < pairs.size() ? tr("%1 — observation %2 (%3_%4): valid or missing")
+                                         .arg(file)
+                                         .arg(i)
+                                         .arg(QString::fromStdString(pairs[i].first), QString::fromStdString(pairs[i].second))
+                                   : tr("%1 — observation %2: valid or missing").arg(file).arg(i);
   }
   gaps_->setImage(std::move(v), H, W, style);
 }
@@ -811,14 +829,28 @@ void MainWindow::updateResult() {
     channel_box_->setRange(0, channels - 1);
   }
   const auto ch = static_cast<std::size_t>(channel_slider_->value());
+  const std::vector<std::string> dates = unknownDates();
+  const auto& pairs = doc_->pairs();
+  auto day = [](const std::string& d) { return QString::fromStdString(d.substr(0, 4) + "-" + d.substr(4, 2) + "-" + d.substr(6, 2)); };
   std::vector<double> v;
   MapStyle style;
   const QString file = QFileInfo(doc_->cubeName()).fileName();
+  channel_date_->clear();
   switch (L) {
-    case Layer::Solution: v = plane(result->x, ch); style.title = tr("%1 — x[%2] of %3").arg(file).arg(ch).arg(channels); break;
+    case Layer::Solution:
+      v = plane(result->x, ch);
+      if (!dates.empty()) {
+        channel_date_->setText(day(dates[ch + 1]));
+        style.title = tr("%1 — x[%2]: %3, relative to %4").arg(file).arg(ch).arg(day(dates[ch + 1]), day(dates[0]));
+      } else {
+        style.title = tr("%1 — x[%2] of %3").arg(file).arg(ch).arg(channels);
+      }
+      break;
     case Layer::Model:
       v = plane(model_band(*design, result->x, ch));
-      style.title = tr("%1 — model A·x, observation %2 (gaps filled)").arg(file).arg(ch);
+      if (ch < pairs.size()) channel_date_->setText(QString::fromStdString(pairs[ch].first + "_" + pairs[ch].second));
+      style.title = ch < pairs.size() ? tr("%1 — model A·x, observation %2 (%3, gaps filled)").arg(file).arg(ch).arg(channel_date_->text())
+                                      : tr("%1 — model A·x, observation %2 (gaps filled)").arg(file).arg(ch);
       break;
     case Layer::ResidualRms: v = plane(residual_rms(*result)); style.title = tr("%1 — residual RMS").arg(file); break;
     case Layer::Rank:
@@ -830,6 +862,18 @@ void MainWindow::updateResult() {
       v = plane(result->status);
       style.title = tr("%1 — status of each pixel").arg(file);
       for (int k = 0; k < 5; ++k) style.categories.emplace_back(k, QString::fromUtf8(status_name(static_cast<PixelStatus>(k))));
+      break;
+    case Layer::Velocity:
+      if (dates.empty()) {
+        result_view_->clear(tr("%1 — a linear velocity needs a design with dates (an SBAS network)").arg(file));
+        return;
+      }
+      {
+        std::vector<double> times;
+        for (const auto& d : dates) times.push_back(decimal_year(d, "date"));
+        v = plane(linear_rate(result->x, times));
+      }
+      style.title = tr("%1 — linear velocity of the time series, per year (%2 to %3)").arg(file).arg(day(dates.front()), day(dates.back()));
       break;
   }
   const LayerView& lv = layer_views_[static_cast<std::size_t>(L)];
@@ -843,9 +887,34 @@ void MainWindow::updateResult() {
   result_view_->setMarker(selected_row_, selected_col_);
 }
 
+QString MainWindow::inspectorText() const { return inspector_text_->toPlainText(); }
+
+std::vector<std::string> MainWindow::unknownDates() const {
+  const auto design = doc_->design();
+  std::vector<std::string> dates = doc_->dates();
+  if (!design || dates.size() != design->cols() + 1) dates.clear();
+  return dates;
+}
+
+void MainWindow::showPixelMenu(int row, int col, const QPoint& global) {
+  QMenu menu(this);
+  menu.addAction(tr("Inspect pixel (%1, %2)").arg(row).arg(col), this, [this, row, col] {
+    selectPixel(row, col);
+    showView(View::Inspector);
+  });
+  menu.addAction(tr("Pin pixel (%1, %2) in the inspector").arg(row).arg(col), this, [this, row, col] {
+    selectPixel(row, col);
+    pinPixel();
+  });
+  if (doc_->isStack())
+    menu.addAction(tr("Use (%1, %2) as the reference pixel (reads the stack again)").arg(row).arg(col), this,
+                   [this, row, col] { setReferencePixel(row, col); });
+  menu.exec(global);
+}
+
 ColorScale MainWindow::layerScale(Layer L, const std::vector<double>& v) const {
   const LayerView& lv = layer_views_[static_cast<std::size_t>(L)];
-  const bool signed_data = L == Layer::Solution || L == Layer::Model;
+  const bool signed_data = L == Layer::Solution || L == Layer::Model || L == Layer::Velocity;
   static const Colormap kMaps[] = {Colormap::Viridis, Colormap::Viridis, Colormap::RdBu, Colormap::Twilight, Colormap::Grey};
   ColorScale scale;
   scale.map = lv.colormap > 0 ? kMaps[lv.colormap] : signed_data ? Colormap::RdBu : Colormap::Viridis;
@@ -957,6 +1026,34 @@ void MainWindow::updateInspector() {
     text += "\n";
   }
   unpin_->setEnabled(!pinned_.empty());
+  // With dates: the pixel's time series, and the dates its network leaves undetermined.
+  const std::vector<std::string> dates = unknownDates();
+  series_->setVisible(!dates.empty() && !series[0].fitted.empty());
+  if (series_->isVisible()) {
+    std::vector<bool> valid(series[0].observed.size());
+    for (std::size_t i = 0; i < valid.size(); ++i) valid[i] = std::isfinite(series[0].observed[i]);
+    const std::vector<bool> unknown = undetermined_unknowns(*design, valid);
+    std::vector<double> t, values{0.0};
+    std::vector<bool> undetermined{false};
+    for (const auto& d : dates) t.push_back(decimal_year(d, "date"));
+    for (std::size_t j = 0; j < inspected_x_.size(); ++j) {
+      values.push_back(inspected_x_[j]);
+      undetermined.push_back(unknown[j]);
+    }
+    std::vector<double> ticks;
+    QStringList labels;
+    const std::size_t step = std::max<std::size_t>(1, dates.size() / 6);
+    for (std::size_t i = 0; i < dates.size(); i += step) {
+      ticks.push_back(t[i]);
+      labels << QString::fromStdString(dates[i].substr(0, 4) + "-" + dates[i].substr(4, 2) + "-" + dates[i].substr(6, 2));
+    }
+    const auto n_undetermined = std::count(undetermined.begin(), undetermined.end(), true);
+    series_->setTimeSeries(t, values, undetermined, ticks, labels, tr("displacement (cube units)"),
+                           n_undetermined ? tr("time series of (%1, %2): %3 dates undetermined (minimum norm)")
+                                                .arg(selected_row_).arg(selected_col_).arg(n_undetermined)
+                                          : tr("time series of (%1, %2)").arg(selected_row_).arg(selected_col_));
+    if (n_undetermined) text += tr("\n%1 dates undetermined: the network of this pixel does not reach them.\n").arg(n_undetermined);
+  }
   inspector_text_->setPlainText(text);
   inspector_->setSeries(series, tr("pixel (%1, %2): observations (× missing) and fit").arg(selected_row_).arg(selected_col_));
 }

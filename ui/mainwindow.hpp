@@ -40,7 +40,7 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 public:
   enum class View { Gaps, Groups, Result, Inspector };
-  enum class Layer { Solution, Model, ResidualRms, Rank, Status };
+  enum class Layer { Solution, Model, ResidualRms, Rank, Status, Velocity };
 
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -71,6 +71,10 @@ public:
   void showGaps(bool mask, int band);
   void selectPixel(int row, int col);
   void selectGroupBin(int bin);
+  /// For a MintPy stack: reads it again referenced at (row, col).
+  void setReferencePixel(int row, int col) { doc_->setReference(row, col); }
+  /// The inspector's time-series chart (shown where the design has dates).
+  ChartView* seriesChart() const { return series_; }
   /// Keeps the selected pixel on the inspector's chart (and in the session).
   void pinPixel();
   void clearPins();
@@ -94,6 +98,8 @@ public:
   ImageView* resultView() const { return result_view_; }
   ChartView* groupsChart() const { return groups_; }
   ChartView* inspectorChart() const { return inspector_; }
+  /// What the inspector's text panel says.
+  QString inspectorText() const;
   /// The inspector's x for the selected pixel (empty when none).
   const std::vector<double>& inspectedX() const { return inspected_x_; }
   QString lastError() const { return last_error_; }
@@ -156,6 +162,9 @@ private:
   void layerSettingsChanged();
   void showLayerSettings();
   void showHover(int row, int col, double value);
+  void showPixelMenu(int row, int col, const QPoint& global);
+  /// The design's dates where they match its unknowns (M + 1 of them), else none.
+  std::vector<std::string> unknownDates() const;
   /// A result layer's colours and range for values `v` (as its settings say).
   ColorScale layerScale(Layer layer, const std::vector<double>& v) const;
 
@@ -180,6 +189,8 @@ private:
   ImageView* result_view_ = nullptr;
   ChartView* groups_ = nullptr;
   ChartView* inspector_ = nullptr;
+  ChartView* series_ = nullptr;
+  QLabel* channel_date_ = nullptr;
   QLabel* data_label_ = nullptr;
   QLabel* groups_label_ = nullptr;
   QPushButton* clear_highlight_ = nullptr;
@@ -199,7 +210,7 @@ private:
     bool reversed = false, auto_range = true;
     double lo = 0, hi = 1;
   };
-  std::array<LayerView, 5> layer_views_{};
+  std::array<LayerView, 6> layer_views_{};
   QCheckBox* auto_range_ = nullptr;
   QDoubleSpinBox* range_lo_ = nullptr;
   QDoubleSpinBox* range_hi_ = nullptr;

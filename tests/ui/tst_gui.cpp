@@ -8,8 +8,10 @@
 #include "mainwindow.hpp"
 
 #include "cuda/backend.hpp"
+#include "stack.hpp"
 
 #include <cubesolve/data/demo.hpp>
+#include <cubesolve/data/designs.hpp>
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
 #include <cubesolve/io/raster.hpp>
@@ -18,6 +20,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
@@ -689,6 +692,70 @@ private slots:
     w.clearPins();
     QCOMPARE(w.inspectorChart()->plotCount(), single);
   }
+
+  // A design with dates: channels named by date, the inspector's time series
+  // with the dates the pixel's network does not reach, a velocity map.
+  void datesThroughTheViews() {
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openDemo("insar", 96); }));
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.document().pairs().size(), std::size_t{110});
+    w.showLayer(MainWindow::Layer::Solution, 3);
+    QVERIFY2(w.resultView()->style().title.contains("2020-02-18"), qPrintable(w.resultView()->style().title));
+    QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), QString("2020-02-18"));
+    w.showLayer(MainWindow::Layer::Model, 5);
+    QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), QString("20200113_20200206"));
+    w.showView(MainWindow::View::Inspector);
+    w.selectPixel(80, 20);  // in the field where the network splits
+    QTRY_VERIFY(w.seriesChart()->isVisible());
+    QVERIFY2(w.inspectorText().contains("15 dates undetermined"), qPrintable(w.inspectorText()));
+    w.selectPixel(30, 30);
+    QVERIFY(!w.inspectorText().contains("undetermined"));
+    w.showLayer(MainWindow::Layer::Velocity, 0);
+    std::vector<double> times;
+    for (const auto& d : w.document().dates()) times.push_back(decimal_year(d, "date"));
+    const Array rate = linear_rate(w.result()->x, times);
+    QCOMPARE(w.resultView()->imageHeight(), 96);
+    for (std::size_t p = 0; p < rate.size(); p += 97)
+      QVERIFY(w.resultView()->values()[p] == rate.value(p) || (std::isnan(rate.value(p)) && std::isnan(w.resultView()->values()[p])));
+    // Without dates the velocity layer says why it is empty.
+    QVERIFY(loads(w, [&] { w.openDemo("seed", 16); }));
+    QVERIFY(waitSolved(w));
+    w.showLayer(MainWindow::Layer::Velocity, 0);
+    QCOMPARE(w.resultView()->imageHeight(), 0);
+  }
+
+#ifdef CUBESOLVE_TEST_HDF5
+  // A MintPy stack is referenced at the pixel picked on the map.
+  void referencePixelPicked() {
+    const hsize_t N = 6, H = 5, W = 7, P = H * W;
+    const char* pairs[6][2] = {{"20200101", "20200113"}, {"20200101", "20200125"}, {"20200113", "20200125"},
+                               {"20200113", "20200206"}, {"20200125", "20200206"}, {"20200125", "20200218"}};
+    std::string dates;
+    for (auto& p : pairs) dates += std::string(p[0]) + p[1];
+    std::vector<float> phase(N * P);
+    for (std::size_t i = 0; i < phase.size(); ++i) phase[i] = 1.0f + static_cast<float>(i % 13) * 0.25f;
+    const std::vector<unsigned char> keep(N, 1);
+    testing::StackExtras extras;
+    extras.attributes = {{"REF_Y", "0"}, {"REF_X", "0"}};
+    const std::string path = dir_.filePath("picked.h5").toStdString();
+    testing::write_stack(path, N, H, W, phase.data(), &dates, keep.data(), extras);
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(path)); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(w.document().isStack());
+    auto value = [&](std::size_t k, std::size_t p) { return w.document().cube()->value(k * P + p); };
+    QVERIFY(std::isnan(value(0, 0)));  // the file's reference: zero after referencing, so no data
+    QCOMPARE(value(2, 9), static_cast<double>(phase[2 * P + 9] - phase[2 * P]));
+    QVERIFY(loads(w, [&] { w.setReferencePixel(3, 4); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(std::isnan(value(1, 3 * W + 4)));
+    QCOMPARE(value(2, 9), static_cast<double>(phase[2 * P + 9] - phase[2 * P + 3 * W + 4]));
+    QCOMPARE(w.document().stackOptions().ref_y, 3L);
+  }
+#endif
 
   void screenshotOption() {
     const QString shot = dir_.filePath("shot.png");

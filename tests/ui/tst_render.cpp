@@ -99,6 +99,12 @@ private slots:
     w.pinPixel();
     w.selectPixel(70, 20);
     compare(grabView(w, MainWindow::View::Inspector, w.inspectorChart()), "inspector_insar");
+    // The time series of a pixel in the split part of the network: its
+    // undetermined dates marked.
+    w.selectPixel(80, 20);
+    compare(grabView(w, MainWindow::View::Inspector, w.seriesChart()), "series_insar");
+    w.showLayer(MainWindow::Layer::Velocity, 0);
+    compare(grabView(w, MainWindow::View::Result, w.resultView()), "velocity_insar");
     // An exported figure: the map at 3 pixels a value, its title and legend.
     w.showLayer(MainWindow::Layer::Solution, 3);
     w.showView(MainWindow::View::Result);

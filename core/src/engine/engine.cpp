@@ -175,6 +175,52 @@ Array model_band(const Design& design, const Array& x, std::size_t observation) 
   return out;
 }
 
+std::vector<bool> undetermined_unknowns(const Design& design, const std::vector<bool>& valid) {
+  const std::size_t N = design.rows(), M = design.cols();
+  std::vector<double> av;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < N && i < valid.size(); ++i)
+    if (valid[i]) {
+      av.insert(av.end(), design.values().begin() + static_cast<std::ptrdiff_t>(i * M),
+                design.values().begin() + static_cast<std::ptrdiff_t>((i + 1) * M));
+      ++n;
+    }
+  std::vector<bool> out(M, true);
+  if (n == 0) return out;
+  // e_j is in the row space of A_V when the projector A_V^+ A_V keeps it.
+  const detail::DesignFactors f = detail::factor_design(av, n, M);
+  for (std::size_t j = 0; j < M; ++j) {
+    double err = 0;
+    for (std::size_t q = 0; q < M; ++q) {
+      double pq = 0;  // (A_V^+ A_V)[q][j]
+      for (std::size_t i = 0; i < n; ++i) pq += f.pinv[i * M + q] * av[i * M + j];
+      err += (pq - (q == j ? 1.0 : 0.0)) * (pq - (q == j ? 1.0 : 0.0));
+    }
+    out[j] = std::sqrt(err) > 1e-6;
+  }
+  return out;
+}
+
+Array linear_rate(const Array& x, const std::vector<double>& times) {
+  const std::size_t M = x.dim(0), H = x.dim(1), W = x.dim(2), P = H * W;
+  if (times.size() != M + 1) throw InputError("linear rate: expected " + std::to_string(M + 1) + " times, found " + std::to_string(times.size()));
+  double tm = 0;
+  for (double t : times) tm += t;
+  tm /= static_cast<double>(M + 1);
+  double stt = 0;
+  for (double t : times) stt += (t - tm) * (t - tm);
+  Array out(DType::Float64, {1, H, W});
+  for (std::size_t p = 0; p < P; ++p) {
+    double sty = 0, sy = 0;  // the series: 0 at times[0], x at the others
+    for (std::size_t j = 0; j < M; ++j) sy += x.value(j * P + p);
+    const double ym = sy / static_cast<double>(M + 1);
+    sty = (times[0] - tm) * (0 - ym);
+    for (std::size_t j = 0; j < M; ++j) sty += (times[j + 1] - tm) * (x.value(j * P + p) - ym);
+    out.data<double>()[p] = stt > 0 ? sty / stt : std::numeric_limits<double>::quiet_NaN();
+  }
+  return out;
+}
+
 Array residual_cube(const Array& cube, const Array& model) {
   check_like_cube(model.shape(), cube.shape(), "model");
   Array res(cube.dtype(), cube.shape());

@@ -3,6 +3,7 @@
 #include "reference.hpp"
 
 #include <cubesolve/data/designs.hpp>
+#include <cubesolve/engine/engine.hpp>
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/files.hpp>
@@ -116,6 +117,26 @@ private slots:
     QVERIFY(nopairs.waitForFinished(60000));
     QCOMPARE(nopairs.exitCode(), 2);
     QVERIFY(QString(nopairs.readAllStandardError()).contains("--pairs"));
+  }
+
+  // The dates a pixel's network leaves undetermined, and a time series' slope.
+  void undeterminedAndRate() {
+    // 5 dates; pairs 0-1, 1-2, 3-4 (and 2-3 missing for this pixel): dates 3 and 4
+    // are not linked to the reference date 0.
+    const std::vector<DatePair> pairs{{"20200101", "20200113"}, {"20200113", "20200125"}, {"20200125", "20200206"},
+                                      {"20200206", "20200218"}};
+    const Design A(sbas_design(pairs));
+    QCOMPARE(undetermined_unknowns(A, {true, true, false, true}), (std::vector<bool>{false, false, true, true}));
+    QCOMPARE(undetermined_unknowns(A, {true, true, true, true}), (std::vector<bool>{false, false, false, false}));
+    QCOMPARE(undetermined_unknowns(A, {false, false, false, false}), (std::vector<bool>{true, true, true, true}));
+    // A line through the series 0, 1, 2, 3 at times 0, 1, 2, 3 (and 0, 2, 4, 6 at half the times).
+    Array x(DType::Float64, {3, 1, 2});
+    const double v[6] = {1, 2, 2, 4, 3, 6};
+    std::copy(v, v + 6, x.data<double>());
+    const Array r = linear_rate(x, {0, 1, 2, 3});
+    QCOMPARE(r.value(0), 1.0);
+    QCOMPARE(r.value(1), 2.0);
+    QVERIFY_THROWS_EXCEPTION(InputError, linear_rate(x, {0, 1}));
   }
 
   // The weights MintPy 1.6.4 gives (coherence2weight, then float32 and its

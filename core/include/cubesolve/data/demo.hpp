@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cubesolve {
@@ -15,6 +16,9 @@ struct DemoCube {
   std::string description;
   Array cube;    // (N, H, W) float32 with NaN gaps
   Array design;  // (N, M) float64
+  /// For the InSAR demo: each observation's pair of dates YYYYMMDD (the
+  /// acquisitions 12 days apart from 2020-01-01); empty for the others.
+  std::vector<std::pair<std::string, std::string>> pairs;
 };
 
 /// "insar" and "seed".

@@ -171,6 +171,17 @@ std::vector<double> pixel_model(const Design& design, const Array& x, std::size_
 /// One band of the model cube: (A·X)[observation], (1, H, W) float64.
 Array model_band(const Design& design, const Array& x, std::size_t observation);
 
+/// Which unknowns a pixel's valid rows (`valid`, N flags) leave undetermined:
+/// those whose unit vector is not in the row space of A_V, so that the
+/// minimum-norm solution sets them by convention rather than from data (an
+/// SBAS date the pixel's network does not reach).
+std::vector<bool> undetermined_unknowns(const Design& design, const std::vector<bool>& valid);
+
+/// The least-squares slope of each pixel's time series, (1, H, W) float64:
+/// x (M, H, W) holds the values at times[1..M], and the series starts at 0
+/// at times[0] (the reference). NaN where x has a NaN.
+Array linear_rate(const Array& x, const std::vector<double>& times);
+
 /// The model cube A·X (N, H, W) in X's dtype, NaN where X is NaN.
 Array model_cube(const Design& design, const Array& x);
 /// Y - A·X (N, H, W) in the cube's dtype, NaN where Y is missing or X is NaN.
