@@ -243,7 +243,9 @@ void Document::exportSolution(const QString& path, bool cubes) {
   QString base = path;
   const QString ext = QFileInfo(path).suffix();
   base.chop(static_cast<int>(ext.size()) + 1);
-  ResultPaths paths{path.toStdString(), base.toStdString(), {}, {}};
+  ResultPaths paths;
+  paths.x = path.toStdString();
+  paths.diagnostics = base.toStdString();
   if (cubes) {
     paths.model = (base + "_model." + ext).toStdString();
     paths.residual = (base + "_residual." + ext).toStdString();

@@ -131,8 +131,11 @@ private:
 /// process). Empty names stay empty.
 ResultPaths staging(const ResultPaths& out) {
   auto beside = [](const std::string& p) { return p.empty() ? p : p + ".staging.npy"; };
-  ResultPaths s{beside(out.x), out.diagnostics.empty() ? "" : out.diagnostics + ".staging", beside(out.model),
-                beside(out.residual)};
+  ResultPaths s;
+  s.x = beside(out.x);
+  s.diagnostics = out.diagnostics.empty() ? "" : out.diagnostics + ".staging";
+  s.model = beside(out.model);
+  s.residual = beside(out.residual);
   return s;
 }
 

@@ -22,8 +22,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     cubesolve::cli::device_options(args, o, "cpu");
     args.integer("sample", 1000, 0, 1 << 30);
     args.number("nan", 0.2);
-    cubesolve::ResultPaths paths{args.get("output", "x.npy"), args.get("diag", ""), args.get("model", ""),
-                                 args.get("residual", "")};
+    cubesolve::ResultPaths paths;
+    paths.x = args.get("output", "x.npy");
+    paths.diagnostics = args.get("diag", "");
+    paths.model = args.get("model", "");
+    paths.residual = args.get("residual", "");
     paths.check(args.positional());
   } catch (const cubesolve::Error&) {
   }

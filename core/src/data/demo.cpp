@@ -31,7 +31,7 @@ DemoCube make_seed(std::size_t S) {
   DemoCube d{"seed",
              "The seed setting: N=50 observations, M=100 unknowns, random A, 20% of values missing at random. "
              "Every pixel is underdetermined: the minimum-norm solution is returned.",
-             {}, Array(DType::Float64, {N, M})};
+             {}, Array(DType::Float64, {N, M}), {}};
   for (std::size_t i = 0; i < N * M; ++i) d.design.data<double>()[i] = rng.normal();
 
   // Smooth, separable spatial fields for each unknown.
@@ -68,7 +68,7 @@ DemoCube make_insar(std::size_t S) {
              "A small-baseline InSAR stack: 30 dates 12 days apart, interferograms between dates up to 4 apart "
              "(N=110), displacement at dates 2..30 relative to the first (M=29, mm). Decorrelated patches, a lake "
              "with no data, and a field where every interferogram across dates 15-16 is lost (split network).",
-             {}, Array(DType::Float64, {N, M})};
+             {}, Array(DType::Float64, {N, M}), {}};
   auto date = [](std::size_t i) {  // 2020-01-01 + 12 i days
     int y = 2020, m = 1, day = 1 + static_cast<int>(12 * i);
     auto days_in = [](int yy, int mm) {
@@ -82,7 +82,7 @@ DemoCube make_insar(std::size_t S) {
         ++y;
       }
     }
-    char b[16];
+    char b[32];
     std::snprintf(b, sizeof b, "%04d%02d%02d", y, m, day);
     return std::string(b);
   };
@@ -147,7 +147,7 @@ DemoCube make_synthetic(std::size_t n, std::size_t m, std::size_t size, double m
   detail::Random rng(seed);
   const std::size_t P = size * size;
   DemoCube d{"synthetic", "Gaussian A and Y with missing values", Array(DType::Float32, {n, size, size}),
-             Array(DType::Float64, {n, m})};
+             Array(DType::Float64, {n, m}), {}};
   for (std::size_t i = 0; i < n * m; ++i) d.design.data<double>()[i] = rng.normal();
   float* y = d.cube.data<float>();
   for (std::size_t i = 0; i < n * P; ++i) y[i] = static_cast<float>(rng.normal());

@@ -184,11 +184,15 @@ private slots:
       phase[k * P + 4 * W + 5] = static_cast<float>(-0.7 + 0.05 * k);
     }
     phase[6 * P] = NAN;
+    // Column 8: no interferogram across dates 5 and 6, a network split in two.
+    for (std::size_t k = 0; k < N; ++k)
+      if (net[k].first <= 5 && net[k].second >= 6)
+        for (std::size_t r = 0; r < H; ++r) phase[k * P + r * W + 8] = NAN;
     std::vector<unsigned char> keep(N, 1);
     keep[4] = 0;
     std::string dates;
     auto date = [](int d) {
-      char b[16];
+      char b[32];
       std::snprintf(b, sizeof b, "2021%02d%02d", 1 + d / 2, d % 2 ? 20 : 5);
       return std::string(b);
     };
@@ -246,10 +250,12 @@ private slots:
       if (v != 0.0f) v -= phase[rows[k] * P + ry * W + rx];
       return v == 0.0f ? NAN : v;
     };
-    auto w_var = [&](std::size_t k, std::size_t p) { return coherence_weight("var", coherence[rows[k] * P + p], 7); };
-    for (const char* fn : {"no", "var"}) {
+    std::string fn_now;
+    auto w_var = [&](std::size_t k, std::size_t p) { return coherence_weight(fn_now, coherence[rows[k] * P + p], 7); };
+    for (const char* fn : {"no", "var", "fim", "coh"}) {
       const Array ts = solved({"--formulation", "velocity", "--weight-func", fn});
       QVERIFY(ts.size() == m * P);
+      fn_now = fn;
       auto velocity = [&](std::size_t j, std::size_t p) {
         return (ts.value(j * P + p) - (j ? ts.value((j - 1) * P + p) : 0.0)) / dt[j];
       };
@@ -257,6 +263,15 @@ private slots:
                                                   std::string(fn) == "no" ? std::function<double(std::size_t, std::size_t)>{} : w_var);
       QVERIFY2(err <= 1e-9, qPrintable(QString("velocity, %1: %2").arg(fn).arg(err)));
     }
+    // On the split column the two formulations differ (each its own minimum norm).
+    const Array ts_v = solved({"--formulation", "velocity"}), ts_p = solved({});
+    double split_diff = 0;
+    for (std::size_t j = 0; j < m; ++j)
+      for (std::size_t r = 0; r < H; ++r) {
+        const std::size_t i = j * P + r * W + 8;
+        if (std::isfinite(ts_v.value(i)) && std::isfinite(ts_p.value(i))) split_diff = std::max(split_diff, std::fabs(ts_v.value(i) - ts_p.value(i)));
+      }
+    QVERIFY2(split_diff > 1e-3, qPrintable(QString::number(split_diff)));
     // MintPy's layout: timeseries.h5 in metres with the first date zero,
     // temporalCoherence.h5 and numInvIfgram.h5 beside it.
     QVERIFY(QDir(dir_.path()).mkpath("mintpy"));
