@@ -111,6 +111,7 @@ void ChartView::drawBars() {
     names->InsertNextValue(sel->GetName());
   }
   bars->SetColorSeries(colours);
+  bars->SetColor(59, 82, 139, 255);  // a single series is drawn in the plot's own colour
   bars->SetLabels(names);
   auto* bottom = chart_->GetAxis(vtkAxis::BOTTOM);
   bottom->SetCustomTickPositions(ticks, tick_labels);
@@ -139,6 +140,7 @@ void ChartView::drawBars() {
   }
   chart_->SetShowLegend(true);
   chart_->SetTitle("");
+  settle();
   update();
 }
 
@@ -199,6 +201,7 @@ void ChartView::setSeries(const std::vector<Series>& series, const QString& titl
   chart_->SetShowLegend(true);
   chart_->SetTitle(title.toStdString());
   chart_->RecalculateBounds();
+  settle();
   update();
 }
 
@@ -248,6 +251,7 @@ void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<do
   chart_->SetShowLegend(true);
   chart_->SetTitle(title.toStdString());
   chart_->RecalculateBounds();
+  settle();
   update();
 }
 

@@ -45,6 +45,11 @@ void VtkView::paintGL() {
   layoutViewports(w, h);
   window_->GetState()->Reset();
   window_->Render();
+  if (settle_) {  // a chart given new data and axes places its plots by the axes of its previous render
+    settle_ = false;
+    window_->GetState()->Reset();
+    window_->Render();
+  }
   auto* f = context()->functions();
   f->glBindFramebuffer(GL_DRAW_FRAMEBUFFER, defaultFramebufferObject());
   window_->BlitDisplayFramebuffer(0, 0, 0, w, h, 0, 0, w, h, GL_COLOR_BUFFER_BIT, GL_NEAREST);

@@ -30,10 +30,14 @@ protected:
   void paintGL() override;
   /// Places the renderers in a w x h window (pixels) before each render.
   virtual void layoutViewports(int /*w*/, int /*h*/) {}
+  /// The next frame is rendered twice (after new data, so that what depends
+  /// on the previous render is up to date when it shows).
+  void settle() { settle_ = true; }
 
 private:
   vtkSmartPointer<vtkGenericOpenGLRenderWindow> window_;
   vtkSmartPointer<vtkRenderer> renderer_;
+  bool settle_ = true;
 };
 
 }  // namespace cubesolve::ui

@@ -9,6 +9,7 @@
 #include "imageview.hpp"
 
 #include <QDir>
+#include <QScreen>
 #include <QTemporaryDir>
 
 using namespace cubesolve;
@@ -62,10 +63,12 @@ class TestRender : public QObject {
     }
   }
 
+  /// The view as it is on the screen (its first display, not a render made for the grab).
   static QImage grabView(MainWindow& w, MainWindow::View view, VtkView* widget) {
     w.showView(view);
-    QTest::qWait(100);
-    return widget->grab();
+    QTest::qWait(200);
+    const QPoint at = widget->mapTo(&w, QPoint(0, 0));
+    return w.screen()->grabWindow(w.winId(), at.x(), at.y(), widget->width(), widget->height()).toImage();
   }
 
 private slots:
