@@ -64,6 +64,20 @@ Design::Design(const Array& a, const std::string& name) {
     }
   }
   factors_ = std::make_shared<const detail::DesignFactors>(detail::factor_design(a_, rows_, cols_));
+  // Rank r below both N and M (a split network): the design in A's row
+  // space, A·Q (N, r). (Of full row rank, r = N < M, the dual paths serve.)
+  const auto& q = factors_->row_basis;
+  if (!q.empty() && factors_->rank < std::min(rows_, cols_)) {
+    const std::size_t r = q.size() / cols_;
+    Array aq(DType::Float64, {rows_, r});
+    for (std::size_t i = 0; i < rows_; ++i)
+      for (std::size_t k = 0; k < r; ++k) {
+        double v = 0;
+        for (std::size_t j = 0; j < cols_; ++j) v += a_[i * cols_ + j] * q[k * cols_ + j];
+        aq.data<double>()[i * r + k] = v;
+      }
+    reduced_ = std::make_shared<const Design>(aq, name + " (in its row space)");
+  }
 }
 
 std::size_t Design::rank() const { return factors_->rank; }

@@ -120,10 +120,48 @@ void add_counts(SolveResult& r, const std::vector<Workspace>& ws, const std::vec
 
 }  // namespace
 
+namespace {
+
+/// A design of rank r < M: each pixel's minimum-norm solution is Q z, z the
+/// minimum-norm solution for A·Q (full column rank), Q the orthonormal basis
+/// of A's row space; the singular values of the pixel's rows are the same,
+/// and so are its rank, residuals and condition. A pixel unique in z is of
+/// minimum norm in x (with a ridge, its solution stays unique).
+SolveResult solve_in_row_space(const Array& cube, const Design& design, const Design& reduced, const Array* weights,
+                               const SolveOptions& options, const Progress& progress) {
+  SolveResult r = solve(cube, reduced, weights, options, progress);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t M = design.cols(), R = reduced.cols(), H = cube.dim(1), W = cube.dim(2), P = H * W;
+  const std::vector<double>& q = design.factors().row_basis;
+  std::vector<double> z(R * P), x(M * P);
+  for (std::size_t i = 0; i < R * P; ++i) z[i] = r.x.value(i);
+  // X (M, P) = Q (M, R) · Z (R, P), row-major: X^T = Z^T Q^T in column-major terms.
+  if (P > 0)
+    lapack::gemm('N', 'T', static_cast<int>(P), static_cast<int>(M), static_cast<int>(R), 1.0, z.data(), static_cast<int>(P),
+                 q.data(), static_cast<int>(M), 0.0, x.data(), static_cast<int>(P));
+  Array full(r.x.dtype(), {M, H, W});
+  for (std::size_t j = 0; j < M; ++j)
+    for (std::size_t p = 0; p < P; ++p) {
+      const double v = std::isnan(z[p]) ? std::numeric_limits<double>::quiet_NaN() : x[j * P + p];
+      if (full.dtype() == DType::Float32) full.data<float>()[j * P + p] = static_cast<float>(v);
+      else full.data<double>()[j * P + p] = v;
+    }
+  r.x = std::move(full);
+  auto* st = r.status.data<std::uint8_t>();
+  for (std::size_t p = 0; p < P && options.ridge == 0; ++p)
+    if (st[p] == static_cast<std::uint8_t>(PixelStatus::Ok)) st[p] = static_cast<std::uint8_t>(PixelStatus::MinNorm);
+  r.engine_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace
+
 SolveResult solve(const Array& cube, const Design& design, const Array* weights, const SolveOptions& options,
                   const Progress& progress) {
   check_inputs(cube, design, weights);
   check_options(options);
+  if (const Design* reduced = design.reduced(); reduced && options.method == Method::Auto)
+    return solve_in_row_space(cube, design, *reduced, weights, options, progress);
   const auto t0 = std::chrono::steady_clock::now();
   SolveResult r = allocate_result(cube, design, options);
   const Planner planner = make_planner(design, weights != nullptr, options);

@@ -69,11 +69,17 @@ public:
   /// sigma_max / sigma_min over all min(N, M) singular values (inf when singular).
   double condition() const;
   const detail::DesignFactors& factors() const { return *factors_; }
+  /// For A of rank r < min(N, M): A·Q (N, r), Q an orthonormal basis of A's row
+  /// space. Every pixel's minimum-norm solution lies in that space, so it is
+  /// Q times the minimum-norm solution for A·Q, a design of full column rank
+  /// (whose fast paths apply). Null for A of full column or row rank.
+  const Design* reduced() const { return reduced_.get(); }
 
 private:
   std::size_t rows_ = 0, cols_ = 0;
   std::vector<double> a_;
   std::shared_ptr<const detail::DesignFactors> factors_;
+  std::shared_ptr<const Design> reduced_;
 };
 
 /// Auto lets the planner choose each pixel's cheapest safe path (full data,
