@@ -14,6 +14,10 @@ namespace cubesolve::cli {
 
 namespace {
 
+const char* weights_name(bench::BenchWeights w) {
+  return w == bench::BenchWeights::Random ? "random" : w == bench::BenchWeights::Coherence ? "coherence" : "none";
+}
+
 void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
   const char* masks = b.masks == MaskPattern::Blobs ? "blobs" : "random";
   Json j;
@@ -22,9 +26,10 @@ void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
       .field("engine_seconds_float64_output", r.engine_float64)
       .field("gemm_floor_seconds", r.floor_gemm).field("read_seconds", r.floor_read)
       .field("engine_over_floor", r.engine / r.floor_gemm).field("exact_seconds", r.exact)
-      .field("exact_speedup", r.exact / r.engine).field("normal_equations_seconds", r.normal)
-      .field("normal_equations_speedup", r.normal / r.engine).field("sample", r.check.pixels)
-      .field("device_precision", b.options.device_float64 ? "float64" : "mixed");
+      .field("exact_speedup", r.exact / r.engine).field("sample", r.check.pixels)
+      .field("device_precision", b.options.device_float64 ? "float64" : "mixed").field("weights", weights_name(b.weights));
+  if (r.floor_gram > 0) j.field("gram_floor_seconds", r.floor_gram).field("engine_over_gram_floor", r.engine / r.floor_gram);
+  if (r.normal > 0) j.field("normal_equations_seconds", r.normal).field("normal_equations_speedup", r.normal / r.engine);
   if (r.device == Device::Cuda)
     j.field("normal_equations_device_seconds", r.normal_device)
         .field("normal_equations_device_speedup", r.normal_device / r.engine);
@@ -37,18 +42,23 @@ void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
 void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
   const char* masks = b.masks == MaskPattern::Blobs ? "blobs" : "random";
   const bool cuda = r.device == Device::Cuda;
-  std::printf("bench: N=%zu M=%zu, %zux%zu = %zu pixels, %.0f%% missing (%s), %s%s, %d threads\n", b.n, b.m, b.size,
+  std::printf("bench: N=%zu M=%zu, %zux%zu = %zu pixels, %.0f%% missing (%s), %s%s, %d threads%s%s\n", b.n, b.m, b.size,
               b.size, r.pixels, 100 * b.missing, masks, device_name(r.device),
-              !cuda ? "" : b.options.device_float64 ? " (float64)" : " (mixed precision)", r.threads);
+              !cuda ? "" : b.options.device_float64 ? " (float64)" : " (mixed precision)", r.threads,
+              b.weights == bench::BenchWeights::None ? "" : ", weights ", b.weights == bench::BenchWeights::None ? "" : weights_name(b.weights));
   std::printf("  engine                %9.4f s   (best of %d; X in float32 like the cube)\n", r.engine, b.repeat);
   std::printf("  engine, X in float64  %9.4f s   (one run; the errors below are from it)\n", r.engine_float64);
   std::printf("  floor: GEMM P*Y       %9.4f s   engine/floor %.2f\n", r.floor_gemm, r.engine / r.floor_gemm);
   std::printf("  floor: read Y once    %9.4f s\n", r.floor_read);
+  if (r.floor_gram > 0)
+    std::printf("  floor: Gram GEMM      %9.4f s   engine/floor %.2f (packed row products times the weights)\n", r.floor_gram,
+                r.engine / r.floor_gram);
   std::printf("  exact engine (gelsd)  %9.3f s   engine is %.0fx faster (%zu pixels timed, scaled)\n", r.exact,
               r.exact / r.engine, r.check.pixels);
-  std::printf("  normal equations      %9.3f s   engine is %.0fx faster (per-pixel normal equations, LU)\n", r.normal,
-              r.normal / r.engine);
-  if (cuda)
+  if (r.normal > 0)
+    std::printf("  normal equations      %9.3f s   engine is %.0fx faster (per-pixel normal equations, LU)\n", r.normal,
+                r.normal / r.engine);
+  if (cuda && r.normal_device > 0)
     std::printf("  normal equations, GPU %9.3f s   engine is %.0fx faster (the same loop on the device)\n",
                 r.normal_device, r.normal_device / r.engine);
   std::printf("  max relative error vs gelsd: %.3g over %zu sampled pixels\n", r.check.max_error, r.check.compared);
@@ -63,7 +73,7 @@ void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
 int cmd_bench(const std::vector<std::string>& argv) {
   const Args args("bench", argv, {"json"},
                   {"size", "n", "m", "nan", "masks", "threads", "sample", "repeat", "memory", "device", "device-precision",
-                   "device-memory"});
+                   "device-memory", "weights"});
   args.expect_positional(0, 0, "no positional arguments");
   bench::BenchSettings b;
   b.size = static_cast<std::size_t>(args.integer("size", 500, 1, 8192));
@@ -79,6 +89,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
   b.options.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));
   b.options.memory = static_cast<std::size_t>(args.integer("memory", 256, 16, 1 << 20)) << 20;
   b.options.residuals = false;
+  const std::string weights = args.get("weights", "none");
+  if (weights != "none" && weights != "random" && weights != "coherence")
+    throw InputError("--weights: expected none, random or coherence, found '" + weights + "'");
+  b.weights = weights == "random" ? bench::BenchWeights::Random : weights == "coherence" ? bench::BenchWeights::Coherence
+                                                                                          : bench::BenchWeights::None;
   device_options(args, b.options, "cpu");
   const bench::BenchReport r = bench::run_bench(b);
   print_warnings(r.warnings);

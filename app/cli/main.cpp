@@ -22,14 +22,19 @@ usage:
                 [--rcond R] [--min-valid K] [--ridge L] [--diag PREFIX] [--threads T]
                 [--dtype float32|float64] [--model F.npy] [--residual F.npy]
                 [--method auto|exact] [--memory MB] [--pairs FILE] [--times FILE]
-                [--device-precision mixed|float64] [--device-memory MB] [--json]
+                [--device-precision mixed|float64] [--device-memory MB] [--nodata V]
+                [MintPy stacks: --ref-yx Y,X | --no-ref] [--keep-zero]
+                [--mask-dataset connectComponent|coherence] [--mask-threshold T]
+                [--weight-func var|fim|coh|no] [--looks L] [--formulation phase|velocity]
+                [--unit m|radian] [--json]
   cubesolve-cli info CUBE [DESIGN] [--weights W.npy] [--min-valid K] [--pairs F] [--times F] [--json]
   cubesolve-cli demo [-o DIR] [--size S] [--name insar|seed] [--threads T] [--json]
   cubesolve-cli verify CUBE DESIGN X.npy [--sample K] [--weights W.npy] [--rcond R]
                 [--min-valid K] [--ridge L] [--threads T] [--pairs F] [--times F] [--json]
   cubesolve-cli bench [--size S] [--n N] [--m M] [--nan F] [--masks random|blobs]
                 [--threads T] [--sample K] [--repeat R] [--device cpu|cuda|auto]
-                [--device-precision mixed|float64] [--device-memory MB] [--json]
+                [--device-precision mixed|float64] [--device-memory MB]
+                [--weights none|random|coherence] [--json]
 
 CUBE: (N, H, W) .npy, float32 or float64, or any raster GDAL opens (bands =
 observations; nodata is missing); NaN and Inf are missing values.
@@ -37,7 +42,11 @@ DESIGN: (N, M) .npy or .csv, or built: sbas (pairs from a MintPy ifgramStack.h5
 cube or --pairs FILE of YYYYMMDD_YYYYMMDD lines; dates - 1 unknowns, the first
 date the reference), poly:D or harmonic:K[:P] (times from --times FILE, one per
 band, numbers or YYYYMMDD; else band index). X: (M, H, W) as .npy, or GeoTIFF
-(.tif) with the cube's georeference. solve reads, solves and writes in row
+(.tif) with the cube's georeference, or for a MintPy stack timeseries.h5 (any
+name ending in .h5) in MintPy's layout with temporalCoherence.h5 and
+numInvIfgram.h5 beside it. A MintPy stack is read as MintPy's inversion reads
+it: referenced at REF_Y/REF_X (or refPhase) where not 0, and 0 as missing.
+info and verify take the same input options as solve. solve reads, solves and writes in row
 blocks that keep the data within --memory MB (default 256). On a CUDA device
 the small systems are solved in float32 and refined once against float64
 residuals (--device-precision mixed, the default) or in float64 throughout;

@@ -216,6 +216,18 @@ private slots:
                            "--sample", "20", "--repeat", "1", "--json"});
     QVERIFY2(blobs.code == 0, qPrintable(blobs.err));
     QVERIFY(QJsonDocument::fromJson(blobs.out.toUtf8()).object()["paths"].toObject()["group"].toInt() > 0);
+    // Weighted: the Gram path against its own floor and the exact engine.
+    for (const char* w : {"random", "coherence"}) {
+      const Run weighted = cli({"bench", "--size", "40", "--n", "30", "--m", "10", "--sample", "50", "--repeat", "1", "--weights", w, "--json"});
+      QVERIFY2(weighted.code == 0, qPrintable(weighted.err));
+      const QJsonObject wj = QJsonDocument::fromJson(weighted.out.toUtf8()).object();
+      QCOMPARE(wj["weights"].toString(), QString(w));
+      QVERIFY(wj["gram_floor_seconds"].toDouble() > 0 && wj["engine_over_gram_floor"].toDouble() > 0);
+      QVERIFY(wj["max_rel_error"].toDouble() <= 1e-9);
+      QVERIFY(wj["paths"].toObject()["gram"].toInt() > 1000);
+      QVERIFY(!wj.contains("normal_equations_seconds"));  // the per-pixel loop it stands for is unweighted
+    }
+    QCOMPARE(cli({"bench", "--weights", "heavy"}).code, 2);
   }
 
   void cubeLargerThanTheMemoryBudget() {

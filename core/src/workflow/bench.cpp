@@ -98,19 +98,47 @@ double normal_equations_device_seconds(const Array& cube, const Design& design, 
   return detail::gpu::normal_equations(design.values(), design.cols(), systems, x);
 }
 
+namespace {
+
+/// The bench's weights (N, H, W) float32, or an empty array.
+Array bench_weights(const BenchSettings& b) {
+  if (b.weights == BenchWeights::None) return {};
+  const std::size_t N = b.n, S = b.size, P = S * S;
+  Array w(DType::Float32, {N, S, S});
+  detail::Random rng(29);
+  float* out = w.data<float>();
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t p = 0; p < P; ++p) {
+      if (b.weights == BenchWeights::Random) {
+        out[i * P + p] = static_cast<float>(0.5 + rng.uniform());
+        continue;
+      }
+      const double y = static_cast<double>(p / S) / S, x = static_cast<double>(p % S) / S;
+      const double g = std::clamp(0.85 - 0.3 * static_cast<double>(i) / N - 0.25 * std::exp(-((x - 0.6) * (x - 0.6) + (y - 0.3) * (y - 0.3)) / 0.02) +
+                                      0.08 * rng.normal(),
+                                  0.05, 0.98);
+      out[i * P + p] = rng.uniform() < 0.1 ? 0.0f : static_cast<float>(2 * g * g / (1 - g * g));
+    }
+  return w;
+}
+
+}  // namespace
+
 BenchReport run_bench(const BenchSettings& b) {
   const DemoCube d = make_synthetic(b.n, b.m, b.size, b.missing, b.masks);
   const Design design(d.design, "A");
   const std::size_t P = b.size * b.size;
+  const Array weight_cube = bench_weights(b);
+  const Array* weights = weight_cube.size() ? &weight_cube : nullptr;
   SolveOptions options = b.options;
   BenchReport r;
   r.pixels = P;
   // Timed as `solve` runs by default (X in the cube's float32); the accuracy
   // is read from one more run that keeps X in float64.
   r.engine = 1e300;
-  for (int k = 0; k < b.repeat; ++k) r.engine = std::min(r.engine, solve(d.cube, design, nullptr, options).engine_seconds);
+  for (int k = 0; k < b.repeat; ++k) r.engine = std::min(r.engine, solve(d.cube, design, weights, options).engine_seconds);
   options.output = DType::Float64;
-  const SolveResult x64 = solve(d.cube, design, nullptr, options);
+  const SolveResult x64 = solve(d.cube, design, weights, options);
   r.engine_float64 = x64.engine_seconds;
   r.threads = x64.threads;
   r.paths = x64.paths;
@@ -119,17 +147,18 @@ BenchReport run_bench(const BenchSettings& b) {
   r.warnings = x64.warnings;
   r.floor_gemm = gemm_floor_seconds(b.m, b.n, P, r.threads);
   r.floor_read = read_seconds(d.cube, r.threads);
+  if (weights) r.floor_gram = gemm_floor_seconds(b.m * (b.m + 1) / 2, b.n, P, r.threads);
 
   // The exact path and per-pixel normal equations on an evenly spread
   // sample, scaled to all pixels.
   const std::vector<std::size_t> pick = spread_pixels(P, b.sample);
   const double scale = static_cast<double>(P) / static_cast<double>(pick.size());
-  const SampleCheck check = check_pixels(d.cube, design, nullptr, x64.x, pick, options);
+  const SampleCheck check = check_pixels(d.cube, design, weights, x64.x, pick, options);
   r.check = summarize(check.pixels, 1e-9, 1e300);
   r.exact = check.exact_seconds * scale;
-  r.normal = normal_equations_seconds(d.cube, design, pick, r.threads) * scale;
+  if (!weights) r.normal = normal_equations_seconds(d.cube, design, pick, r.threads) * scale;
   // On a device, the per-pixel loop also runs there.
-  if (r.device == Device::Cuda) r.normal_device = normal_equations_device_seconds(d.cube, design, pick) * scale;
+  if (r.device == Device::Cuda && !weights) r.normal_device = normal_equations_device_seconds(d.cube, design, pick) * scale;
   return r;
 }
 

@@ -33,6 +33,11 @@ double normal_equations_seconds(const Array& cube, const Design& design, const s
 /// loop runs it (Cholesky, float64). Throws NumericalError without a device.
 double normal_equations_device_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels);
 
+/// Weights of a weighted bench: none, positive random (0.5 to 1.5), or a
+/// coherence-like field (smooth in space, lower for later observations, a
+/// tenth of them 0: missing) turned into weights as 2γ²/(1 − γ²).
+enum class BenchWeights { None, Random, Coherence };
+
 /// What `bench` runs: a synthetic cube and the solve options.
 struct BenchSettings {
   std::size_t n = 50, m = 100, size = 500;
@@ -40,6 +45,7 @@ struct BenchSettings {
   MaskPattern masks = MaskPattern::Random;
   std::size_t sample = 500;  // pixels the per-pixel methods are timed on (scaled to the cube)
   int repeat = 5;            // the engine's best of
+  BenchWeights weights = BenchWeights::None;
   SolveOptions options;      // residuals off, as solve computes by default without --diag
 };
 
@@ -50,6 +56,9 @@ struct BenchReport {
   double engine = 0;        // best of `repeat`, X in the cube's float32
   double engine_float64 = 0;  // one run with X in float64 (the errors are from it)
   double floor_gemm = 0, floor_read = 0;
+  /// Weighted: the Gram path's own floor, one GEMM of A's packed row
+  /// products (M(M+1)/2, N) with the weights (N, P).
+  double floor_gram = 0;
   double exact = 0;         // the exact path, per pixel, scaled from the sample
   double normal = 0;        // per-pixel normal equations (LU), scaled from the sample
   double normal_device = 0; // the same loop on the device (0 without one)
