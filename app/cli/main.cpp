@@ -34,7 +34,7 @@ usage:
   cubesolve-cli bench [--size S] [--n N] [--m M] [--nan F] [--masks random|blobs]
                 [--threads T] [--sample K] [--repeat R] [--device cpu|cuda|auto]
                 [--device-precision mixed|float64] [--device-memory MB]
-                [--weights none|random|coherence] [--json]
+                [--weights none|random|coherence] [--scaling] [--json]
 
 CUBE: (N, H, W) .npy, float32 or float64, or any raster GDAL opens (bands =
 observations; nodata is missing); NaN and Inf are missing values.

@@ -7,6 +7,7 @@
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -228,6 +229,15 @@ private slots:
       QVERIFY(!wj.contains("normal_equations_seconds"));  // the per-pixel loop it stands for is unweighted
     }
     QCOMPARE(cli({"bench", "--weights", "heavy"}).code, 2);
+    // --scaling: a row per grown dimension, each against its floor.
+    const Run scaling = cli({"bench", "--scaling", "--size", "24", "--n", "12", "--m", "4", "--repeat", "1", "--json"});
+    QVERIFY2(scaling.code == 0, qPrintable(scaling.err));
+    const QJsonArray rows = QJsonDocument::fromJson(scaling.out.toUtf8()).object()["rows"].toArray();
+    QCOMPARE(rows.size(), 9);
+    QCOMPARE(rows[2].toObject()["pixels"].toInt(), 48 * 48);  // four times the pixels
+    QCOMPARE(rows[4].toObject()["n"].toInt(), 48);
+    QCOMPARE(rows[6].toObject()["m"].toInt(), 16);
+    for (const auto& row : rows) QVERIFY(row.toObject()["engine_seconds"].toDouble() > 0 && row.toObject()["gemm_floor_seconds"].toDouble() > 0);
   }
 
   void cubeLargerThanTheMemoryBudget() {

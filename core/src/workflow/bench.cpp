@@ -162,4 +162,31 @@ BenchReport run_bench(const BenchSettings& b) {
   return r;
 }
 
+std::vector<ScalingRow> run_scaling(const BenchSettings& b) {
+  struct Shape {
+    std::size_t n, m, size;
+    double missing;
+  };
+  const auto side = [&](double factor) { return static_cast<std::size_t>(std::lround(static_cast<double>(b.size) * std::sqrt(factor))); };
+  const std::vector<Shape> shapes{{b.n, b.m, b.size, b.missing},         {b.n, b.m, side(2), b.missing},
+                                  {b.n, b.m, side(4), b.missing},         {2 * b.n, b.m, b.size, b.missing},
+                                  {4 * b.n, b.m, b.size, b.missing},      {b.n, 2 * b.m, b.size, b.missing},
+                                  {b.n, 4 * b.m, b.size, b.missing},      {b.n, b.m, b.size, b.missing / 2},
+                                  {b.n, b.m, b.size, std::min(0.9, b.missing * 2)}};
+  std::vector<ScalingRow> rows;
+  for (const Shape& s : shapes) {
+    const DemoCube d = make_synthetic(s.n, s.m, s.size, s.missing, b.masks);
+    const Design design(d.design, "A");
+    ScalingRow row{s.n, s.m, s.size * s.size, s.missing, 1e300, 0, {}};
+    for (int k = 0; k < b.repeat; ++k) {
+      const SolveResult r = solve(d.cube, design, nullptr, b.options);
+      row.engine = std::min(row.engine, r.engine_seconds);
+      row.paths = r.paths;
+      if (k == 0) row.floor_gemm = gemm_floor_seconds(s.m, s.n, row.pixels, r.threads);
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 }  // namespace cubesolve::bench

@@ -73,4 +73,17 @@ struct BenchReport {
 /// for settings out of range, NumericalError where a device fails.
 BenchReport run_bench(const BenchSettings& settings);
 
+/// One row of the scaling table: a cube's shape and what the engine took.
+struct ScalingRow {
+  std::size_t n = 0, m = 0, pixels = 0;
+  double missing = 0;
+  double engine = 0, floor_gemm = 0;  // seconds (the engine's best of the repeats)
+  PathCounts paths{};
+};
+
+/// The engine as pixels, N, M and the missing share grow from the
+/// settings' cube, one at a time (pixels x2 and x4, N x2 and x4, M x2 and
+/// x4, missing x1/2 and x2), each against its GEMM floor.
+std::vector<ScalingRow> run_scaling(const BenchSettings& settings);
+
 }  // namespace cubesolve::bench
