@@ -35,10 +35,13 @@ Change cube_change(Array cube, const std::string& path, GeoReference geo) {
 
 /// A cube file, or a MintPy stack's kept interferograms (read by MintPy's
 /// rules, as `options` say) with their design.
-Change read_cube_file(const std::string& path, const StackOptions& options = {}) {
+Change read_cube_file(const std::string& path, StackOptions options = {}) {
   if (stack_support() && is_stack_path(path)) {
-    InsarStack s = kept_only(read_mintpy_stack(path, options));
+    options.unreferenced_if_none = true;  // the window says so and offers to pick the reference
+    const InsarStack read = read_mintpy_stack(path, options);
+    InsarStack s = kept_only(read);
     Change c = cube_change(std::move(s.cube), path, {});
+    c.unreferenced = !read.referenced && options.reference;
     c.design = std::make_shared<const Design>(sbas_design(s.pairs, nullptr, path), "sbas");
     c.design_name = QObject::tr("sbas from %1").arg(QFileInfo(QString::fromStdString(path)).fileName());
     c.pairs = s.pairs;
@@ -109,6 +112,7 @@ void Document::apply(Change c) {
     cube_ = std::move(c.cube);
     cube_name_ = c.cube_name;
     geo_ = std::move(c.geo);
+    unreferenced_ = c.unreferenced;
     result_.reset();
     if (c.drop_weights || (weights_ && weights_->shape() != cube_->shape())) weights_.reset();
   }

@@ -44,6 +44,8 @@ public:
   std::vector<std::string> dates() const;
   /// Whether the cube is a MintPy stack (whose reference pixel can be chosen).
   bool isStack() const;
+  /// A MintPy stack with no reference of its own, read unreferenced.
+  bool unreferenced() const { return unreferenced_; }
   /// Reads the stack again referenced at (row, col); loaded() follows.
   void setReference(int row, int col);
   const StackOptions& stackOptions() const { return stack_options_; }
@@ -112,6 +114,7 @@ public:
     std::shared_ptr<const Design> design;
     QString design_name;
     std::vector<DatePair> pairs;  // the design's date pairs, where it has them
+    bool unreferenced = false;    // a MintPy stack read without a reference (it has none)
     std::shared_ptr<const Array> weights;
     QString weights_name;
     bool drop_weights = false;  // the new cube comes without weights (a demo)
@@ -132,6 +135,7 @@ private:
   QString cube_name_, design_name_, weights_name_;
   std::vector<DatePair> pairs_;
   StackOptions stack_options_;
+  bool unreferenced_ = false;
   bool use_weights_ = true;
   int pending_ = 0;  // the solve whose answer is awaited
 };

@@ -668,6 +668,11 @@ void MainWindow::onLoaded() {
   } else {
     notice_ = tr("Open or build a design matrix of %1 rows to solve.").arg(N);
   }
+  if (doc_->unreferenced())
+    statusBar()->showMessage(tr("%1 has no reference pixel (REF_Y/REF_X) or refPhase: read unreferenced. "
+                                "Right-click a pixel to reference the interferograms there.")
+                                 .arg(QFileInfo(doc_->cubeName()).fileName()),
+                             20000);
   if (!doc_->result()) result_view_->clear(notice_.isEmpty() ? tr("Solving…") : notice_);
   if (!notice_.isEmpty() && doc_->design()) statusBar()->showMessage(notice_, 15000);
   use_weights_->setEnabled(doc_->weights() != nullptr);
@@ -740,6 +745,8 @@ void MainWindow::updateDataPanel() {
                 .arg(d->rank())
                 .arg(fmt(d->condition()));
   if (doc_->weights()) text += tr("<b>Weights</b> %1<br>").arg(doc_->weightsName().toHtmlEscaped());
+  if (doc_->unreferenced())
+    text += tr("<br><span style='color:#b00020'>Unreferenced: the stack has no reference pixel; right-click a pixel to pick one.</span>");
   if (!notice_.isEmpty()) text += QString("<br><span style='color:#b00020'>%1</span>").arg(notice_.toHtmlEscaped());
   data_label_->setText(text);
 }

@@ -754,6 +754,17 @@ private slots:
     QVERIFY(std::isnan(value(1, 3 * W + 4)));
     QCOMPARE(value(2, 9), static_cast<double>(phase[2 * P + 9] - phase[2 * P + 3 * W + 4]));
     QCOMPARE(w.document().stackOptions().ref_y, 3L);
+    QVERIFY(!w.document().unreferenced());
+    // A stack with no reference of its own opens unreferenced, and says so.
+    extras.attributes.clear();
+    const std::string bare = dir_.filePath("bare.h5").toStdString();
+    testing::write_stack(bare, N, H, W, phase.data(), &dates, keep.data(), extras);
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(bare)); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(w.document().unreferenced());
+    QCOMPARE(value(2, 9), static_cast<double>(phase[2 * P + 9]));
+    QVERIFY(loads(w, [&] { w.setReferencePixel(1, 1); }));
+    QVERIFY(!w.document().unreferenced());
   }
 #endif
 

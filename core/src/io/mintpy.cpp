@@ -317,6 +317,7 @@ public:
 
   const std::string& path() const { return path_; }
   hid_t file() const { return file_.id; }
+  bool referenced() const { return !ref_phase_.empty(); }
 
   /// The root attributes, dates, interferograms' bperp and reference pixel.
   void describe(StackInfo& info, const std::vector<DatePair>& pairs) const {
@@ -377,6 +378,7 @@ private:
       return;
     }
     Handle ref(open("refPhase"), H5Dclose);
+    if (ref.id < 0 && options_.unreferenced_if_none) return;
     if (ref.id < 0)
       throw InputError(path_ + ": expected a reference pixel (the attributes REF_Y and REF_X, set by MintPy's "
                                "reference_point.py) or a dataset 'refPhase', found neither (choose one with --ref-yx Y,X, "
@@ -613,6 +615,7 @@ InsarStack read_mintpy_stack(const std::string& path, const StackOptions& option
   InsarStack s;
   StackReader reader(path, &s.pairs, &s.keep, false, options);
   s.cube = reader.rows(0, reader.shape()[1]);
+  s.referenced = reader.referenced();
   return s;
 }
 

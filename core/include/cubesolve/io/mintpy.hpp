@@ -17,6 +17,7 @@ struct InsarStack {
   Array cube;                   // unwrapPhase (N, H, W)
   std::vector<DatePair> pairs;  // date (N x 2, YYYYMMDD)
   std::vector<bool> keep;       // dropIfgram (N): true = used, false = dropped
+  bool referenced = false;      // whether the interferograms were referenced
 };
 
 /// How a stack's interferograms are read, by MintPy's rules (MintPy 1.6,
@@ -29,6 +30,10 @@ struct StackOptions {
   /// unless this is false.
   bool reference = true;
   long ref_y = -1, ref_x = -1;
+  /// A stack without any reference is read unreferenced instead of refused
+  /// (InsarStack::referenced says which; the desktop application then
+  /// offers to pick a reference pixel).
+  bool unreferenced_if_none = false;
   /// An exact 0 (after referencing) is no data: "not unwrapped".
   bool zero_is_nodata = true;
   /// Per-pixel masking of interferograms: "connectComponent" (0 is masked),
