@@ -74,7 +74,6 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const Args args("bench", argv, {"json", "scaling"},
                   {"size", "n", "m", "nan", "masks", "threads", "sample", "repeat", "memory", "device", "device-precision",
                    "device-memory", "weights"});
-  // --scaling: the engine as the cube grows, a table.
   args.expect_positional(0, 0, "no positional arguments");
   bench::BenchSettings b;
   b.size = static_cast<std::size_t>(args.integer("size", 500, 1, 8192));
@@ -96,7 +95,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   b.weights = weights == "random" ? bench::BenchWeights::Random : weights == "coherence" ? bench::BenchWeights::Coherence
                                                                                           : bench::BenchWeights::None;
   device_options(args, b.options, "cpu");
-  if (args.flag("scaling")) {
+  if (args.flag("scaling")) {  // the engine as the cube grows, a table
     if (b.weights != bench::BenchWeights::None) throw InputError("--scaling: expected no --weights (it times the unweighted engine)");
     if (!args.get("repeat")) b.repeat = 2;
     const auto rows = bench::run_scaling(b);

@@ -86,7 +86,7 @@ const std::set<std::string> kInputOptions{"nodata",      "ref-yx", "mask-dataset
 
 InputOptions input_options(const Args& args, bool stack) {
   InputOptions o;
-  if (const auto v = args.get("nodata")) o.nodata = args.number("nodata", 0.0);
+  if (args.get("nodata")) o.nodata = args.number("nodata", 0.0);
   StackOptions& s = o.stack;
   s.reference = !args.flag("no-ref");
   s.zero_is_nodata = !args.flag("keep-zero");
@@ -112,11 +112,11 @@ InputOptions input_options(const Args& args, bool stack) {
   if (formulation != "phase" && formulation != "velocity")
     throw InputError("--formulation: expected phase or velocity, found '" + formulation + "'");
   o.velocity = formulation == "velocity";
-  if (!stack)
-    for (const char* name :
-         {"ref-yx", "mask-dataset", "mask-threshold", "weight-func", "looks", "no-ref", "keep-zero", "formulation"})
-      if (args.get(name) || args.flag(name))
-        throw InputError(std::string("--") + name + ": expected a MintPy stack (ifgramStack.h5 with the design sbas), found another cube");
+  if (!stack)  // every input option but --nodata is a stack's
+    for (const auto& names : {kInputFlags, kInputOptions})
+      for (const std::string& name : names)
+        if (name != "nodata" && (args.get(name) || args.flag(name)))
+          throw InputError("--" + name + ": expected a MintPy stack (ifgramStack.h5 with the design sbas), found another cube");
   return o;
 }
 

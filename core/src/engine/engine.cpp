@@ -65,9 +65,9 @@ Design::Design(const Array& a, const std::string& name) {
   }
   factors_ = std::make_shared<const detail::DesignFactors>(detail::factor_design(a_, rows_, cols_));
   // Rank r below both N and M (a split network): the design in A's row
-  // space, A·Q (N, r). (Of full row rank, r = N < M, the dual paths serve.)
+  // space, A·Q (N, r).
   const auto& q = factors_->row_basis;
-  if (!q.empty() && factors_->rank < std::min(rows_, cols_)) {
+  if (!q.empty()) {
     const std::size_t r = q.size() / cols_;
     Array aq(DType::Float64, {rows_, r});
     for (std::size_t i = 0; i < rows_; ++i)
@@ -122,16 +122,6 @@ void check_inputs(const Array& cube, const Design& design, const Array* weights,
   }
 }
 
-namespace {
-
-template <class T> void store(Array& a, std::size_t i, double v) { a.data<T>()[i] = static_cast<T>(v); }
-
-void store_value(Array& a, std::size_t i, double v) {
-  if (a.dtype() == DType::Float32) store<float>(a, i, v);
-  else store<double>(a, i, v);
-}
-
-}  // namespace
 
 Array model_cube(const Design& design, const Array& x) {
   if (x.ndim() != 3 || x.dim(0) != design.cols())
@@ -154,7 +144,7 @@ Array model_cube(const Design& design, const Array& x) {
       for (std::size_t k = 0; k < B; ++k) solved[k] &= static_cast<char>(std::isfinite(xb[k + j * B]));
     for (std::size_t i = 0; i < N; ++i)
       for (std::size_t k = 0; k < B; ++k)
-        store_value(model, i * P + b + k, solved[k] ? mb[k + i * B] : std::numeric_limits<double>::quiet_NaN());
+        model.set(i * P + b + k, solved[k] ? mb[k + i * B] : std::numeric_limits<double>::quiet_NaN());
   }
   return model;
 }
@@ -225,10 +215,10 @@ Array linear_rate(const Array& x, const std::vector<double>& times) {
   for (double t : times) stt += (t - tm) * (t - tm);
   Array out(DType::Float64, {1, H, W});
   for (std::size_t p = 0; p < P; ++p) {
-    double sty = 0, sy = 0;  // the series: 0 at times[0], x at the others
+    double sy = 0;  // the series: 0 at times[0], x at the others
     for (std::size_t j = 0; j < M; ++j) sy += x.value(j * P + p);
     const double ym = sy / static_cast<double>(M + 1);
-    sty = (times[0] - tm) * (0 - ym);
+    double sty = (times[0] - tm) * (0 - ym);
     for (std::size_t j = 0; j < M; ++j) sty += (times[j + 1] - tm) * (x.value(j * P + p) - ym);
     out.data<double>()[p] = stt > 0 ? sty / stt : std::numeric_limits<double>::quiet_NaN();
   }
@@ -240,7 +230,7 @@ Array residual_cube(const Array& cube, const Array& model) {
   Array res(cube.dtype(), cube.shape());
   for (std::size_t i = 0; i < cube.size(); ++i) {
     const double y = cube.value(i);
-    store_value(res, i, std::isfinite(y) ? y - model.value(i) : std::numeric_limits<double>::quiet_NaN());
+    res.set(i, std::isfinite(y) ? y - model.value(i) : std::numeric_limits<double>::quiet_NaN());
   }
   return res;
 }

@@ -31,7 +31,7 @@ DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::si
   f.rank = static_cast<std::size_t>(std::count_if(f.sigma.begin(), f.sigma.end(), [&](double s) { return s > tol; }));
   const std::size_t r = f.rank;
   const int M = static_cast<int>(m), N = static_cast<int>(n), R = static_cast<int>(r), K = static_cast<int>(k);
-  if (r > 0 && r < m) f.row_basis.assign(u.begin(), u.begin() + static_cast<std::ptrdiff_t>(m * r));
+  if (r > 0 && r < std::min(m, n)) f.row_basis.assign(u.begin(), u.begin() + static_cast<std::ptrdiff_t>(m * r));
 
   // P = U_r S_r^-1 VT_r  (m, n).
   f.pinv.assign(m * n, 0.0);

@@ -15,8 +15,9 @@ struct DesignFactors {
   std::size_t n = 0, m = 0;  // A is (n, m)
   std::size_t rank = 0;      // numerical rank, rcond = eps * max(n, m)
   std::vector<double> sigma; // singular values, descending
-  /// For A of rank r < m: an orthonormal basis of its row space, (m, r)
-  /// column-major (A's first r right singular vectors); else empty.
+  /// For A of rank r below both n and m: an orthonormal basis of its row
+  /// space, (m, r) column-major (A's first r right singular vectors); else
+  /// empty. (Of full row rank, r = n < m, the dual paths serve.)
   std::vector<double> row_basis;
   /// P = A^+ (m, n), column-major: column i (length m) starts at i*m.
   std::vector<double> pinv;

@@ -118,10 +118,6 @@ void add_counts(SolveResult& r, const std::vector<Workspace>& ws, const std::vec
     for (std::size_t i = 0; i < kPathCount; ++i) r.paths[i] += c[i];
 }
 
-}  // namespace
-
-namespace {
-
 /// A design of rank r < M: each pixel's minimum-norm solution is Q z, z the
 /// minimum-norm solution for A·Q (full column rank), Q the orthonormal basis
 /// of A's row space; the singular values of the pixel's rows are the same,
@@ -142,9 +138,7 @@ SolveResult solve_in_row_space(const Array& cube, const Design& design, const De
   Array full(r.x.dtype(), {M, H, W});
   for (std::size_t j = 0; j < M; ++j)
     for (std::size_t p = 0; p < P; ++p) {
-      const double v = std::isnan(z[p]) ? std::numeric_limits<double>::quiet_NaN() : x[j * P + p];
-      if (full.dtype() == DType::Float32) full.data<float>()[j * P + p] = static_cast<float>(v);
-      else full.data<double>()[j * P + p] = v;
+      full.set(j * P + p, std::isnan(z[p]) ? std::numeric_limits<double>::quiet_NaN() : x[j * P + p]);
     }
   r.x = std::move(full);
   auto* st = r.status.data<std::uint8_t>();

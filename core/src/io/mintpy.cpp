@@ -75,10 +75,6 @@ const std::vector<double>& phase_variance_table(int L) {
   return var;
 }
 
-}  // namespace
-
-namespace {
-
 /// MintPy's weight function `weight` for L looks, ready for many values.
 class WeightFunction {
 public:
@@ -315,8 +311,6 @@ public:
     return std::max(1, static_cast<int>(std::lrint(static_cast<double>(static_cast<long>(*a) * static_cast<long>(*r)) / 1.94)));
   }
 
-  const std::string& path() const { return path_; }
-  hid_t file() const { return file_.id; }
   bool referenced() const { return !ref_phase_.empty(); }
 
   /// The root attributes, dates, interferograms' bperp and reference pixel.
@@ -444,8 +438,8 @@ private:
 class WeightReader : public CubeReader {
 public:
   WeightReader(std::shared_ptr<StackReader> stack, const std::string& weight)
-      : stack_(std::move(stack)), weight_(weight), coherence_(stack_->open_like_phase("coherence"), H5Dclose) {
-    function_.emplace(weight_, stack_->looks());
+      : stack_(std::move(stack)), coherence_(stack_->open_like_phase("coherence"), H5Dclose),
+        function_(weight, stack_->looks()) {
     shape_ = stack_->shape();
     dtype_ = DType::Float64;
   }
@@ -454,19 +448,16 @@ public:
     Array w(DType::Float64, coh.shape());
     const float* c = coh.data<float>();
     double* out = w.data<double>();
-    for (std::size_t i = 0; i < coh.size(); ++i) out[i] = (*function_)(c[i]);
+    for (std::size_t i = 0; i < coh.size(); ++i) out[i] = function_(c[i]);
     return w;
   }
 
 private:
   std::shared_ptr<StackReader> stack_;
-  std::string weight_;
   Handle coherence_;
-  std::optional<WeightFunction> function_;
+  WeightFunction function_;
 };
-}  // namespace
 
-namespace {
 /// A reader that shares the stack's reader (the weights read beside it).
 class SharedReader : public CubeReader {
 public:
@@ -479,6 +470,7 @@ public:
 private:
   std::shared_ptr<StackReader> r_;
 };
+
 }  // namespace
 
 std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vector<DatePair>* pairs,

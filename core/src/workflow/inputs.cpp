@@ -64,8 +64,7 @@ void Inputs::to_series(Array& x) const {
     double sum = 0;
     for (std::size_t j = 0; j < M; ++j) {
       sum += x.value(j * P + p) * intervals[j];
-      if (x.dtype() == DType::Float32) x.data<float>()[j * P + p] = static_cast<float>(sum);
-      else x.data<double>()[j * P + p] = sum;
+      x.set(j * P + p, sum);
     }
   }
 }
@@ -74,11 +73,7 @@ void Inputs::to_velocity(Array& x) const {
   if (intervals.empty()) return;
   const std::size_t M = intervals.size(), P = x.size() / M;
   for (std::size_t p = 0; p < P; ++p)
-    for (std::size_t j = M; j-- > 0;) {
-      const double v = (x.value(j * P + p) - (j ? x.value((j - 1) * P + p) : 0.0)) / intervals[j];
-      if (x.dtype() == DType::Float32) x.data<float>()[j * P + p] = static_cast<float>(v);
-      else x.data<double>()[j * P + p] = v;
-    }
+    for (std::size_t j = M; j-- > 0;) x.set(j * P + p, (x.value(j * P + p) - (j ? x.value((j - 1) * P + p) : 0.0)) / intervals[j]);
 }
 
 Array Inputs::rows(std::size_t r0, std::size_t r1, Array* weights_rows) const {

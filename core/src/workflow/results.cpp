@@ -164,7 +164,7 @@ ResultWriter::~ResultWriter() = default;
 std::vector<Array> ResultWriter::parts(const ResultPaths& paths, const SolveResult& r, const Design& design,
                                        const Array& block) {
   std::vector<Array> out;
-  std::optional<Array> model;
+  std::optional<Array> model, residual;
   for (const auto& [part, path] : paths.files()) {
     switch (part) {
       case ResultPart::X: out.push_back(r.x); break;
@@ -178,9 +178,12 @@ std::vector<Array> ResultWriter::parts(const ResultPaths& paths, const SolveResu
       case ResultPart::Residual:
       case ResultPart::TemporalCoherence:
         if (!model) model = model_cube(design, r.x);
-        out.push_back(part == ResultPart::Model      ? *model
-                      : part == ResultPart::Residual ? residual_cube(block, *model)
-                                                     : temporal_coherence(residual_cube(block, *model)));
+        if (part == ResultPart::Model) {
+          out.push_back(*model);
+          break;
+        }
+        if (!residual) residual = residual_cube(block, *model);
+        out.push_back(part == ResultPart::Residual ? *residual : temporal_coherence(*residual));
     }
   }
   return out;

@@ -65,6 +65,8 @@ public:
 
   /// Element i converted to double, whatever the dtype.
   double value(std::size_t i) const;
+  /// Sets element i from a double, converted to the dtype.
+  void set(std::size_t i, double v);
 
   /// Same data, new shape of the same size (std::logic_error otherwise).
   void reshape(Shape shape);
