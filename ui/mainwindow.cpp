@@ -52,6 +52,16 @@ namespace cubesolve::ui {
 namespace {
 QString fmt(double v) { return std::isfinite(v) ? QString::number(v, 'g', 6) : QStringLiteral("—"); }
 
+/// A date YYYYMMDD as YYYY-MM-DD.
+QString iso_day(const std::string& d) { return QString::fromStdString(d.substr(0, 4) + "-" + d.substr(4, 2) + "-" + d.substr(6, 2)); }
+
+/// Dates YYYYMMDD as decimal years.
+std::vector<double> years_of(const std::vector<std::string>& dates) {
+  std::vector<double> t;
+  for (const auto& d : dates) t.push_back(decimal_year(d, "date"));
+  return t;
+}
+
 /// A regularisation weight: the arrows step by decades (0 ↔ 1e-6).
 class DecadeSpinBox : public QDoubleSpinBox {
 public:
@@ -838,7 +848,6 @@ void MainWindow::updateResult() {
   const auto ch = static_cast<std::size_t>(channel_slider_->value());
   const std::vector<std::string> dates = unknownDates();
   const auto& pairs = doc_->pairs();
-  auto day = [](const std::string& d) { return QString::fromStdString(d.substr(0, 4) + "-" + d.substr(4, 2) + "-" + d.substr(6, 2)); };
   std::vector<double> v;
   MapStyle style;
   const QString file = QFileInfo(doc_->cubeName()).fileName();
@@ -847,8 +856,8 @@ void MainWindow::updateResult() {
     case Layer::Solution:
       v = plane(result->x, ch);
       if (!dates.empty()) {
-        channel_date_->setText(day(dates[ch + 1]));
-        style.title = tr("%1 — x[%2]: %3, relative to %4").arg(file).arg(ch).arg(day(dates[ch + 1]), day(dates[0]));
+        channel_date_->setText(iso_day(dates[ch + 1]));
+        style.title = tr("%1 — x[%2]: %3, relative to %4").arg(file).arg(ch).arg(iso_day(dates[ch + 1]), iso_day(dates[0]));
       } else {
         style.title = tr("%1 — x[%2] of %3").arg(file).arg(ch).arg(channels);
       }
@@ -875,12 +884,8 @@ void MainWindow::updateResult() {
         result_view_->clear(tr("%1 — a linear velocity needs a design with dates (an SBAS network)").arg(file));
         return;
       }
-      {
-        std::vector<double> times;
-        for (const auto& d : dates) times.push_back(decimal_year(d, "date"));
-        v = plane(linear_rate(result->x, times));
-      }
-      style.title = tr("%1 — linear velocity of the time series, per year (%2 to %3)").arg(file).arg(day(dates.front()), day(dates.back()));
+      v = plane(linear_rate(result->x, years_of(dates)));
+      style.title = tr("%1 — linear velocity of the time series, per year (%2 to %3)").arg(file).arg(iso_day(dates.front()), iso_day(dates.back()));
       break;
   }
   const LayerView& lv = layer_views_[static_cast<std::size_t>(L)];
@@ -1035,14 +1040,16 @@ void MainWindow::updateInspector() {
   unpin_->setEnabled(!pinned_.empty());
   // With dates: the pixel's time series, and the dates its network leaves undetermined.
   const std::vector<std::string> dates = unknownDates();
-  series_->setVisible(!dates.empty() && !series[0].fitted.empty());
-  if (series_->isVisible()) {
+  // (Set whether the page is shown or not: isVisible() is false on a hidden page.)
+  const bool with_series = !dates.empty() && !series[0].fitted.empty();
+  series_->setVisible(with_series);
+  if (with_series) {
     std::vector<bool> valid(series[0].observed.size());
     for (std::size_t i = 0; i < valid.size(); ++i) valid[i] = std::isfinite(series[0].observed[i]);
     const std::vector<bool> unknown = undetermined_unknowns(*design, valid);
-    std::vector<double> t, values{0.0};
+    const std::vector<double> t = years_of(dates);
+    std::vector<double> values{0.0};
     std::vector<bool> undetermined{false};
-    for (const auto& d : dates) t.push_back(decimal_year(d, "date"));
     for (std::size_t j = 0; j < inspected_x_.size(); ++j) {
       values.push_back(inspected_x_[j]);
       undetermined.push_back(unknown[j]);
@@ -1052,7 +1059,7 @@ void MainWindow::updateInspector() {
     const std::size_t step = std::max<std::size_t>(1, dates.size() / 6);
     for (std::size_t i = 0; i < dates.size(); i += step) {
       ticks.push_back(t[i]);
-      labels << QString::fromStdString(dates[i].substr(0, 4) + "-" + dates[i].substr(4, 2) + "-" + dates[i].substr(6, 2));
+      labels << iso_day(dates[i]);
     }
     const auto n_undetermined = std::count(undetermined.begin(), undetermined.end(), true);
     series_->setTimeSeries(t, values, undetermined, ticks, labels, tr("displacement (cube units)"),

@@ -706,9 +706,11 @@ private slots:
     QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), QString("2020-02-18"));
     w.showLayer(MainWindow::Layer::Model, 5);
     QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), QString("20200113_20200206"));
+    w.showView(MainWindow::View::Result);
+    w.selectPixel(80, 20);  // in the field where the network splits, picked while the inspector is hidden
     w.showView(MainWindow::View::Inspector);
-    w.selectPixel(80, 20);  // in the field where the network splits
     QTRY_VERIFY(w.seriesChart()->isVisible());
+    QCOMPARE(w.seriesChart()->plotCount(), 2);  // the series and its undetermined dates
     QVERIFY2(w.inspectorText().contains("15 dates undetermined"), qPrintable(w.inspectorText()));
     w.selectPixel(30, 30);
     QVERIFY(!w.inspectorText().contains("undetermined"));
