@@ -89,6 +89,34 @@ CUBESOLVE_KERNEL void row_dots(const double* mat, std::size_t n, const int* rows
   for (; a < q; ++a) out[a * stride] = dot(mat + static_cast<std::size_t>(rows[a]) * n, v, n);
 }
 
+/// x += sum over a < q of coef[a * stride] * mat[rows[a], :] (row-major,
+/// rows of length n): four rows at a time share the loads and stores of x.
+CUBESOLVE_KERNEL void row_axpys(const double* mat, std::size_t n, const int* rows, std::size_t q, const double* coef,
+                                std::size_t stride, double* x) {
+  std::size_t a = 0;
+  for (; a + 4 <= q; a += 4) {
+    const double* r[4];
+    Vec4 c[4] = {};
+    for (std::size_t t = 0; t < 4; ++t) {
+      r[t] = mat + static_cast<std::size_t>(rows[a + t]) * n;
+      const double v = coef[(a + t) * stride];
+      c[t] = Vec4{v, v, v, v};
+    }
+    std::size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      const Vec4 v = load4(x + i) + c[0] * load4(r[0] + i) + c[1] * load4(r[1] + i) + c[2] * load4(r[2] + i) +
+                     c[3] * load4(r[3] + i);
+      std::memcpy(x + i, &v, sizeof v);
+    }
+    for (; i < n; ++i) x[i] += c[0][0] * r[0][i] + c[1][0] * r[1][i] + c[2][0] * r[2][i] + c[3][0] * r[3][i];
+  }
+  for (; a < q; ++a) {
+    const double* r = mat + static_cast<std::size_t>(rows[a]) * n;
+    const double v = coef[a * stride];
+    for (std::size_t i = 0; i < n; ++i) x[i] += v * r[i];
+  }
+}
+
 /// max |a[i]|
 CUBESOLVE_KERNEL double max_abs(const double* a, std::size_t n) {
   double m = 0;
@@ -184,62 +212,114 @@ CUBESOLVE_KERNEL void axpy(double alpha, const double* x, double* y, std::size_t
 
 namespace cubesolve::detail {
 
-/// Lanes of the batched kernels: L systems of the same size side by side,
-/// element (a, c) of system l at s[(a*n + c)*L + l], so every scalar step of
-/// the algorithm is one vector operation across the L systems.
-constexpr std::size_t kLanes = 8;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
 
-/// Batched in-place Cholesky of kLanes n x n SPD systems (lower triangles).
-/// ok[l] becomes false for a system whose pivot falls below tau times its
-/// largest diagonal entry; that system's factor is then not to be used.
+/// Lanes of the batched kernels: kLanes systems of the same size side by
+/// side, one Vec4 per element, lower triangles packed by rows: element
+/// (a, c), c <= a, of system l at s[(tri(a) + c) * kLanes + l]. Every scalar
+/// step of the algorithm is one vector operation across the systems, and a
+/// system of 120 rows stays within a core's cache.
+constexpr std::size_t kLanes = 4;
+CUBESOLVE_KERNEL constexpr std::size_t tri(std::size_t a) { return a * (a + 1) / 2; }
+CUBESOLVE_KERNEL void store4(double* p, Vec4 v) { std::memcpy(p, &v, sizeof v); }
+typedef long long Mask4 __attribute__((vector_size(32)));
+
+/// Rows i..i+R-1, columns j0..j0+jb-1 (jb <= 4) of the packed systems: subtracts
+/// the sum over c < j0 of L[i, c] L[j, c]. The R x 4 sums stay in registers,
+/// and each load of L[j, c] serves R rows, each of L[i, c] four columns.
+template <std::size_t R>
+CUBESOLVE_KERNEL void cholesky_update_tile(double* s, std::size_t i, std::size_t j0, std::size_t jb) {
+  constexpr std::size_t L = kLanes;
+  const double* li[R];
+#pragma GCC unroll 4
+  for (std::size_t r = 0; r < R; ++r) li[r] = s + tri(i + r) * L;
+  const double* l0 = s + tri(j0) * L;
+  const double* l1 = s + tri(j0 + (jb > 1 ? 1 : 0)) * L;
+  const double* l2 = s + tri(j0 + (jb > 2 ? 2 : 0)) * L;
+  const double* l3 = s + tri(j0 + (jb > 3 ? 3 : 0)) * L;
+  Vec4 acc[R][4];
+#pragma GCC unroll 4
+  for (std::size_t r = 0; r < R; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = Vec4{};
+  for (std::size_t c = 0; c < j0 * L; c += L) {
+    const Vec4 y0 = load4(l0 + c), y1 = load4(l1 + c), y2 = load4(l2 + c), y3 = load4(l3 + c);
+#pragma GCC unroll 4
+    for (std::size_t r = 0; r < R; ++r) {
+      const Vec4 x = load4(li[r] + c);
+      acc[r][0] += x * y0;
+      acc[r][1] += x * y1;
+      acc[r][2] += x * y2;
+      acc[r][3] += x * y3;
+    }
+  }
+#pragma GCC unroll 4
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t t = 0; t < jb && j0 + t <= i + r; ++t) {
+      double* p = s + (tri(i + r) + j0 + t) * L;
+      store4(p, load4(p) - acc[r][t]);
+    }
+}
+
+/// Batched in-place Cholesky of kLanes SPD systems of size n (packed lower
+/// triangles, see kLanes), left-looking by blocks of four columns. ok[l]
+/// becomes false for a system whose pivot falls below tau times its largest
+/// diagonal entry; that system's factor is then not to be used.
 CUBESOLVE_KERNEL void batched_cholesky(double* s, std::size_t n, double tau, bool* ok) {
   constexpr std::size_t L = kLanes;
-  double floor[L], d[L], inv[L], acc[L];
-  for (std::size_t l = 0; l < L; ++l) {
-    double m = 0;
-    for (std::size_t i = 0; i < n; ++i) m = s[(i * n + i) * L + l] > m ? s[(i * n + i) * L + l] : m;
-    floor[l] = tau * m;
-    ok[l] = true;
+  auto at = [s](std::size_t a, std::size_t c) { return s + (tri(a) + c) * L; };
+  Vec4 floor = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec4 d = load4(at(i, i));
+    floor = floor > d ? floor : d;
   }
-  for (std::size_t j = 0; j < n; ++j) {
-    double* rj = s + j * n * L;
-    for (std::size_t l = 0; l < L; ++l) d[l] = rj[j * L + l];
-    for (std::size_t c = 0; c < j; ++c)
-      for (std::size_t l = 0; l < L; ++l) d[l] -= rj[c * L + l] * rj[c * L + l];
-    for (std::size_t l = 0; l < L; ++l) {
-      const bool good = d[l] > floor[l];
-      ok[l] = ok[l] && good;
-      d[l] = std::sqrt(good ? d[l] : 1.0);
-      rj[j * L + l] = d[l];
-      inv[l] = 1.0 / d[l];
+  floor *= tau;
+  Mask4 bad = {};
+  const Vec4 one = {1, 1, 1, 1};
+  for (std::size_t j0 = 0; j0 < n; j0 += 4) {
+    const std::size_t jb = n - j0 < 4 ? n - j0 : 4;
+    if (j0 > 0) {  // the columns before the block, applied to it
+      std::size_t i = j0;
+      for (; i + 3 <= n; i += 3) cholesky_update_tile<3>(s, i, j0, jb);
+      if (i + 2 <= n) cholesky_update_tile<2>(s, i, j0, jb), i += 2;
+      if (i < n) cholesky_update_tile<1>(s, i, j0, jb);
     }
-    for (std::size_t i = j + 1; i < n; ++i) {
-      double* ri = s + i * n * L;
-      for (std::size_t l = 0; l < L; ++l) acc[l] = ri[j * L + l];
-      for (std::size_t c = 0; c < j; ++c)
-        for (std::size_t l = 0; l < L; ++l) acc[l] -= ri[c * L + l] * rj[c * L + l];
-      for (std::size_t l = 0; l < L; ++l) ri[j * L + l] = acc[l] * inv[l];
+    for (std::size_t j = j0; j < j0 + jb; ++j) {  // the block itself
+      Vec4 d = load4(at(j, j));
+      for (std::size_t c = j0; c < j; ++c) d -= load4(at(j, c)) * load4(at(j, c));
+      const Mask4 good = d > floor;
+      bad |= good == 0;
+      d = good != 0 ? d : one;
+      Vec4 r = {};
+      for (std::size_t l = 0; l < L; ++l) r[l] = std::sqrt(d[l]);
+      store4(at(j, j), r);
+      const Vec4 inv = one / r;
+      for (std::size_t i = j + 1; i < n; ++i) {
+        Vec4 v = load4(at(i, j));
+        for (std::size_t c = j0; c < j; ++c) v -= load4(at(i, c)) * load4(at(j, c));
+        store4(at(i, j), v * inv);
+      }
     }
+  }
+  for (std::size_t l = 0; l < L; ++l) ok[l] = bad[l] == 0;
+}
+
+/// Solves the kLanes systems L L^T x = b in place; b[a*kLanes + l] is entry a of system l.
+CUBESOLVE_KERNEL void batched_cholesky_solve(const double* s, std::size_t n, double* b) {
+  constexpr std::size_t L = kLanes;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* ri = s + tri(i) * L;
+    Vec4 acc = load4(b + i * L);
+    for (std::size_t c = 0; c < i; ++c) acc -= load4(ri + c * L) * load4(b + c * L);
+    store4(b + i * L, acc / load4(ri + i * L));
+  }
+  for (std::size_t c = n; c-- > 0;) {  // L^T by rows of L: b[c] is final, then leaves b[i < c]
+    const double* rc = s + tri(c) * L;
+    const Vec4 v = load4(b + c * L) / load4(rc + c * L);
+    store4(b + c * L, v);
+    for (std::size_t i = 0; i < c; ++i) store4(b + i * L, load4(b + i * L) - load4(rc + i * L) * v);
   }
 }
 
-/// Solves the kLanes systems L L^T x = b in place; b[a*L + l] is entry a of system l.
-CUBESOLVE_KERNEL void batched_cholesky_solve(const double* s, std::size_t n, double* b) {
-  constexpr std::size_t L = kLanes;
-  double acc[L];
-  for (std::size_t i = 0; i < n; ++i) {
-    const double* ri = s + i * n * L;
-    for (std::size_t l = 0; l < L; ++l) acc[l] = b[i * L + l];
-    for (std::size_t c = 0; c < i; ++c)
-      for (std::size_t l = 0; l < L; ++l) acc[l] -= ri[c * L + l] * b[c * L + l];
-    for (std::size_t l = 0; l < L; ++l) b[i * L + l] = acc[l] / ri[i * L + l];
-  }
-  for (std::size_t i = n; i-- > 0;) {
-    for (std::size_t l = 0; l < L; ++l) acc[l] = b[i * L + l];
-    for (std::size_t c = i + 1; c < n; ++c)
-      for (std::size_t l = 0; l < L; ++l) acc[l] -= s[(c * n + i) * L + l] * b[c * L + l];
-    for (std::size_t l = 0; l < L; ++l) b[i * L + l] = acc[l] / s[(i * n + i) * L + l];
-  }
-}
+#pragma GCC diagnostic pop
 
 }  // namespace cubesolve::detail

@@ -21,7 +21,7 @@ CUBESOLVE_KERNEL void put_system(const double* K, std::size_t n, const int* I, s
   const double sign = deletion ? -1.0 : 1.0;
   for (std::size_t a = 0; a < q; ++a) {
     const double* Krow = K + static_cast<std::size_t>(I[a]) * n;
-    double* Srow = S + a * q * L + l;
+    double* Srow = S + tri(a) * L + l;
     for (std::size_t c = 0; c <= a; ++c) Srow[c * L] = sign * Krow[I[c]];
     if (deletion) Srow[a * L] += 1.0;
   }
@@ -29,23 +29,23 @@ CUBESOLVE_KERNEL void put_system(const double* K, std::size_t n, const int* I, s
 
 /// The pixels of one system size q, L at a time through the batched
 /// Cholesky: lane(l, k, S, z) writes pixel k's system and right-hand side
-/// into lane l, done(l, k, z, ok) takes its solution (ok: its pivots held).
+/// into lane l (every entry of its lower triangle and right-hand side),
+/// done(l, k, z, ok) takes its solution (ok: its pivots held).
 template <class Lane, class Done>
 CUBESOLVE_KERNEL void factor_in_lanes(const std::vector<std::size_t>& pixels, std::size_t q, Workspace& ws, Lane lane,
                             Done done) {
-  ws.s.resize(q * q * L);
+  ws.s.resize(tri(q) * L);
   ws.rhs.resize(q * L);
   for (std::size_t b0 = 0; b0 < pixels.size(); b0 += L) {
     const std::size_t lanes = std::min(L, pixels.size() - b0);
     double* S = ws.s.data();
     double* z = ws.rhs.data();
-    std::fill(S, S + q * q * L, 0.0);
-    std::fill(z, z + q * L, 0.0);
-    for (std::size_t l = 0; l < L; ++l) {
-      if (l < lanes) lane(l, pixels[b0 + l], S, z);
-      else
-        for (std::size_t a = 0; a < q; ++a) S[(a * q + a) * L + l] = 1.0;  // padding: the identity
-    }
+    for (std::size_t l = 0; l < lanes; ++l) lane(l, pixels[b0 + l], S, z);  // every entry of the triangle
+    for (std::size_t l = lanes; l < L; ++l)  // padding: the identity, and a zero right-hand side
+      for (std::size_t a = 0; a < q; ++a) {
+        for (std::size_t c = 0; c <= a; ++c) S[(tri(a) + c) * L + l] = c == a ? 1.0 : 0.0;
+        z[a * L + l] = 0.0;
+      }
     bool ok[L];
     batched_cholesky(S, q, kSmallTau, ok);
     batched_cholesky_solve(S, q, z);
@@ -88,7 +88,7 @@ CUBESOLVE_KERNEL void pixel_done(const Job& job, Workspace& ws, std::size_t q, s
     double* x = ws.x.data() + k * M;
     std::fill(x, x + M, 0.0);
     const double* A = job.design.values().data();
-    for (std::size_t a = 0; a < q; ++a) axpy(z[a * L + l], A + static_cast<std::size_t>(I[a]) * M, x, M);
+    row_axpys(A, M, I, q, z + l, L, x);
     return;
   }
   // Fill the missing rows; a fill out of all proportion to the data is not trusted.
@@ -137,7 +137,7 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
       double* x = ws.x.data() + k * M;
       const double* x0 = ws.x0.data() + k * M;
       std::fill(x, x + M, 0.0);
-      for (std::size_t a = 0; a < q; ++a) axpy(z[a * L + l], job.f.pinv.data() + static_cast<std::size_t>(I[a]) * M, x, M);
+      row_axpys(job.f.pinv.data(), M, I, q, z + l, L, x);
       const double dx = dot(x, x, M), nx = dot(x0, x0, M);
       axpy(1.0, x0, x, M);
       if (dx <= kMaxGrowth * kMaxGrowth * std::max(nx, 1e-300)) return;
