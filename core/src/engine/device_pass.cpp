@@ -89,7 +89,10 @@ std::unique_ptr<gpu::Solver> make_device_solver(Job& job) {
   if (!planner.fast_ok || planner.exact_only) return nullptr;
   try {
     std::vector<std::uint8_t> table(job.N + 1);  // the planner's choice by valid count, for the device
-    for (std::size_t nv = 0; nv <= job.N; ++nv) table[nv] = device_kind(job.kinds[nv]);
+    // Weighted solves send the device their Gram pixels only (the host solves
+    // the underdetermined ones, exact fits that the weights do not change).
+    for (std::size_t nv = 0; nv <= job.N; ++nv)
+      table[nv] = job.weights && job.kinds[nv] != Kind::Gram ? std::uint8_t{gpu::kSkip} : device_kind(job.kinds[nv]);
     gpu::Settings settings;
     settings.tau = kSmallTau;
     settings.gram_tau = kGramTau;

@@ -16,6 +16,13 @@ void dgelsd_(const int* m, const int* n, const int* nrhs, double* a, const int* 
 void openblas_set_num_threads(int) __attribute__((weak));
 int openblas_get_num_threads() __attribute__((weak));
 void dgesv_(const int* n, const int* nrhs, double* a, const int* lda, int* ipiv, double* b, const int* ldb, int* info);
+void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha, const double* a,
+            const int* lda, const double* beta, double* c, const int* ldc, std::size_t, std::size_t);
+void dgemv_(const char* trans, const int* m, const int* n, const double* alpha, const double* a, const int* lda,
+            const double* x, const int* incx, const double* beta, double* y, const int* incy, std::size_t);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t);
+void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, double* b, const int* ldb,
+             int* info, std::size_t);
 void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const float* alpha,
             const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c, const int* ldc,
             std::size_t, std::size_t);
@@ -30,6 +37,31 @@ namespace cubesolve::lapack {
 inline void gemm(char ta, char tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b,
                  int ldb, double beta, double* c, int ldc) {
   dgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+}
+
+/// The upper triangle of C = alpha * A A^T + beta * C, A column-major (n, k).
+inline void syrk_upper(int n, int k, double alpha, const double* a, int lda, double beta, double* c, int ldc) {
+  dsyrk_("U", "N", &n, &k, &alpha, a, &lda, &beta, c, &ldc, 1, 1);
+}
+
+/// y = A x, A column-major (m, n).
+inline void gemv(int m, int n, const double* a, int lda, const double* x, double* y) {
+  const double one = 1.0, zero = 0.0;
+  const int inc = 1;
+  dgemv_("N", &m, &n, &one, a, &lda, x, &inc, &zero, y, &inc, 1);
+}
+
+/// Cholesky of the upper triangle of the column-major (n, n) `a` (U^T U),
+/// then, if it succeeded, U^T U x = b in place. Returns LAPACK's info.
+inline int cholesky_upper(int n, double* a, int lda) {
+  int info = 0;
+  dpotrf_("U", &n, a, &lda, &info, 1);
+  return info;
+}
+inline void cholesky_upper_solve(int n, const double* a, int lda, double* b) {
+  int info = 0;
+  const int one = 1;
+  dpotrs_("U", &n, &one, a, &lda, b, &n, &info, 1);
 }
 
 /// Thin SVD of the column-major (m, n) matrix `a` (overwritten), k = min(m, n):

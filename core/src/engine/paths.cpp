@@ -198,9 +198,51 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
   }
 }
 
+/// The Gram path for designs too wide for the packed outer products: each
+/// pixel's B = W^1/2 A_V, then B^T B by the BLAS's SYRK and a blocked
+/// Cholesky, with the same pivot test as the packed path.
+void solve_gram_dense(const Job& job, Workspace& ws) {
+  const std::size_t N = job.N, M = job.M;
+  const double* A = job.design.values().data();
+  const int m = static_cast<int>(M);
+  ws.wm.resize(M * N);
+  ws.wy.resize(N);
+  ws.s.resize(M * M);
+  for (std::size_t k : ws.gram) {
+    std::size_t q = 0;
+    for (std::size_t i = 0; i < N; ++i) {  // column q of the column-major B^T (M, q)
+      const double wt = job.weights ? ws.w[k * N + i] : static_cast<double>(ws.valid[k * N + i]);
+      if (wt == 0) continue;
+      const double sw = std::sqrt(wt);
+      for (std::size_t j = 0; j < M; ++j) ws.wm[q * M + j] = sw * A[i * M + j];
+      ws.wy[q++] = sw * ws.y[k * N + i];
+    }
+    double* S = ws.s.data();
+    double* x = ws.x.data() + k * M;
+    lapack::syrk_upper(m, static_cast<int>(q), 1.0, ws.wm.data(), m, 0.0, S, m);
+    lapack::gemv(m, static_cast<int>(q), ws.wm.data(), m, ws.wy.data(), x);
+    double dmax = 0;
+    for (std::size_t a = 0; a < M; ++a) {
+      S[a * M + a] += job.options.ridge;
+      dmax = std::max(dmax, S[a * M + a]);
+    }
+    // The pivots of U^T U are the squares of U's diagonal.
+    bool ok = q > 0 && lapack::cholesky_upper(m, S, m) == 0;
+    for (std::size_t a = 0; ok && a < M; ++a) ok = S[a * M + a] * S[a * M + a] > kGramTau * dmax;
+    if (!ok) {
+      std::fill(x, x + M, kNaN);
+      ws.exact_list.push_back(k);
+      ws.kind[k] = Kind::Exact;
+      continue;
+    }
+    lapack::cholesky_upper_solve(m, S, m, x);
+  }
+}
+
 CUBESOLVE_SIMD_CLONES void solve_gram(const Job& job, Workspace& ws) {
   if (ws.gram.empty()) return;
   if (job.f.banded_gram) return solve_gram_banded(job, ws);
+  if (job.f.outer.empty()) return solve_gram_dense(job, ws);
   const std::size_t N = job.N, M = job.M, G = ws.gram.size(), T = job.f.packed();
   const double* A = job.design.values().data();
   ws.wm.assign(N * G, 0.0);

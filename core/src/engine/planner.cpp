@@ -59,6 +59,7 @@ double Planner::gram_cost(bool weighted_or_ridge) const {
     const double nz = static_cast<double>(f.nz_col.size()), w = static_cast<double>(f.band + 1);
     return 2 * nz * (nz / n + 1) + n + m * w * w + 4 * m * w;
   }
+  if (f.outer.empty()) return (n * m * m + 2 * n * m) / kGemmSpeed + m * m * m / 3 / kGemmSpeed + 2 * m * m;  // SYRK
   return 2 * (static_cast<double>(f.packed()) + m) * n / kGemmSpeed + m * m * m / 3 + 2 * m * m;
 }
 
@@ -69,21 +70,24 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
   auto consider = [&](Kind k, double c) {
     if (c < best.second) best = {k, c};
   };
-  const bool can_gram = (!f.outer.empty() || f.banded_gram) && (ridge || nv >= f.m);
-  if (weighted || ridge) {
+  const bool can_gram = ridge || nv >= f.m;
+  if (ridge) {
     if (can_gram) consider(Kind::Gram, gram_cost(true));
     return best;
   }
   const std::size_t m = f.n - nv, M = f.m, N = f.n;
-  if (m == 0) return {Kind::Full, x0_cost()};
-  if (fast_ok && f.full_column_rank() && !f.hat.empty() && nv >= M && m <= kMaxSmall)
+  if (!weighted && m == 0) return {Kind::Full, x0_cost()};
+  if (!weighted && fast_ok && f.full_column_rank() && !f.hat.empty() && nv >= M && m <= kMaxSmall)
     consider(Kind::Deletion, x0_cost() + small_cost(m) + 2.0 * static_cast<double>(m * M));
+  // The dual paths serve weighted pixels too: where A_V has full row rank
+  // (which their Cholesky checks) the pixel is fitted exactly, and the
+  // minimum-norm exact fit does not depend on the weights.
   if (fast_ok && f.full_row_rank() && m <= kMaxSmall && m <= nv)
     consider(Kind::DualSchur, x0_cost() + small_cost(m) + 2.0 * static_cast<double>(m * (N + M)));
   // A_V of full row rank (checked by the Cholesky of C_VV) needs no more of A.
   if (fast_ok && !f.gram_rows.empty() && nv <= M && nv <= kMaxSmall)
     consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * M));
-  if (can_gram && !f.outer.empty()) consider(Kind::Gram, gram_cost(false));
+  if (can_gram && (weighted || !f.outer.empty())) consider(Kind::Gram, gram_cost(weighted));
   return best;
 }
 

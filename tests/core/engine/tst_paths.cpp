@@ -102,6 +102,14 @@ const std::vector<SolveCase>& solve_cases() {
        [](const SolveResult& r, const Case&) { return count(r, SolvePath::Group) >= 1000; }},
       {"weights take Gram", [] { return with_weights(random_case(30, 6, 20, 20, 0.1, 0.0, 7), 8); }, {},
        [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 350; }},
+      // Underdetermined pixels fit exactly, whatever the weights: the dual paths.
+      {"weights on an underdetermined design take the dual paths",
+       [] { return with_weights(random_case(20, 40, 24, 24, 0.15, 0.0, 14), 15); }, {},
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Dual) >= 500 && count(r, SolvePath::Exact) == 0; }},
+      // Too wide for the packed outer products: each pixel's Gram by SYRK.
+      {"weights on a wide design take the SYRK Gram path",
+       [] { return with_weights(random_case(420, 200, 6, 6, 0.1, 0.0, 16), 17); }, {},
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) == 36; }},
       {"ridge takes Gram", [] { return random_case(12, 8, 20, 20, 0.3, 0.0, 9); }, with([](SolveOptions& o) { o.ridge = 0.25; }),
        [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 350; }},
       // A rank-deficient design is solved in its row space (A·Q, of full
@@ -229,6 +237,9 @@ private slots:
     QTest::newRow("dual (gathered)") << int(Kind::DualGather) << 20 << 40 << 0.6 << false << 0.0;
     QTest::newRow("gram (weights)") << int(Kind::Gram) << 30 << 6 << 0.1 << true << 0.0;
     QTest::newRow("gram (ridge)") << int(Kind::Gram) << 12 << 8 << 0.3 << false << 0.5;
+    QTest::newRow("gram (weights, SYRK)") << int(Kind::Gram) << 420 << 200 << 0.1 << true << 0.0;
+    QTest::newRow("dual (Schur, weights)") << int(Kind::DualSchur) << 20 << 40 << 0.1 << true << 0.0;
+    QTest::newRow("dual (gathered, weights)") << int(Kind::DualGather) << 20 << 40 << 0.6 << true << 0.0;
     QTest::newRow("exact") << int(Kind::Exact) << 20 << 30 << 0.2 << true << 0.0;
   }
   void pathOnItsOwn() {
