@@ -14,38 +14,51 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t L = kLanes;
 
-/// Lane l of S (lane stride L) gets the lower triangle of sign·K[I, I], plus
-/// the identity for a deletion's I - H_II.
-CUBESOLVE_KERNEL void put_system(const double* K, std::size_t n, const int* I, std::size_t q, bool deletion, double* S,
-                       std::size_t l) {
-  const double sign = deletion ? -1.0 : 1.0;
+/// Where a lane's system comes from: the lower triangle of sign·K[I, I]
+/// (K of n x n), plus the identity for a deletion's I - H_II.
+struct LaneSystem {
+  const double* K = nullptr;  // none: a padding lane, the identity
+  const int* I = nullptr;
+  bool deletion = false;
+};
+
+/// Fills the packed systems of all lanes, row by row: each entry's four
+/// lanes are written together, so S is written in order, whole lines at a
+/// time, while the four lanes' reads of K overlap.
+CUBESOLVE_KERNEL void put_systems(const LaneSystem* sys, std::size_t n, std::size_t q, double* S) {
+  const double* row[L];
+  double sign[L], diag[L];
+  for (std::size_t l = 0; l < L; ++l) {
+    sign[l] = sys[l].deletion ? -1.0 : 1.0;
+    diag[l] = sys[l].K ? (sys[l].deletion ? 1.0 : 0.0) : 1.0;
+  }
   for (std::size_t a = 0; a < q; ++a) {
-    const double* Krow = K + static_cast<std::size_t>(I[a]) * n;
-    double* Srow = S + tri(a) * L + l;
-    for (std::size_t c = 0; c <= a; ++c) Srow[c * L] = sign * Krow[I[c]];
-    if (deletion) Srow[a * L] += 1.0;
+    for (std::size_t l = 0; l < L; ++l) row[l] = sys[l].K ? sys[l].K + static_cast<std::size_t>(sys[l].I[a]) * n : nullptr;
+    double* Srow = S + tri(a) * L;
+    for (std::size_t c = 0; c <= a; ++c)
+      for (std::size_t l = 0; l < L; ++l) Srow[c * L + l] = row[l] ? sign[l] * row[l][sys[l].I[c]] : 0.0;
+    for (std::size_t l = 0; l < L; ++l) Srow[a * L + l] += diag[l];
   }
 }
 
 /// The pixels of one system size q, L at a time through the batched
-/// Cholesky: lane(l, k, S, z) writes pixel k's system and right-hand side
-/// into lane l (every entry of its lower triangle and right-hand side),
-/// done(l, k, z, ok) takes its solution (ok: its pivots held).
+/// Cholesky: lane(l, k, z) writes pixel k's right-hand side into lane l and
+/// returns where its system comes from, done(l, k, z, ok) takes its solution
+/// (ok: its pivots held).
 template <class Lane, class Done>
-CUBESOLVE_KERNEL void factor_in_lanes(const std::vector<std::size_t>& pixels, std::size_t q, Workspace& ws, Lane lane,
-                            Done done) {
+CUBESOLVE_KERNEL void factor_in_lanes(const std::vector<std::size_t>& pixels, std::size_t q, std::size_t n,
+                                      Workspace& ws, Lane lane, Done done) {
   ws.s.resize(tri(q) * L);
   ws.rhs.resize(q * L);
   for (std::size_t b0 = 0; b0 < pixels.size(); b0 += L) {
     const std::size_t lanes = std::min(L, pixels.size() - b0);
     double* S = ws.s.data();
     double* z = ws.rhs.data();
-    for (std::size_t l = 0; l < lanes; ++l) lane(l, pixels[b0 + l], S, z);  // every entry of the triangle
-    for (std::size_t l = lanes; l < L; ++l)  // padding: the identity, and a zero right-hand side
-      for (std::size_t a = 0; a < q; ++a) {
-        for (std::size_t c = 0; c <= a; ++c) S[(tri(a) + c) * L + l] = c == a ? 1.0 : 0.0;
-        z[a * L + l] = 0.0;
-      }
+    LaneSystem sys[L];
+    for (std::size_t l = 0; l < lanes; ++l) sys[l] = lane(l, pixels[b0 + l], z);
+    for (std::size_t l = lanes; l < L; ++l)  // padding: a zero right-hand side
+      for (std::size_t a = 0; a < q; ++a) z[a * L + l] = 0.0;
+    put_systems(sys, n, q, S);
     bool ok[L];
     batched_cholesky(S, q, kSmallTau, ok);
     batched_cholesky_solve(S, q, z);
@@ -54,8 +67,8 @@ CUBESOLVE_KERNEL void factor_in_lanes(const std::vector<std::size_t>& pixels, st
 }
 
 /// Pixel-major: the system of a deletion or dual pixel k, in lane l.
-CUBESOLVE_KERNEL void pixel_lane(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k, double* S,
-                       double* z) {
+CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k,
+                                       double* z) {
   const std::size_t N = job.N;
   const Kind kind = ws.kind[k];
   const bool use_valid = kind == Kind::DualGather;
@@ -71,7 +84,7 @@ CUBESOLVE_KERNEL void pixel_lane(const Job& job, Workspace& ws, std::size_t q, s
   } else {
     row_dots(K.data(), N, I, q, yk, z + l, L);
   }
-  put_system(K.data(), N, I, q, kind == Kind::Deletion, S, l);
+  return {K.data(), I, kind == Kind::Deletion};
 }
 
 /// Pixel-major: takes pixel k's solution from lane l: x = A_V^T z for a
@@ -113,7 +126,8 @@ CUBESOLVE_SIMD_CLONES void solve_systems(const Job& job, Workspace& ws) {
   for (std::size_t q = 1; q <= kMaxSmall; ++q) {
     if (ws.buckets[q].empty()) continue;
     factor_in_lanes(
-        ws.buckets[q], q, ws, [&](std::size_t l, std::size_t k, double* S, double* z) __attribute__((always_inline)) { pixel_lane(job, ws, q, l, k, S, z); },
+        ws.buckets[q], q, job.N, ws,
+        [&](std::size_t l, std::size_t k, double* z) __attribute__((always_inline)) { return pixel_lane(job, ws, q, l, k, z); },
         [&](std::size_t l, std::size_t k, const double* z, bool ok) __attribute__((always_inline)) { pixel_done(job, ws, q, l, k, z, ok); });
   }
 }
@@ -123,12 +137,12 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
   const double* A = job.design.values().data();
   ws.rows.resize(N * L);
   // A deletion: (I - H_II) z = A_I x0 (= H_I y~), x = x0 + P[:, I] z.
-  auto lane = [&](std::size_t q, std::size_t l, std::size_t k, double* S, double* z) __attribute__((always_inline)) {
-    if (ws.kind[k] != Kind::Deletion) return pixel_lane(job, ws, q, l, k, S, z);  // unpacked
+  auto lane = [&](std::size_t q, std::size_t l, std::size_t k, double* z) __attribute__((always_inline)) {
+    if (ws.kind[k] != Kind::Deletion) return pixel_lane(job, ws, q, l, k, z);  // unpacked
     int* I = ws.rows.data() + l * N;
     bit_list(ws.bits.data() + k * words, N, false, I);
     row_dots(A, M, I, q, ws.x0.data() + k * M, z + l, L);
-    put_system(job.f.hat.data(), N, I, q, true, S, l);
+    return LaneSystem{job.f.hat.data(), I, true};
   };
   auto done = [&](std::size_t q, std::size_t l, std::size_t k, const double* z, bool ok) __attribute__((always_inline)) {
     if (ws.kind[k] != Kind::Deletion) return pixel_done(job, ws, q, l, k, z, ok);
@@ -148,7 +162,8 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
   for (std::size_t q = 1; q <= kMaxSmall; ++q) {
     if (ws.buckets[q].empty()) continue;
     factor_in_lanes(
-        ws.buckets[q], q, ws, [&](std::size_t l, std::size_t k, double* S, double* z) __attribute__((always_inline)) { lane(q, l, k, S, z); },
+        ws.buckets[q], q, N, ws,
+        [&](std::size_t l, std::size_t k, double* z) __attribute__((always_inline)) { return lane(q, l, k, z); },
         [&](std::size_t l, std::size_t k, const double* z, bool ok) __attribute__((always_inline)) { done(q, l, k, z, ok); });
   }
 }
