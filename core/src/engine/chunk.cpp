@@ -185,7 +185,7 @@ void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B) {
 
 bool use_rows_kernel(const Job& job) {
   const auto& f = job.f;
-  return !job.weights && !job.options.residuals && job.options.ridge == 0 && job.planner.fast_ok &&
+  return !job.weights && job.options.ridge == 0 && job.planner.fast_ok &&
          !job.planner.exact_only && f.full_column_rank() && job.N > job.M && !f.hat.empty();
 }
 
@@ -288,6 +288,7 @@ void solve_chunk_rows(Job& job, Workspace& ws, std::size_t begin, std::size_t en
   solve_systems_rows(job, ws, B);
   solve_gram(job, ws);
   solve_exact(job, ws, begin);
+  if (job.options.residuals) chunk_residuals_rows(job, ws, B);
   write_chunk(job, ws, begin, B);
 }
 

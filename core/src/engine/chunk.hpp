@@ -128,7 +128,7 @@ CUBESOLVE_KERNEL int bit_list(const std::uint64_t* bits, std::size_t n, bool wan
 /// on the CPU paths. The pixel-major kernel serves every solve; the rows
 /// kernel (observation-major: x0 = P·y~ for the whole chunk first, and each
 /// deletion corrects it, x = x0 + P[:, I] z) serves solves of a design of
-/// full column rank without weights, ridge or residuals.
+/// full column rank without weights or ridge.
 void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end);
 void solve_chunk_rows(Job& job, Workspace& ws, std::size_t begin, std::size_t end);
 /// Whether a solve takes the rows kernel.

@@ -347,6 +347,28 @@ CUBESOLVE_SIMD_CLONES void chunk_residuals(const Job& job, Workspace& ws, std::s
   }
 }
 
+CUBESOLVE_SIMD_CLONES void chunk_residuals_rows(const Job& job, Workspace& ws, std::size_t B) {
+  const std::size_t N = job.N, M = job.M, words = (N + 63) / 64;
+  // The model observation-major (i * B + k), beside the chunk's values.
+  ws.model.resize(N * B);
+  lapack::gemm('T', 'N', static_cast<int>(B), static_cast<int>(N), static_cast<int>(M), 1.0, ws.x.data(),
+               static_cast<int>(M), job.design.values().data(), static_cast<int>(M), 0.0, ws.model.data(),
+               static_cast<int>(B));
+  std::fill(ws.rss.begin(), ws.rss.begin() + static_cast<std::ptrdiff_t>(B), 0.0);
+  for (std::size_t i = 0; i < N; ++i) {
+    const double* model = ws.model.data() + i * B;
+    const double* y = ws.yo.data() + i * B;
+    const std::uint64_t* bits = ws.bits.data() + i / 64;
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    for (std::size_t k = 0; k < B; ++k) {
+      const double e = (bits[k * words] & bit) ? model[k] - y[k] : 0.0;
+      ws.rss[k] += e * e;
+    }
+  }
+  for (std::size_t k = 0; k < B; ++k)  // pixels with no fit, or whose rss another path wrote
+    if (ws.kind[k] == Kind::Skip || ws.kind[k] == Kind::Group || ws.kind[k] == Kind::Exact) ws.rss[k] = kNaN;
+}
+
 void solve_group_block(Job& job, const std::uint64_t* mask, const std::vector<std::size_t>& pixels, std::size_t begin,
                        std::size_t end, PathCounts& paths) {
   const std::size_t N = job.N, M = job.M, G = end - begin;

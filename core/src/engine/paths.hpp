@@ -36,6 +36,8 @@ void solve_gram(const Job& job, Workspace& ws);
 void solve_exact(Job& job, Workspace& ws, std::size_t begin);
 /// rss of the chunk's fast-path pixels, from one product A·X.
 void chunk_residuals(const Job& job, Workspace& ws, std::size_t B);
+/// The same for the rows kernel, from its observation-major values and masks.
+void chunk_residuals_rows(const Job& job, Workspace& ws, std::size_t B);
 /// Pixels [begin, end) of `pixels`, which share the mask `mask`: one SVD of
 /// A_V, one GEMM. Writes them and counts them in `paths`.
 void solve_group_block(Job& job, const std::uint64_t* mask, const std::vector<std::size_t>& pixels, std::size_t begin,

@@ -149,7 +149,7 @@ const std::vector<SolveCase>& solve_cases() {
   return cases;
 }
 
-/// Cases without residuals: overdetermined designs then take the rows
+/// Cases without weights or ridge: overdetermined designs then take the rows
 /// kernel (x0 = P·y~ first, each deletion corrects it); every kind of pixel
 /// must still match.
 struct RowsCase {
@@ -213,12 +213,14 @@ private slots:
     QFETCH(int, index);
     const RowsCase& rc = rows_cases()[static_cast<std::size_t>(index)];
     const Case c = rc.make();
-    SolveOptions o;
-    o.residuals = false;
-    o.memory = rc.memory;
-    const SolveResult r = run(c, o);
-    QVERIFY2(count(r, SolvePath::Deletion) > 0, qPrintable(describe(r)));
-    QVERIFY(max_error(c, r, o) <= 1e-9);
+    for (const bool residuals : {false, true}) {  // with residuals, rss comes from the chunk's observation-major copy
+      SolveOptions o;
+      o.residuals = residuals;
+      o.memory = rc.memory;
+      const SolveResult r = run(c, o);
+      QVERIFY2(count(r, SolvePath::Deletion) > 0, qPrintable(describe(r)));
+      QVERIFY(max_error(c, r, o) <= 1e-9);
+    }
   }
 
   // Each path's function on its own: a chunk of 64 pixels gathered into a
