@@ -23,7 +23,7 @@ void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
   Json j;
   j.begin_object().field("command", "bench").field("n", b.n).field("m", b.m).field("size", b.size).field("pixels", r.pixels)
       .field("missing", b.missing).field("masks", masks).field("threads", r.threads).field("engine_seconds", r.engine)
-      .field("engine_seconds_float64_output", r.engine_float64)
+      .field("engine_seconds_float64_output", r.engine_float64).field("engine_seconds_with_rss", r.engine_rss)
       .field("gemm_floor_seconds", r.floor_gemm).field("read_seconds", r.floor_read)
       .field("engine_over_floor", r.engine / r.floor_gemm).field("exact_seconds", r.exact)
       .field("exact_speedup", r.exact / r.engine).field("sample", r.check.pixels)
@@ -48,6 +48,8 @@ void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
               b.weights == bench::BenchWeights::None ? "" : ", weights ", b.weights == bench::BenchWeights::None ? "" : weights_name(b.weights));
   std::printf("  engine                %9.4f s   (best of %d; X in float32 like the cube)\n", r.engine, b.repeat);
   std::printf("  engine, X in float64  %9.4f s   (one run; the errors below are from it)\n", r.engine_float64);
+  std::printf("  engine, with rss      %9.4f s   %.2fx the engine (best of %d; as --diag and the desktop solve)\n",
+              r.engine_rss, r.engine_rss / r.engine, b.repeat);
   std::printf("  floor: GEMM P*Y       %9.4f s   engine/floor %.2f\n", r.floor_gemm, r.engine / r.floor_gemm);
   std::printf("  floor: read Y once    %9.4f s\n", r.floor_read);
   if (r.floor_gram > 0)

@@ -207,7 +207,7 @@ private slots:
     const Run r = cli({"bench", "--size", "40", "--n", "30", "--m", "10", "--sample", "50", "--repeat", "1", "--json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
-    for (const char* k : {"engine_seconds", "gemm_floor_seconds", "read_seconds", "engine_over_floor", "exact_seconds",
+    for (const char* k : {"engine_seconds", "engine_seconds_with_rss", "gemm_floor_seconds", "read_seconds", "engine_over_floor", "exact_seconds",
                           "exact_speedup", "normal_equations_seconds", "max_rel_error"})
       QVERIFY2(j.contains(k) && j[k].toDouble() >= 0, k);
     QVERIFY(j["max_rel_error"].toDouble() <= 1e-9);
