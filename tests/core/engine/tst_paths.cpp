@@ -301,6 +301,54 @@ private slots:
     QVERIFY2(worst <= 1e-9, qPrintable(QString::number(worst)));
   }
 
+  // The batched Cholesky against the one-system kernel, lane by lane: every
+  // size through the blocks of four columns and the row tiles, a lane whose
+  // pivot fails beside lanes that hold, and the solve after it.
+  void batchedCholeskyMatchesOneSystem() {
+    constexpr std::size_t L = detail::kLanes;
+    Rng rng(77);
+    for (const std::size_t n : {1, 2, 3, 4, 5, 7, 8, 9, 13, 31, 64, 123}) {
+      std::vector<double> packed(detail::tri(n) * L), b(n * L);
+      std::vector<std::vector<double>> full(L, std::vector<double>(n * n));
+      for (std::size_t l = 0; l < L; ++l) {
+        // G G^T / n + I, lane 2 made singular (rank n - 1) where n > 1.
+        std::vector<double> g(n * n);
+        for (double& v : g) v = rng.uniform() - 0.5;
+        if (l == 2 && n > 1)
+          for (std::size_t c = 0; c < n; ++c) g[(n - 1) * n + c] = g[c];
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j = 0; j < n; ++j) {
+            double v = 0;
+            for (std::size_t k = 0; k < n; ++k) v += g[i * n + k] * g[j * n + k];
+            full[l][i * n + j] = l == 2 && n > 1 ? v : v / static_cast<double>(n) + (i == j);
+          }
+        for (std::size_t i = 0; i < n; ++i) {
+          for (std::size_t j = 0; j <= i; ++j) packed[(detail::tri(i) + j) * L + l] = full[l][i * n + j];
+          b[i * L + l] = rng.uniform();
+        }
+      }
+      const std::vector<double> rhs = b;
+      bool ok[L];
+      detail::batched_cholesky(packed.data(), n, detail::kSmallTau, ok);
+      detail::batched_cholesky_solve(packed.data(), n, b.data());
+      for (std::size_t l = 0; l < L; ++l) {
+        std::vector<double> one = full[l];
+        const bool one_ok = detail::cholesky(one.data(), n, detail::kSmallTau);
+        QVERIFY2(ok[l] == one_ok, qPrintable(QString("n=%1 lane %2").arg(n).arg(l)));
+        QVERIFY2(ok[l] == !(l == 2 && n > 1), qPrintable(QString("n=%1 lane %2").arg(n).arg(l)));
+        if (!ok[l]) continue;
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j = 0; j <= i; ++j)
+            QVERIFY(std::fabs(packed[(detail::tri(i) + j) * L + l] - one[i * n + j]) <= 1e-13);
+        for (std::size_t i = 0; i < n; ++i) {  // A x = b
+          double r = -rhs[i * L + l];
+          for (std::size_t j = 0; j < n; ++j) r += full[l][i * n + j] * b[j * L + l];
+          QVERIFY2(std::fabs(r) <= 1e-12, qPrintable(QString("n=%1 lane %2 row %3: %4").arg(n).arg(l).arg(i).arg(r)));
+        }
+      }
+    }
+  }
+
   void randomMasksSkipGrouping() {
     const Case c = random_case(30, 6, 64, 64, 0.3, 0.0, 6);
     const SolveResult r = run(c, {});
