@@ -261,9 +261,10 @@ CUBESOLVE_KERNEL void cholesky_update_tile(double* s, std::size_t i, std::size_t
 }
 
 /// Batched in-place Cholesky of kLanes SPD systems of size n (packed lower
-/// triangles, see kLanes), left-looking by blocks of four columns. ok[l]
-/// becomes false for a system whose pivot falls below tau times its largest
-/// diagonal entry; that system's factor is then not to be used.
+/// triangles, see kLanes), left-looking by blocks of four columns; the
+/// diagonal of the factor is stored as its reciprocals. ok[l] becomes false
+/// for a system whose pivot falls below tau times its largest diagonal
+/// entry; that system's factor is then not to be used.
 CUBESOLVE_KERNEL void batched_cholesky(double* s, std::size_t n, double tau, bool* ok) {
   constexpr std::size_t L = kLanes;
   auto at = [s](std::size_t a, std::size_t c) { return s + (tri(a) + c) * L; };
@@ -289,10 +290,14 @@ CUBESOLVE_KERNEL void batched_cholesky(double* s, std::size_t n, double tau, boo
       const Mask4 good = d > floor;
       bad |= good == 0;
       d = good != 0 ? d : one;
-      Vec4 r = {};
-      for (std::size_t l = 0; l < L; ++l) r[l] = std::sqrt(d[l]);
-      store4(at(j, j), r);
-      const Vec4 inv = one / r;
+      double r[L], dd[L];
+      store4(dd, d);
+#ifdef CUBESOLVE_OPENMP_SIMD
+#pragma omp simd
+#endif
+      for (std::size_t l = 0; l < L; ++l) r[l] = std::sqrt(dd[l]);
+      const Vec4 inv = one / load4(r);
+      store4(at(j, j), inv);  // the reciprocal: the solve multiplies
       for (std::size_t i = j + 1; i < n; ++i) {
         Vec4 v = load4(at(i, j));
         for (std::size_t c = j0; c < j; ++c) v -= load4(at(i, c)) * load4(at(j, c));
@@ -303,18 +308,19 @@ CUBESOLVE_KERNEL void batched_cholesky(double* s, std::size_t n, double tau, boo
   for (std::size_t l = 0; l < L; ++l) ok[l] = bad[l] == 0;
 }
 
-/// Solves the kLanes systems L L^T x = b in place; b[a*kLanes + l] is entry a of system l.
+/// Solves the kLanes systems L L^T x = b in place (L from batched_cholesky,
+/// its diagonal as reciprocals); b[a*kLanes + l] is entry a of system l.
 CUBESOLVE_KERNEL void batched_cholesky_solve(const double* s, std::size_t n, double* b) {
   constexpr std::size_t L = kLanes;
   for (std::size_t i = 0; i < n; ++i) {
     const double* ri = s + tri(i) * L;
     Vec4 acc = load4(b + i * L);
     for (std::size_t c = 0; c < i; ++c) acc -= load4(ri + c * L) * load4(b + c * L);
-    store4(b + i * L, acc / load4(ri + i * L));
+    store4(b + i * L, acc * load4(ri + i * L));
   }
   for (std::size_t c = n; c-- > 0;) {  // L^T by rows of L: b[c] is final, then leaves b[i < c]
     const double* rc = s + tri(c) * L;
-    const Vec4 v = load4(b + c * L) / load4(rc + c * L);
+    const Vec4 v = load4(b + c * L) * load4(rc + c * L);
     store4(b + c * L, v);
     for (std::size_t i = 0; i < c; ++i) store4(b + i * L, load4(b + i * L) - load4(rc + i * L) * v);
   }
