@@ -1,6 +1,6 @@
 #include <cubesolve/data/demo.hpp>
+#include <cubesolve/data/designs.hpp>
 
-#include <cstdio>
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
 
@@ -69,23 +69,7 @@ DemoCube make_insar(std::size_t S) {
              "(N=110), displacement at dates 2..30 relative to the first (M=29, mm). Decorrelated patches, a lake "
              "with no data, and a field where every interferogram across dates 15-16 is lost (split network).",
              {}, Array(DType::Float64, {N, M}), {}};
-  auto date = [](std::size_t i) {  // 2020-01-01 + 12 i days
-    int y = 2020, m = 1, day = 1 + static_cast<int>(12 * i);
-    auto days_in = [](int yy, int mm) {
-      static const int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-      return kDays[mm - 1] + (mm == 2 && ((yy % 4 == 0 && yy % 100 != 0) || yy % 400 == 0) ? 1 : 0);
-    };
-    while (day > days_in(y, m)) {
-      day -= days_in(y, m);
-      if (++m > 12) {
-        m = 1;
-        ++y;
-      }
-    }
-    char b[32];
-    std::snprintf(b, sizeof b, "%04d%02d%02d", y, m, day);
-    return std::string(b);
-  };
+  auto date = [](std::size_t i) { return date_of_day(day_number("20200101") + 12 * static_cast<long>(i)); };
   for (std::size_t k = 0; k < N; ++k) {
     const auto [i, j] = pairs[k];
     d.design.data<double>()[k * M + (j - 1)] = 1.0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -19,14 +20,9 @@ bool is_date(const std::string& s) {
   return s.size() == 8 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-/// A YYYYMMDD date whose month and day exist (leap years included).
-bool is_calendar_date(const std::string& s) {
-  if (!is_date(s)) return false;
-  const int y = std::stoi(s.substr(0, 4)), m = std::stoi(s.substr(4, 2)), d = std::stoi(s.substr(6, 2));
-  static const int days[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  return m >= 1 && m <= 12 && d >= 1 && d <= (m == 2 && !leap ? 28 : days[m - 1]);
-}
+/// A YYYYMMDD date whose month and day exist (leap years included): one
+/// that survives the trip to a day number and back.
+bool is_calendar_date(const std::string& s) { return is_date(s) && date_of_day(day_number(s)) == s; }
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
@@ -97,23 +93,11 @@ Array sbas_design(const std::vector<DatePair>& pairs, std::vector<std::string>* 
   return A;
 }
 
-namespace {
-/// Days from 1970-01-01 to a calendar date YYYYMMDD (proleptic Gregorian).
-long days_of(const std::string& d) {
-  long y = std::stol(d.substr(0, 4));
-  const long m = std::stol(d.substr(4, 2)), day = std::stol(d.substr(6, 2));
-  y -= m <= 2;
-  const long era = (y >= 0 ? y : y - 399) / 400, yoe = y - era * 400;
-  const long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + day - 1;
-  return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
-}
-}  // namespace
-
 Array sbas_velocity_design(const std::vector<DatePair>& pairs, std::vector<double>* intervals, const std::string& what) {
   std::vector<std::string> dates;
   const Array A = sbas_design(pairs, &dates, what);  // the checks, and the dates
   std::vector<float> t;  // years since the first date, as MintPy: float32 days / 365.25
-  for (const auto& d : dates) t.push_back(static_cast<float>(days_of(d) - days_of(dates[0])) / 365.25f);
+  for (const auto& d : dates) t.push_back(static_cast<float>(day_number(d) - day_number(dates[0])) / 365.25f);
   const std::size_t M = dates.size() - 1;
   std::vector<double> dt(M);
   for (std::size_t j = 0; j < M; ++j) dt[j] = static_cast<double>(t[j + 1] - t[j]);
@@ -129,14 +113,32 @@ Array sbas_velocity_design(const std::vector<DatePair>& pairs, std::vector<doubl
   return B;
 }
 
+long day_number(const std::string& d) {
+  long y = std::stol(d.substr(0, 4));
+  const long m = std::stol(d.substr(4, 2)), day = std::stol(d.substr(6, 2));
+  y -= m <= 2;
+  const long era = (y >= 0 ? y : y - 399) / 400, yoe = y - era * 400;
+  const long doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+  return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+
+std::string date_of_day(long z) {
+  z += 719468;
+  const long era = (z >= 0 ? z : z - 146096) / 146097, doe = z - era * 146097;
+  const long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+  const long d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (m <= 2);
+  char b[32];
+  std::snprintf(b, sizeof b, "%04ld%02ld%02ld", y, m, d);
+  return b;
+}
+
 double decimal_year(const std::string& d, const std::string& what) {
   if (!is_date(d)) throw InputError(what + ": expected a date YYYYMMDD, found '" + d + "'");
-  const int y = std::stoi(d.substr(0, 4)), m = std::stoi(d.substr(4, 2)), day = std::stoi(d.substr(6, 2));
-  static const int before[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
   if (!is_calendar_date(d)) throw InputError(what + ": expected a calendar date YYYYMMDD, found '" + d + "'");
-  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-  const int doy = before[m - 1] + day - 1 + (leap && m > 2 ? 1 : 0);
-  return y + doy / (leap ? 366.0 : 365.0);
+  const std::string y = d.substr(0, 4);
+  const long first = day_number(y + "0101"), next = day_number(std::to_string(std::stoi(y) + 1) + "0101");
+  return std::stoi(y) + static_cast<double>(day_number(d) - first) / static_cast<double>(next - first);
 }
 
 std::vector<double> read_times(const std::string& path) {

@@ -28,6 +28,19 @@ class TestDesigns : public QObject {
   void write(const char* name, const std::string& text) { std::ofstream(file(name)) << text; }
 
 private slots:
+  // The data layer's one calendar: day numbers and back, leap years, decimal years.
+  void calendar() {
+    QCOMPARE(day_number("19700101"), 0L);
+    QCOMPARE(day_number("20000301"), 11017L);
+    QCOMPARE(day_number("19691231"), -1L);
+    QCOMPARE(date_of_day(-1), std::string("19691231"));
+    QCOMPARE(date_of_day(day_number("20200228") + 1), std::string("20200229"));
+    QCOMPARE(date_of_day(day_number("21000228") + 1), std::string("21000301"));  // not a leap year
+    for (long d = day_number("18991225"); d < day_number("21010110"); d += 37) QCOMPARE(day_number(date_of_day(d)), d);
+    QCOMPARE(decimal_year("20200101", "t"), 2020.0);
+    QCOMPARE(decimal_year("20200702", "t"), 2020.0 + 183.0 / 366.0);
+    QCOMPARE(decimal_year("20210702", "t"), 2021.0 + 182.0 / 365.0);
+  }
   void sbasFromPairs() {
     write("pairs.txt", "# dates\n20200101_20200113\n20200113 20200125\n20200125,20200101\n\n20200113_20200206\n");
     const auto pairs = read_pairs(file("pairs.txt"));

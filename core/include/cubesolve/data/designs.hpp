@@ -38,6 +38,11 @@ Array sbas_design(const std::vector<DatePair>& pairs, std::vector<std::string>* 
 Array sbas_velocity_design(const std::vector<DatePair>& pairs, std::vector<double>* intervals,
                            const std::string& what = "pairs");
 
+/// Days from 1970-01-01 to a YYYYMMDD date (proleptic Gregorian), and the
+/// YYYYMMDD date of such a day number: the one calendar of the data layer.
+long day_number(const std::string& yyyymmdd);
+std::string date_of_day(long days);
+
 /// Decimal years of a YYYYMMDD date. Throws InputError naming `what`.
 double decimal_year(const std::string& yyyymmdd, const std::string& what);
 
