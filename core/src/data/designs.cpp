@@ -137,7 +137,7 @@ double decimal_year(const std::string& d, const std::string& what) {
   if (!is_date(d)) throw InputError(what + ": expected a date YYYYMMDD, found '" + d + "'");
   if (!is_calendar_date(d)) throw InputError(what + ": expected a calendar date YYYYMMDD, found '" + d + "'");
   const std::string y = d.substr(0, 4);
-  const long first = day_number(y + "0101"), next = day_number(std::to_string(std::stoi(y) + 1) + "0101");
+  const long first = day_number(y + "0101"), next = day_number(y + "1231") + 1;
   return std::stoi(y) + static_cast<double>(day_number(d) - first) / static_cast<double>(next - first);
 }
 

@@ -40,6 +40,7 @@ private slots:
     QCOMPARE(decimal_year("20200101", "t"), 2020.0);
     QCOMPARE(decimal_year("20200702", "t"), 2020.0 + 183.0 / 366.0);
     QCOMPARE(decimal_year("20210702", "t"), 2021.0 + 182.0 / 365.0);
+    QCOMPARE(decimal_year("99991231", "t"), 9999.0 + 364.0 / 365.0);
   }
   void sbasFromPairs() {
     write("pairs.txt", "# dates\n20200101_20200113\n20200113 20200125\n20200125,20200101\n\n20200113_20200206\n");
