@@ -36,6 +36,7 @@ CUBESOLVE_KERNEL Vec4 load4(const double* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
+CUBESOLVE_KERNEL void store4(double* p, Vec4 v) { std::memcpy(p, &v, sizeof v); }
 CUBESOLVE_KERNEL double sum4(Vec4 v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 
 /// Four independent vector sums: bound by throughput, not by the latency of
@@ -87,34 +88,6 @@ CUBESOLVE_KERNEL void row_dots(const double* mat, std::size_t n, const int* rows
     for (std::size_t t = 0; t < 4; ++t) out[(a + t) * stride] = d[t];
   }
   for (; a < q; ++a) out[a * stride] = dot(mat + static_cast<std::size_t>(rows[a]) * n, v, n);
-}
-
-/// x += sum over a < q of coef[a * stride] * mat[rows[a], :] (row-major,
-/// rows of length n): four rows at a time share the loads and stores of x.
-CUBESOLVE_KERNEL void row_axpys(const double* mat, std::size_t n, const int* rows, std::size_t q, const double* coef,
-                                std::size_t stride, double* x) {
-  std::size_t a = 0;
-  for (; a + 4 <= q; a += 4) {
-    const double* r[4];
-    Vec4 c[4] = {};
-    for (std::size_t t = 0; t < 4; ++t) {
-      r[t] = mat + static_cast<std::size_t>(rows[a + t]) * n;
-      const double v = coef[(a + t) * stride];
-      c[t] = Vec4{v, v, v, v};
-    }
-    std::size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-      const Vec4 v = load4(x + i) + c[0] * load4(r[0] + i) + c[1] * load4(r[1] + i) + c[2] * load4(r[2] + i) +
-                     c[3] * load4(r[3] + i);
-      std::memcpy(x + i, &v, sizeof v);
-    }
-    for (; i < n; ++i) x[i] += c[0][0] * r[0][i] + c[1][0] * r[1][i] + c[2][0] * r[2][i] + c[3][0] * r[3][i];
-  }
-  for (; a < q; ++a) {
-    const double* r = mat + static_cast<std::size_t>(rows[a]) * n;
-    const double v = coef[a * stride];
-    for (std::size_t i = 0; i < n; ++i) x[i] += v * r[i];
-  }
 }
 
 /// max |a[i]|
@@ -206,6 +179,26 @@ CUBESOLVE_KERNEL void axpy(double alpha, const double* x, double* y, std::size_t
   for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
 
+/// x += sum over a < q of coef[a * stride] * mat[rows[a], :] (row-major,
+/// rows of length n): four rows at a time share the loads and stores of x.
+CUBESOLVE_KERNEL void row_axpys(const double* mat, std::size_t n, const int* rows, std::size_t q, const double* coef,
+                                std::size_t stride, double* x) {
+  std::size_t a = 0;
+  for (; a + 4 <= q; a += 4) {
+    const double* r0 = mat + static_cast<std::size_t>(rows[a]) * n;
+    const double* r1 = mat + static_cast<std::size_t>(rows[a + 1]) * n;
+    const double* r2 = mat + static_cast<std::size_t>(rows[a + 2]) * n;
+    const double* r3 = mat + static_cast<std::size_t>(rows[a + 3]) * n;
+    const double c0 = coef[a * stride], c1 = coef[(a + 1) * stride], c2 = coef[(a + 2) * stride],
+                 c3 = coef[(a + 3) * stride];
+    std::size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+      store4(x + i, load4(x + i) + c0 * load4(r0 + i) + c1 * load4(r1 + i) + c2 * load4(r2 + i) + c3 * load4(r3 + i));
+    for (; i < n; ++i) x[i] += c0 * r0[i] + c1 * r1[i] + c2 * r2[i] + c3 * r3[i];
+  }
+  for (; a < q; ++a) axpy(coef[a * stride], mat + static_cast<std::size_t>(rows[a]) * n, x, n);
+}
+
 }  // namespace cubesolve::detail
 
 #pragma GCC diagnostic pop
@@ -222,7 +215,6 @@ namespace cubesolve::detail {
 /// system of 120 rows stays within a core's cache.
 constexpr std::size_t kLanes = 4;
 CUBESOLVE_KERNEL constexpr std::size_t tri(std::size_t a) { return a * (a + 1) / 2; }
-CUBESOLVE_KERNEL void store4(double* p, Vec4 v) { std::memcpy(p, &v, sizeof v); }
 typedef long long Mask4 __attribute__((vector_size(32)));
 
 /// Rows i..i+R-1, columns j0..j0+jb-1 (jb <= 4) of the packed systems: subtracts

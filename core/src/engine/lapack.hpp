@@ -51,13 +51,14 @@ inline void gemv(int m, int n, const double* a, int lda, const double* x, double
   dgemv_("N", &m, &n, &one, a, &lda, x, &inc, &zero, y, &inc, 1);
 }
 
-/// Cholesky of the upper triangle of the column-major (n, n) `a` (U^T U),
-/// then, if it succeeded, U^T U x = b in place. Returns LAPACK's info.
+/// Cholesky U^T U of the upper triangle of the column-major (n, n) `a`, in
+/// place. Returns LAPACK's info (0: done).
 inline int cholesky_upper(int n, double* a, int lda) {
   int info = 0;
   dpotrf_("U", &n, a, &lda, &info, 1);
   return info;
 }
+/// Solves U^T U x = b in place, U from cholesky_upper.
 inline void cholesky_upper_solve(int n, const double* a, int lda, double* b) {
   int info = 0;
   const int one = 1;

@@ -177,6 +177,13 @@ void solve_product(const Job& job, Workspace& ws, std::size_t B) {
       std::copy(ws.x0.data() + k * M, ws.x0.data() + (k + 1) * M, ws.x.data() + k * M);
 }
 
+/// A Gram pixel whose matrix is too close to singular: to the exact path.
+void gram_to_exact(Workspace& ws, std::size_t k, std::size_t M) {
+  std::fill(ws.x.data() + k * M, ws.x.data() + (k + 1) * M, kNaN);
+  ws.exact_list.push_back(k);
+  ws.kind[k] = Kind::Exact;
+}
+
 /// The Gram path for designs of sparse rows and a narrow band: each pixel's
 /// A_V^T W A_V and A_V^T W y summed row by row over the nonzeros, factored
 /// in band form.
@@ -204,9 +211,7 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
     }
     for (std::size_t a = 0; a < M; ++a) S[a * w] += job.options.ridge;
     if (!cholesky_band(S, M, b, kGramTau)) {
-      std::fill(x, x + M, kNaN);
-      ws.exact_list.push_back(k);
-      ws.kind[k] = Kind::Exact;
+      gram_to_exact(ws, k, M);
       continue;
     }
     cholesky_band_solve(S, M, b, x);
@@ -245,9 +250,7 @@ void solve_gram_dense(const Job& job, Workspace& ws) {
     bool ok = q > 0 && lapack::cholesky_upper(m, S, m) == 0;
     for (std::size_t a = 0; ok && a < M; ++a) ok = S[a * M + a] * S[a * M + a] > kGramTau * dmax;
     if (!ok) {
-      std::fill(x, x + M, kNaN);
-      ws.exact_list.push_back(k);
-      ws.kind[k] = Kind::Exact;
+      gram_to_exact(ws, k, M);
       continue;
     }
     lapack::cholesky_upper_solve(m, S, m, x);
@@ -288,9 +291,7 @@ CUBESOLVE_SIMD_CLONES void solve_gram(const Job& job, Workspace& ws) {
     double* x = ws.x.data() + k * M;
     std::copy(ws.model.data() + c * M, ws.model.data() + (c + 1) * M, x);
     if (!cholesky(S, M, kGramTau)) {
-      std::fill(x, x + M, kNaN);
-      ws.exact_list.push_back(k);
-      ws.kind[k] = Kind::Exact;
+      gram_to_exact(ws, k, M);
       continue;
     }
     cholesky_solve(S, M, x);
