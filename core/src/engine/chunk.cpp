@@ -12,6 +12,9 @@
 #include <cstring>
 #include <limits>
 
+// Vec4 only lives in the inlined kernels of this file: no ABI crosses a call.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace cubesolve::detail {
 
 namespace {
@@ -63,18 +66,40 @@ void Job::write_diagnostics(std::size_t p, PixelStatus status, int rank, double 
 
 namespace {
 
-/// Tiles of 64 pixels, so that both sides stay in cache.
+/// Tiles of 64 pixels, so that both sides stay in cache; blocks of 4 x 4
+/// are transposed in registers.
 template <class T>
 CUBESOLVE_SIMD_CLONES void write_tiles(T* out, std::size_t M, std::size_t P, std::size_t begin, std::size_t B, const double* x,
                  const std::vector<char>& skip) {
   constexpr std::size_t kTile = 64;
+  out += begin;
+  auto one = [&](std::size_t j, std::size_t k) {
+    if (!skip[k]) out[j * P + k] = static_cast<T>(x[k * M + j]);
+  };
   for (std::size_t k0 = 0; k0 < B; k0 += kTile) {
     const std::size_t k1 = std::min(B, k0 + kTile);
-    for (std::size_t j = 0; j < M; ++j) {
-      T* row = out + j * P + begin;
-      for (std::size_t k = k0; k < k1; ++k)
-        if (!skip[k]) row[k] = static_cast<T>(x[k * M + j]);
+    std::size_t j = 0;
+    for (; j + 4 <= M; j += 4) {
+      T* row = out + j * P;
+      std::size_t k = k0;
+      for (; k + 4 <= k1; k += 4) {
+        if (skip[k] | skip[k + 1] | skip[k + 2] | skip[k + 3]) {
+          for (std::size_t t = 0; t < 16; ++t) one(j + t / 4, k + t % 4);
+          continue;
+        }
+        Vec4 v0 = load4(x + k * M + j), v1 = load4(x + (k + 1) * M + j), v2 = load4(x + (k + 2) * M + j),
+             v3 = load4(x + (k + 3) * M + j);
+        transpose4(v0, v1, v2, v3);
+        store4(row + k, v0);
+        store4(row + P + k, v1);
+        store4(row + 2 * P + k, v2);
+        store4(row + 3 * P + k, v3);
+      }
+      for (; k < k1; ++k)
+        for (std::size_t t = 0; t < 4; ++t) one(j + t, k);
     }
+    for (; j < M; ++j)
+      for (std::size_t k = k0; k < k1; ++k) one(j, k);
   }
 }
 
@@ -103,29 +128,43 @@ namespace {
 template <class T>
 CUBESOLVE_SIMD_CLONES void gather_typed(const T* cube, const Array* weights, std::size_t N, std::size_t P,
                                         std::size_t begin, std::size_t B, Workspace& ws) {
-  // Tiles of 8 rows x 256 pixels: long reads along each row (which the
-  // prefetcher follows), then each pixel gets 8 consecutive values.
-  constexpr std::size_t kRows = 8, kPixels = 256;
-  double tile[kRows][kPixels];
+  // Tiles of 64 pixels (their pixel-major side stays in cache) read 4 rows
+  // at a time; blocks of 4 rows x 4 pixels are transposed in registers.
+  constexpr std::size_t kPixels = 64;
+  const T* in = cube + begin;
+  double* y = ws.y.data();
+  std::uint8_t* valid = ws.valid.data();
+  const std::size_t words = (N + 63) / 64;
+  ws.bits.assign(B * words, 0);
+  std::uint64_t* bits = ws.bits.data();
+  auto one = [&](std::size_t i, std::size_t k) {
+    const double v = static_cast<double>(in[i * P + k]);
+    const bool ok = std::isfinite(v);
+    valid[k * N + i] = ok;
+    bits[k * words + i / 64] |= std::uint64_t{ok} << (i % 64);
+    y[k * N + i] = ok ? v : 0.0;
+  };
   for (std::size_t k0 = 0; k0 < B; k0 += kPixels) {
-    const std::size_t kn = std::min(kPixels, B - k0);
-    for (std::size_t i0 = 0; i0 < N; i0 += kRows) {
-      const std::size_t in = std::min(kRows, N - i0);
-      for (std::size_t i = 0; i < in; ++i) {
-        const T* row = cube + (i0 + i) * P + begin + k0;
-        for (std::size_t k = 0; k < kn; ++k) tile[i][k] = static_cast<double>(row[k]);
-      }
-      for (std::size_t k = 0; k < kn; ++k) {
-        double* y = ws.y.data() + (k0 + k) * N + i0;
-        std::uint8_t* valid = ws.valid.data() + (k0 + k) * N + i0;
-        for (std::size_t i = 0; i < in; ++i) {
-          const double v = tile[i][k];
-          const bool ok = std::isfinite(v);
-          valid[i] = ok;
-          y[i] = ok ? v : 0.0;
+    const std::size_t k1 = std::min(B, k0 + kPixels), k4 = k0 + (k1 - k0) / 4 * 4;
+    std::size_t i = 0;
+    for (; i + 4 <= N; i += 4) {
+      const T* r = in + i * P;
+      for (std::size_t k = k0; k < k4; k += 4) {
+        Vec4 v[4] = {load4(r + k), load4(r + P + k), load4(r + 2 * P + k), load4(r + 3 * P + k)};
+        transpose4(v[0], v[1], v[2], v[3]);
+        for (std::size_t t = 0; t < 4; ++t) {
+          const Mask4 ok = (v[t] - v[t]) == 0;  // finite: inf - inf and NaN are not 0
+          store4(y + (k + t) * N + i, (Vec4)((Mask4)v[t] & ok));
+          for (std::size_t u = 0; u < 4; ++u) valid[(k + t) * N + i + u] = static_cast<std::uint8_t>(ok[u] & 1);
+          const auto four = static_cast<std::uint64_t>((ok[0] & 1) | (ok[1] & 2) | (ok[2] & 4) | (ok[3] & 8));
+          bits[(k + t) * words + i / 64] |= four << (i % 64);  // i % 4 == 0: the four share a word
         }
       }
+      for (std::size_t k = k4; k < k1; ++k)
+        for (std::size_t t = 0; t < 4; ++t) one(i + t, k);
     }
+    for (; i < N; ++i)
+      for (std::size_t k = k0; k < k1; ++k) one(i, k);
   }
   if (!weights) return;
   for (std::size_t i = 0; i < N; ++i)
@@ -134,7 +173,9 @@ CUBESOLVE_SIMD_CLONES void gather_typed(const T* cube, const Array* weights, std
       const bool ok = ws.valid[k * N + i] && wt > 0 && std::isfinite(wt);
       ws.valid[k * N + i] = ok;
       ws.w[k * N + i] = ok ? wt : 0.0;
-      if (!ok) ws.y[k * N + i] = 0.0;
+      if (ok) continue;
+      ws.y[k * N + i] = 0.0;
+      ws.bits[k * words + i / 64] &= ~(std::uint64_t{1} << (i % 64));
     }
 }
 
@@ -175,6 +216,10 @@ void gather_rows(const Job& job, Workspace& ws, std::size_t begin, std::size_t B
   else gather_rows_typed(job.cube.data<double>(), job.N, job.P, begin, B, ws);
 }
 
+void fill_unsolved(Workspace& ws, std::size_t k, std::size_t M) {
+  std::fill(ws.x.data() + k * M, ws.x.data() + (k + 1) * M, ws.kind[k] == Kind::Skip ? kNaN : 0.0);
+}
+
 void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B) {
   const std::size_t words = (N + 63) / 64;
   for (std::size_t i = 0; i < N; ++i) {
@@ -201,8 +246,7 @@ bool sort_into_paths(const Job& job, Workspace& ws, std::size_t B) {
   ws.buckets.resize(kMaxSmall + 1);
   for (std::size_t k = 0; k < B; ++k) {
     const Kind kind = ws.kind[k];
-    if (kind == Kind::Skip || kind == Kind::Group)  // unsolved pixels are NaN; group pixels are written by their pass
-      std::fill(ws.x.data() + k * M, ws.x.data() + (k + 1) * M, kind == Kind::Skip ? kNaN : 0.0);
+    if (kind == Kind::Skip || kind == Kind::Group) fill_unsolved(ws, k, M);
     need_product = need_product || kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur;
     if (kind == Kind::Gram) ws.gram.push_back(k);
     else if (kind == Kind::Exact) ws.exact_list.push_back(k);
@@ -242,7 +286,7 @@ void write_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
 
 void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
   if (job.all_taken(begin, end)) return;
-  const std::size_t N = job.N, B = end - begin;
+  const std::size_t N = job.N, B = end - begin, words = (N + 63) / 64;
   ws.reset(N, job.M, B, job.weights != nullptr);
   gather(job, ws, begin, B);
   for (std::size_t k = 0; k < B; ++k) {
@@ -251,7 +295,7 @@ void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
       continue;
     }
     int nv = 0;
-    for (std::size_t i = 0; i < N; ++i) nv += ws.valid[k * N + i];
+    for (std::size_t w = 0; w < words; ++w) nv += __builtin_popcountll(ws.bits[k * words + w]);
     ws.nv[k] = nv;
     ws.kind[k] = job.kinds[static_cast<std::size_t>(nv)];
   }

@@ -61,7 +61,7 @@ struct Workspace {
   std::vector<std::uint8_t> valid;     // pixel-major: 1 where valid
   std::vector<double> w;               // pixel-major weights, 0 where missing (weighted solves)
   std::vector<double> yo;              // observation-major values (the rows kernel)
-  std::vector<std::uint64_t> bits;     // masks, bits per pixel (the rows kernel)
+  std::vector<std::uint64_t> bits;     // masks, (N + 63) / 64 words a pixel: bit i set where valid
   std::vector<int> nv;                 // valid rows per pixel
   std::vector<Kind> kind;              // each pixel's path (Group: written by another pass)
   std::vector<double> x0, x;           // M values a pixel: P·y~, and the solutions
@@ -80,34 +80,17 @@ struct Workspace {
   void reset(std::size_t N, std::size_t M, std::size_t B, bool weighted);
 };
 
-/// Pixel-major copy of pixels [begin, begin + B): ws.y, ws.valid and (with
-/// weights) ws.w, a missing value or a zero weight marking the row invalid.
+/// Pixel-major copy of pixels [begin, begin + B): ws.y, ws.valid, the masks
+/// as bits in ws.bits and (with weights) ws.w, a missing value or a zero
+/// weight marking the row invalid.
 void gather(const Job& job, Workspace& ws, std::size_t begin, std::size_t B);
 /// Observation-major copy for the rows kernel: ws.yo (0 where missing),
 /// masks as bits per pixel in ws.bits, valid counts in ws.nv.
 void gather_rows(const Job& job, Workspace& ws, std::size_t begin, std::size_t B);
+/// x of a pixel no path solves: NaN (Skip), or 0 where another pass writes it (Group).
+void fill_unsolved(Workspace& ws, std::size_t k, std::size_t M);
 /// The pixel-major values and flags of pixel k from the observation-major copy.
 void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B);
-
-/// Writes the indices i < n with flags[i] == want (flags are 0 or 1) to out.
-CUBESOLVE_KERNEL int row_list(const std::uint8_t* flags, std::size_t n, bool want, int* out) {
-  int count = 0;
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {  // eight flags at a time through a bit mask
-    std::uint64_t w;
-    std::memcpy(&w, flags + i, 8);
-    // Gather the low bit of each byte into one byte (byte b -> bit b).
-    unsigned bits = static_cast<unsigned>(((w & 0x0101010101010101ULL) * 0x0102040810204080ULL) >> 56);
-    if (!want) bits = ~bits & 0xffu;
-    while (bits) {
-      out[count++] = static_cast<int>(i) + __builtin_ctz(bits);
-      bits &= bits - 1;
-    }
-  }
-  for (; i < n; ++i)
-    if (static_cast<bool>(flags[i]) == want) out[count++] = static_cast<int>(i);
-  return count;
-}
 
 /// The indices i < n whose bit in `bits` equals `want`.
 CUBESOLVE_KERNEL int bit_list(const std::uint64_t* bits, std::size_t n, bool want, int* out) {

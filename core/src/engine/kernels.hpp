@@ -38,6 +38,30 @@ CUBESOLVE_KERNEL Vec4 load4(const double* p) {
 }
 CUBESOLVE_KERNEL void store4(double* p, Vec4 v) { std::memcpy(p, &v, sizeof v); }
 CUBESOLVE_KERNEL double sum4(Vec4 v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+typedef long long Mask4 __attribute__((vector_size(32)));
+typedef float Float4 __attribute__((vector_size(16)));
+
+/// Four values from p as doubles (float input is widened).
+CUBESOLVE_KERNEL Vec4 load4(const float* p) {
+  Float4 v;
+  std::memcpy(&v, p, sizeof v);
+  return __builtin_convertvector(v, Vec4);
+}
+/// Stores v at p, narrowed to float.
+CUBESOLVE_KERNEL void store4(float* p, Vec4 v) {
+  const Float4 f = __builtin_convertvector(v, Float4);
+  std::memcpy(p, &f, sizeof f);
+}
+
+/// Transposes the 4 x 4 block whose rows are r0..r3, in registers.
+CUBESOLVE_KERNEL void transpose4(Vec4& r0, Vec4& r1, Vec4& r2, Vec4& r3) {
+  const Vec4 t0 = __builtin_shuffle(r0, r1, Mask4{0, 4, 2, 6}), t1 = __builtin_shuffle(r0, r1, Mask4{1, 5, 3, 7});
+  const Vec4 t2 = __builtin_shuffle(r2, r3, Mask4{0, 4, 2, 6}), t3 = __builtin_shuffle(r2, r3, Mask4{1, 5, 3, 7});
+  r0 = __builtin_shuffle(t0, t2, Mask4{0, 1, 4, 5});
+  r1 = __builtin_shuffle(t1, t3, Mask4{0, 1, 4, 5});
+  r2 = __builtin_shuffle(t0, t2, Mask4{2, 3, 6, 7});
+  r3 = __builtin_shuffle(t1, t3, Mask4{2, 3, 6, 7});
+}
 
 /// Four independent vector sums: bound by throughput, not by the latency of
 /// one chain of additions.
@@ -215,7 +239,6 @@ namespace cubesolve::detail {
 /// system of 120 rows stays within a core's cache.
 constexpr std::size_t kLanes = 4;
 CUBESOLVE_KERNEL constexpr std::size_t tri(std::size_t a) { return a * (a + 1) / 2; }
-typedef long long Mask4 __attribute__((vector_size(32)));
 
 /// Rows i..i+R-1, columns j0..j0+jb-1 (jb <= 4) of the packed systems: subtracts
 /// the sum over c < j0 of L[i, c] L[j, c]. The R x 4 sums stay in registers,

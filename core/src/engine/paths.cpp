@@ -7,6 +7,9 @@
 #include <cmath>
 #include <limits>
 
+// Vec4 only lives in the inlined kernels of this file: no ABI crosses a call.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace cubesolve::detail {
 
 namespace {
@@ -24,20 +27,24 @@ struct LaneSystem {
 
 /// Fills the packed systems of all lanes, row by row: each entry's four
 /// lanes are written together, so S is written in order, whole lines at a
-/// time, while the four lanes' reads of K overlap.
+/// time, while the four lanes' reads of K overlap. A padding lane reads
+/// lane 0's entries times 0 (its system is the identity).
 CUBESOLVE_KERNEL void put_systems(const LaneSystem* sys, std::size_t n, std::size_t q, double* S) {
-  const double* row[L];
-  double sign[L], diag[L];
+  static_assert(L == 4, "four lanes");
+  const LaneSystem& s0 = sys[0];
+  const LaneSystem s1 = sys[1].K ? sys[1] : s0, s2 = sys[2].K ? sys[2] : s0, s3 = sys[3].K ? sys[3] : s0;
+  Vec4 sign, diag;
   for (std::size_t l = 0; l < L; ++l) {
-    sign[l] = sys[l].deletion ? -1.0 : 1.0;
+    sign[l] = sys[l].K ? (sys[l].deletion ? -1.0 : 1.0) : 0.0;
     diag[l] = sys[l].K ? (sys[l].deletion ? 1.0 : 0.0) : 1.0;
   }
   for (std::size_t a = 0; a < q; ++a) {
-    for (std::size_t l = 0; l < L; ++l) row[l] = sys[l].K ? sys[l].K + static_cast<std::size_t>(sys[l].I[a]) * n : nullptr;
+    const double *r0 = s0.K + static_cast<std::size_t>(s0.I[a]) * n, *r1 = s1.K + static_cast<std::size_t>(s1.I[a]) * n,
+                 *r2 = s2.K + static_cast<std::size_t>(s2.I[a]) * n, *r3 = s3.K + static_cast<std::size_t>(s3.I[a]) * n;
     double* Srow = S + tri(a) * L;
     for (std::size_t c = 0; c <= a; ++c)
-      for (std::size_t l = 0; l < L; ++l) Srow[c * L + l] = row[l] ? sign[l] * row[l][sys[l].I[c]] : 0.0;
-    for (std::size_t l = 0; l < L; ++l) Srow[a * L + l] += diag[l];
+      store4(Srow + c * L, sign * Vec4{r0[s0.I[c]], r1[s1.I[c]], r2[s2.I[c]], r3[s3.I[c]]});
+    store4(Srow + a * L, load4(Srow + a * L) + diag);
   }
 }
 
@@ -73,7 +80,7 @@ CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_
   const Kind kind = ws.kind[k];
   const bool use_valid = kind == Kind::DualGather;
   int* I = ws.rows.data() + l * N;
-  row_list(ws.valid.data() + k * N, N, use_valid, I);
+  bit_list(ws.bits.data() + k * ((N + 63) / 64), N, use_valid, I);
   const std::vector<double>& K = kind == Kind::Deletion ? job.f.hat
                                  : kind == Kind::DualSchur ? job.f.gram_rows_inv
                                                            : job.f.gram_rows;
@@ -170,11 +177,19 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
 
 void solve_product(const Job& job, Workspace& ws, std::size_t B) {
   const std::size_t N = job.N, M = job.M;
+  // Into x itself where no pixel of the chunk has its solution there yet
+  // (the paths after this one write over what it leaves in their pixels).
+  const auto kinds = ws.kind.begin();
+  const bool direct = std::none_of(kinds, kinds + static_cast<std::ptrdiff_t>(B), [](Kind k) { return k == Kind::DualGather; });
   lapack::gemm('N', 'N', static_cast<int>(M), static_cast<int>(B), static_cast<int>(N), 1.0, job.f.pinv.data(),
-               static_cast<int>(M), ws.y.data(), static_cast<int>(N), 0.0, ws.x0.data(), static_cast<int>(M));
-  for (std::size_t k = 0; k < B; ++k)
-    if (ws.kind[k] == Kind::Full || ws.kind[k] == Kind::Deletion || ws.kind[k] == Kind::DualSchur)
+               static_cast<int>(M), ws.y.data(), static_cast<int>(N), 0.0, direct ? ws.x.data() : ws.x0.data(),
+               static_cast<int>(M));
+  for (std::size_t k = 0; k < B; ++k) {
+    const Kind kind = ws.kind[k];
+    if (direct && (kind == Kind::Skip || kind == Kind::Group)) fill_unsolved(ws, k, M);
+    if (!direct && (kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur))
       std::copy(ws.x0.data() + k * M, ws.x0.data() + (k + 1) * M, ws.x.data() + k * M);
+  }
 }
 
 /// A Gram pixel whose matrix is too close to singular: to the exact path.
