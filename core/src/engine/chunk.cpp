@@ -183,17 +183,29 @@ template <class T>
 CUBESOLVE_SIMD_CLONES void gather_rows_typed(const T* cube, std::size_t N, std::size_t P, std::size_t begin,
                                              std::size_t B, Workspace& ws) {
   const std::size_t words = (N + 63) / 64;
-  ws.bits.assign(B * words, 0);
-  for (std::size_t i = 0; i < N; ++i) {
-    const T* row = cube + i * P + begin;
-    double* out = ws.yo.data() + i * B;
-    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
-    std::uint64_t* bits = ws.bits.data() + i / 64;
-    for (std::size_t k = 0; k < B; ++k) {
-      const double v = static_cast<double>(row[k]);
-      const bool ok = std::isfinite(v);
-      out[k] = ok ? v : 0.0;
-      bits[k * words] |= bit & (std::uint64_t{0} - ok);
+  ws.bits.resize(B * words);
+  // Tiles of 256 pixels: each word of their masks is built in registers
+  // over its 64 rows, then stored once.
+  constexpr std::size_t kPixels = 256;
+  std::uint64_t acc[kPixels];
+  for (std::size_t k0 = 0; k0 < B; k0 += kPixels) {
+    const std::size_t kn = std::min(kPixels, B - k0);
+    for (std::size_t w = 0; w < words; ++w) {
+      std::fill(acc, acc + kn, 0);
+      for (std::size_t i = w * 64; i < std::min(N, w * 64 + 64); ++i) {
+        const T* row = cube + i * P + begin + k0;
+        if (i + 2 < N)  // rows lie far apart: each row's tile is a new stream the prefetcher has not seen
+          for (std::size_t k = 0; k < kn; k += 64 / sizeof(T)) __builtin_prefetch(row + 2 * P + k);
+        double* out = ws.yo.data() + i * B + k0;
+        const unsigned shift = static_cast<unsigned>(i % 64);
+        for (std::size_t k = 0; k < kn; ++k) {
+          const double v = static_cast<double>(row[k]);
+          const bool ok = v - v == 0;  // finite: inf - inf and NaN are not 0
+          out[k] = ok ? v : 0.0;
+          acc[k] |= static_cast<std::uint64_t>(ok) << shift;
+        }
+      }
+      for (std::size_t k = 0; k < kn; ++k) ws.bits[(k0 + k) * words + w] = acc[k];
     }
   }
   for (std::size_t k = 0; k < B; ++k) {
