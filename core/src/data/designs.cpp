@@ -128,7 +128,7 @@ std::string date_of_day(long z) {
   const long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
   const long doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
   const long d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (m <= 2);
-  char b[32];
+  char b[64];  // room for any long, so no output is cut
   std::snprintf(b, sizeof b, "%04ld%02ld%02ld", y, m, d);
   return b;
 }
