@@ -28,6 +28,18 @@ inline bool loads(MainWindow& w, const std::function<void()>& op, int ms = 60000
   return !loaded.isEmpty();
 }
 
+/// Opens a demo cube and waits for it to load and for its first solve.
+inline bool demoSolved(MainWindow& w, const char* demo, int size) {
+  return loads(w, [&] { w.openDemo(demo, size); }) && waitSolved(w);
+}
+
+/// Shows the window at the given size and waits until it is on screen.
+inline bool shown(MainWindow& w, int width, int height) {
+  w.resize(width, height);
+  w.show();
+  return QTest::qWaitForWindowExposed(&w);
+}
+
 /// Runs a job expected to fail and returns the message shown (empty when none came).
 inline QString failure(MainWindow& w, const std::function<void()>& op, int ms = 60000) {
   QSignalSpy failed(&w, &MainWindow::errorShown);

@@ -77,11 +77,8 @@ private slots:
 
   void resultViewDrawsTheChannel() {
     MainWindow w;
-    w.resize(1100, 800);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 96); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(shown(w, 1100, 800));
+    QVERIFY(demoSolved(w, "insar", 96));
     w.showView(MainWindow::View::Result);
     for (int ch : {0, 28}) {
       w.showLayer(MainWindow::Layer::Solution, ch);
@@ -130,8 +127,7 @@ private slots:
   void groupsChartCountsAreTheCores() {
     MainWindow w;
     w.show();
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 96); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "insar", 96));
     const auto bins = w.masks()->group_histogram();
     const auto& bars = w.groupsChart()->barValues();
     QCOMPARE(bars.size(), bins.size());
@@ -144,8 +140,7 @@ private slots:
   void inspectorShowsTheEnginesX() {
     MainWindow w;
     w.show();
-    QVERIFY(loads(w, [&] { w.openDemo("seed", 40); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "seed", 40));
     const DemoCube d = make_demo("seed", 40);
     const SolveResult r = solve(d.cube, Design(d.design));
     for (auto [row, col] : {std::pair{3, 5}, std::pair{20, 31}}) {
@@ -180,8 +175,7 @@ private slots:
     QVERIFY(device && precision);
     QCOMPARE(device->findData("cuda") >= 0, true);
     device->setCurrentIndex(device->findData("cuda"));
-    QVERIFY(loads(w, [&] { w.openDemo("seed", 40); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "seed", 40));
     const DemoCube d = make_demo("seed", 40);
     SolveOptions cpu;
     cpu.output = DType::Float64;
@@ -203,8 +197,7 @@ private slots:
   void cancelKeepsThePreviousResult() {
     MainWindow w;
     w.show();
-    QVERIFY(loads(w, [&] { w.openDemo("seed", 200); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "seed", 200));
     const auto previous = w.result();
     QVERIFY(previous);
     // The exact path on 40,000 underdetermined pixels takes seconds: cancel
@@ -339,8 +332,7 @@ private slots:
 
   void builtDesigns() {
     MainWindow w;
-    QVERIFY(loads(w, [&] { w.openDemo("seed", 24); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "seed", 24));
     QVERIFY(loads(w, [&] { w.buildDesign("poly:2", {}, {}); }));
     QCOMPARE(w.design()->cols(), std::size_t{3});
     QVERIFY(waitSolved(w));
@@ -464,8 +456,7 @@ private slots:
   void cubeOfAnotherLength() {
     MainWindow w;
     w.show();
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 32); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "insar", 32));
     const DemoCube d = make_demo("seed", 16);  // 50 observations, the design has 110 rows
     const std::string cube = dir_.filePath("other_n.npy").toStdString();
     OutputSet in;
@@ -480,8 +471,7 @@ private slots:
 
   void minimumValidRowsAtMostN() {
     MainWindow w;
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 24); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "insar", 24));
     auto* min_valid = w.findChild<QSpinBox*>("min-valid");
     QCOMPARE(min_valid->maximum(), 110);
     min_valid->setValue(500);
@@ -492,8 +482,7 @@ private slots:
   void cancelRestoresTheParameters() {
     MainWindow w;
     w.show();
-    QVERIFY(loads(w, [&] { w.openDemo("seed", 200); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "seed", 200));
     w.findChild<QCheckBox*>("auto-solve")->setChecked(false);
     auto* ridge = w.findChild<QDoubleSpinBox*>("ridge");
     QCOMPARE(ridge->value(), 0.0);
@@ -515,8 +504,7 @@ private slots:
   void layersKeepTheirOwnScale() {
     MainWindow w;
     w.show();
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 48); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "insar", 48));
     w.showView(MainWindow::View::Result);
     w.showLayer(MainWindow::Layer::Solution, 2);
     QVERIFY(w.resultView()->clippedBelow() || w.resultView()->clippedAbove());  // 2-98 %: the legend marks it
@@ -583,8 +571,7 @@ private slots:
     MainWindow w;
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 24); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "insar", 24));
     w.showView(MainWindow::View::Result);
     const QSize minimum = w.minimumSizeHint();
     QVERIFY2(minimum.width() <= 1000, qPrintable(QString::number(minimum.width())));
@@ -609,8 +596,7 @@ private slots:
   void figuresAtDataResolution() {
     MainWindow w;
     w.show();
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 40); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "insar", 40));
     w.showView(MainWindow::View::Result);
     w.showLayer(MainWindow::Layer::Solution, 5);
     w.findChild<QComboBox*>("colormap")->setCurrentIndex(4);  // grey
@@ -643,8 +629,7 @@ private slots:
 
   void modelAndResidualCubes() {
     MainWindow w;
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 16); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "insar", 16));
     const QStringList files = exports(w, [&] { w.exportSolution(dir_.filePath("mr.npy"), true); });
     QCOMPARE(files.size(), 8);  // x, five diagnostics, model, residual
     const Array model = read_npy(dir_.filePath("mr_model.npy").toStdString());
@@ -663,8 +648,7 @@ private slots:
   void groupSelectionClears() {
     MainWindow w;
     w.show();
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 48); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "insar", 48));
     w.selectGroupBin(1);
     QCOMPARE(w.groupsChart()->selectedBar(), 1);
     QVERIFY(w.gapsView()->hasOverlay());
@@ -679,8 +663,7 @@ private slots:
   void pinnedPixelsCompared() {
     MainWindow w;
     w.show();
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 32); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "insar", 32));
     w.selectPixel(5, 6);
     const int single = w.inspectorChart()->plotCount();
     w.pinPixel();
@@ -698,8 +681,7 @@ private slots:
   void datesThroughTheViews() {
     MainWindow w;
     w.show();
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 96); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "insar", 96));
     QCOMPARE(w.document().pairs().size(), std::size_t{110});
     w.showLayer(MainWindow::Layer::Solution, 3);
     QVERIFY2(w.resultView()->style().title.contains("2020-02-18"), qPrintable(w.resultView()->style().title));
@@ -722,8 +704,7 @@ private slots:
     for (std::size_t p = 0; p < rate.size(); p += 97)
       QVERIFY(w.resultView()->values()[p] == rate.value(p) || (std::isnan(rate.value(p)) && std::isnan(w.resultView()->values()[p])));
     // Without dates the velocity layer says why it is empty.
-    QVERIFY(loads(w, [&] { w.openDemo("seed", 16); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(demoSolved(w, "seed", 16));
     w.showLayer(MainWindow::Layer::Velocity, 0);
     QCOMPARE(w.resultView()->imageHeight(), 0);
   }

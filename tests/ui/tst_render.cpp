@@ -80,11 +80,8 @@ private slots:
 
   void insarViews() {
     MainWindow w;
-    w.resize(1100, 760);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QVERIFY(loads(w, [&] { w.openDemo("insar", 96); }));
-    QVERIFY(waitSolved(w));
+    QVERIFY(shown(w, 1100, 760));
+    QVERIFY(demoSolved(w, "insar", 96));
     compare(grabView(w, MainWindow::View::Gaps, w.gapsView()), "gaps_insar");
     w.showGaps(true, 7);
     compare(grabView(w, MainWindow::View::Gaps, w.gapsView()), "mask_insar");
@@ -120,9 +117,7 @@ private slots:
   // million groups and one of two, both readable.
   void seedGroups() {
     MainWindow w;
-    w.resize(1100, 760);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(shown(w, 1100, 760));
     QVERIFY(loads(w, [&] { w.openDemo("seed"); }));
     QVERIFY(waitSolved(w));
     QCOMPARE(w.masks()->distinct_masks(), std::size_t{249879});
