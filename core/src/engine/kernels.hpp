@@ -55,12 +55,12 @@ CUBESOLVE_KERNEL void store4(float* p, Vec4 v) {
 
 /// Transposes the 4 x 4 block whose rows are r0..r3, in registers.
 CUBESOLVE_KERNEL void transpose4(Vec4& r0, Vec4& r1, Vec4& r2, Vec4& r3) {
-  const Vec4 t0 = __builtin_shuffle(r0, r1, Mask4{0, 4, 2, 6}), t1 = __builtin_shuffle(r0, r1, Mask4{1, 5, 3, 7});
-  const Vec4 t2 = __builtin_shuffle(r2, r3, Mask4{0, 4, 2, 6}), t3 = __builtin_shuffle(r2, r3, Mask4{1, 5, 3, 7});
-  r0 = __builtin_shuffle(t0, t2, Mask4{0, 1, 4, 5});
-  r1 = __builtin_shuffle(t1, t3, Mask4{0, 1, 4, 5});
-  r2 = __builtin_shuffle(t0, t2, Mask4{2, 3, 6, 7});
-  r3 = __builtin_shuffle(t1, t3, Mask4{2, 3, 6, 7});
+  const Vec4 t0 = __builtin_shufflevector(r0, r1, 0, 4, 2, 6), t1 = __builtin_shufflevector(r0, r1, 1, 5, 3, 7);
+  const Vec4 t2 = __builtin_shufflevector(r2, r3, 0, 4, 2, 6), t3 = __builtin_shufflevector(r2, r3, 1, 5, 3, 7);
+  r0 = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+  r1 = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+  r2 = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+  r3 = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
 }
 
 /// Four independent vector sums: bound by throughput, not by the latency of
