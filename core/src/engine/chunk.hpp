@@ -71,6 +71,7 @@ struct Workspace {
   std::vector<char> skip;
   std::vector<int> rows;
   std::vector<double> s, rhs, model, wm, wy, g;   // the paths' scratch
+  std::vector<double> shifted;                    // the lanes' systems less their shift (a custom rcond)
   std::vector<std::uint8_t> gpu_kind, gpu_done;   // the device's answers for a chunk
   std::vector<std::size_t> gpu_sample;            // pixels the device solved, for the check
   PathCounts paths{};

@@ -23,6 +23,7 @@ struct LaneSystem {
   const double* K = nullptr;  // none: a padding lane, the identity
   const int* I = nullptr;
   bool deletion = false;
+  double shift = 0;  // with a custom rcond: the system less shift·I must stay positive definite (see Planner)
 };
 
 /// Fills the packed systems of all lanes, row by row: each entry's four
@@ -66,8 +67,15 @@ CUBESOLVE_KERNEL void factor_in_lanes(const std::vector<std::size_t>& pixels, st
     for (std::size_t l = lanes; l < L; ++l)  // padding: a zero right-hand side
       for (std::size_t a = 0; a < q; ++a) z[a * L + l] = 0.0;
     put_systems(sys, n, q, S);
-    bool ok[L];
-    batched_cholesky(S, q, kSmallTau, ok);
+    bool ok[L] = {true, true, true, true}, held[L];
+    if (sys[0].shift > 0 || sys[1].shift > 0 || sys[2].shift > 0 || sys[3].shift > 0) {
+      ws.shifted.assign(S, S + tri(q) * L);
+      for (std::size_t a = 0; a < q; ++a)
+        for (std::size_t l = 0; l < L; ++l) ws.shifted[(tri(a) + a) * L + l] -= sys[l].shift;
+      batched_cholesky(ws.shifted.data(), q, 0.0, ok);
+    }
+    batched_cholesky(S, q, kSmallTau, held);
+    for (std::size_t l = 0; l < L; ++l) ok[l] = ok[l] && held[l];
     batched_cholesky_solve(S, q, z);
     for (std::size_t l = 0; l < lanes; ++l) done(l, pixels[b0 + l], z, ok[l]);
   }
@@ -91,7 +99,10 @@ CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_
   } else {
     row_dots(K.data(), N, I, q, yk, z + l, L);
   }
-  return {K.data(), I, kind == Kind::Deletion};
+  const double shift = kind == Kind::Deletion     ? job.planner.shift_deletion
+                       : kind == Kind::DualGather ? job.planner.shift_gather
+                                                  : 0.0;  // Schur: A of full row rank, cond(A) vouches
+  return {K.data(), I, kind == Kind::Deletion, shift};
 }
 
 /// Pixel-major: takes pixel k's solution from lane l: x = A_V^T z for a
@@ -149,7 +160,7 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
     int* I = ws.rows.data() + l * N;
     bit_list(ws.bits.data() + k * words, N, false, I);
     row_dots(A, M, I, q, ws.x0.data() + k * M, z + l, L);
-    return LaneSystem{job.f.hat.data(), I, true};
+    return LaneSystem{job.f.hat.data(), I, true, job.planner.shift_deletion};
   };
   auto done = [&](std::size_t q, std::size_t l, std::size_t k, const double* z, bool ok) __attribute__((always_inline)) {
     if (ws.kind[k] != Kind::Deletion) return pixel_done(job, ws, q, l, k, z, ok);

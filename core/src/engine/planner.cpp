@@ -87,7 +87,7 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
   // A_V of full row rank (checked by the Cholesky of C_VV) needs no more of A.
   if (fast_ok && !f.gram_rows.empty() && nv <= M && nv <= kMaxSmall)
     consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * M));
-  if (can_gram && (weighted || !f.outer.empty())) consider(Kind::Gram, gram_cost(weighted));
+  if (can_gram && !custom_rcond && (weighted || !f.outer.empty())) consider(Kind::Gram, gram_cost(weighted));
   return best;
 }
 
@@ -97,9 +97,20 @@ Planner make_planner(const Design& design, bool weighted, const SolveOptions& op
   planner.weighted = weighted;
   planner.ridge = options.ridge > 0;
   planner.min_valid = static_cast<std::size_t>(options.min_valid);
-  // Custom rcond changes rank decisions that only an SVD of A_V can make.
-  planner.exact_only = options.method == Method::Exact || options.rcond >= 0;
-  planner.fast_ok = f.rank > 0 && f.sigma.front() / f.sigma[f.rank - 1] <= kMaxFastCondition;
+  planner.exact_only = options.method == Method::Exact;
+  const double cond = f.rank > 0 ? f.sigma.front() / f.sigma[f.rank - 1] : HUGE_VAL;
+  planner.fast_ok = cond <= kMaxFastCondition;
+  planner.custom_rcond = options.rcond >= 0;
+  if (planner.custom_rcond) {
+    // σ_min(A_V) >= σ_min(A)·sqrt(λ_min(I - H_II)) and σ_max(A_V) <= σ_max(A):
+    // λ_min(I - H_II) > t² with t = 2 rcond cond(A) gives cond(A_V) < 1/(2 rcond).
+    // The shifts carry a margin for the rounding of the shifted Cholesky.
+    const double t = 2 * options.rcond * cond, smax = f.rank > 0 ? f.sigma.front() : 0.0;
+    // Weights and ridge change the matrix that gelsd sees; only an SVD decides there.
+    if (weighted || planner.ridge || !planner.fast_ok || !(t < 1)) planner.exact_only = true;
+    planner.shift_deletion = t * t + 1e-12;
+    planner.shift_gather = (4 * options.rcond * options.rcond + 1e-12) * smax * smax;
+  }
   return planner;
 }
 
@@ -127,8 +138,7 @@ bool masks_repeat(const Array& cube) {
   return repeated * 20 >= keys.size();
 }
 
-std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, const SolveOptions& options,
-                                bool left_by_device) {
+std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, bool left_by_device) {
   std::vector<char> chosen(masks.distinct_masks(), 0);
   const std::vector<std::size_t> first = masks.first_pixels();
   for (std::size_t g = 0; g < chosen.size(); ++g) {
@@ -140,7 +150,7 @@ std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, 
     const double cost = left_by_device ? planner.exact_cost(nv) : fast_cost;
     const double group_cost = planner.exact_cost(nv) / static_cast<double>(size) +
                               2.0 * static_cast<double>(planner.f.m * nv) / kGemmSpeed;
-    chosen[g] = options.rcond >= 0 || group_cost < cost;
+    chosen[g] = group_cost < cost;
   }
   return chosen;
 }
@@ -153,7 +163,7 @@ PathCounts plan(const MaskStats& masks, const Design& design, bool weighted, con
   detail::check_options(options);
   const detail::Planner planner = detail::make_planner(design, weighted, options);
   std::vector<char> chosen;
-  if (detail::use_groups(options, weighted)) chosen = detail::choose_groups(masks, planner, options);
+  if (detail::use_groups(options, weighted)) chosen = detail::choose_groups(masks, planner);
   PathCounts counts{};
   for (std::size_t p = 0; p < masks.pixels(); ++p) {
     const auto g = static_cast<std::size_t>(masks.group_of[p]);

@@ -39,6 +39,14 @@ struct Planner {
   const DesignFactors& f;
   bool weighted = false, ridge = false, exact_only = false, fast_ok = false;
   std::size_t min_valid = 1;
+  /// With a custom rcond (gelsd keeps the singular values above rcond·σ_max
+  /// of A_V), the fast paths serve only pixels whose A_V is shown to keep
+  /// all of theirs: cond(A_V) < 1/(2 rcond). For A of full row rank, cond(A)
+  /// bounds every cond(A_V) (C_VV's eigenvalues interlace C's). A deletion's
+  /// I - H_II, or a gathered C_VV, must stay positive definite less the
+  /// shift below (its own Cholesky shows it): then σ_min(A_V) > 2 rcond σ_max(A).
+  bool custom_rcond = false;
+  double shift_deletion = 0, shift_gather = 0;
 
   double exact_cost(std::size_t nv) const;
   /// The path of a pixel with nv valid rows, and its cost in flops.
@@ -65,7 +73,6 @@ bool masks_repeat(const Array& cube);
 /// the path each of their pixels would take alone. Pixels a device left
 /// (`left_by_device`) failed their fast path there, so alone they would most
 /// likely go to gelsd.
-std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, const SolveOptions& options,
-                                bool left_by_device = false);
+std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, bool left_by_device = false);
 
 }  // namespace cubesolve::detail

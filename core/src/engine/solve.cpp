@@ -51,11 +51,11 @@ double group_pass(Job& job, std::vector<PathCounts>& counts, const Progress& pro
   }
   const Array& look = after_device ? left_cube : job.cube;
   if (!use_groups(job.options, job.weights != nullptr) || (after_device ? left.size() : job.P) < kMinGroup ||
-      !(job.options.rcond >= 0 || masks_repeat(look)))
+      !(job.planner.exact_only || masks_repeat(look)))
     return done;
   const MaskStats masks = analyze_masks(look, nullptr, part(progress, done, done + 0.1 * (1 - done)));
   done += 0.1 * (1 - done);
-  const std::vector<char> chosen = choose_groups(masks, job.planner, job.options, after_device);
+  const std::vector<char> chosen = choose_groups(masks, job.planner, after_device);
   std::size_t grouped = 0;
   for (std::size_t g = 0; g < chosen.size(); ++g) grouped += chosen[g] ? masks.group_size[g] : 0;
   if (grouped == 0) return done;

@@ -137,6 +137,37 @@ const std::vector<SolveCase>& solve_cases() {
       {"custom rcond is exact", [] { return random_case(20, 6, 12, 12, 0.2, 0.0, 11); },
        with([](SolveOptions& o) { o.rcond = 0.3; }),  // large enough to cut singular values
        [](const SolveResult& r, const Case&) { return fast(r) == 0; }},
+      // cond(A) well below 1/rcond: every A_V is shown to keep its rank.
+      {"custom rcond keeps the fast paths", [] { return random_case(40, 10, 24, 24, 0.15, 0.0, 2); },
+       with([](SolveOptions& o) { o.rcond = 1e-3; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Deletion) >= 500 && count(r, SolvePath::Exact) == 0; }},
+      {"custom rcond keeps the dual paths", [] { return random_case(20, 40, 24, 24, 0.1, 0.0, 3); },
+       with([](SolveOptions& o) { o.rcond = 1e-3; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Dual) >= 450 && count(r, SolvePath::Exact) == 0; }},
+      {"custom rcond keeps the gathered dual path of a tall design", [] { return random_case(30, 20, 24, 24, 0.5, 0.0, 13); },
+       with([](SolveOptions& o) { o.rcond = 1e-3; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Dual) >= 450; }},
+      // The second column lives on rows 18 and 19 (elsewhere 2 % of it):
+      // without both, cond(A_V) is about 50, and gelsd at rcond 0.05 cuts it
+      // to rank 1, although the deletion's own pivots would hold. Those
+      // pixels go to the exact path; the others keep the deletion path.
+      {"custom rcond sends pixels it cuts to the exact path",
+       [] {
+         Case c = random_case(20, 2, 24, 24, 0.3, 0.0, 18);
+         for (std::size_t i = 0; i < 20; ++i) {
+           c.a[i * 2] = 1.0;
+           c.a[i * 2 + 1] = i >= 18 ? 1.0 : 0.02 * c.a[i * 2 + 1];
+         }
+         return c;
+       },
+       with([](SolveOptions& o) { o.rcond = 0.05; }),
+       [](const SolveResult& r, const Case& c) {
+         const std::size_t P = c.h * c.w;
+         std::size_t cut = 0;  // pixels without rows 18 and 19, but enough rows for the deletion path
+         for (std::size_t p = 0; p < P; ++p)
+           cut += std::isnan(c.y[18 * P + p]) && std::isnan(c.y[19 * P + p]) && r.n_valid.data<std::int32_t>()[p] >= 2;
+         return cut > 20 && count(r, SolvePath::Exact) >= cut && count(r, SolvePath::Deletion) >= 300;
+       }},
       // A split InSAR network: rank(A_V) = M - 1 in the block, where the
       // deletion path must not be trusted.
       {"split network", [] { return split_network_case(); }, {},
