@@ -104,12 +104,14 @@ Planner make_planner(const Design& design, bool weighted, const SolveOptions& op
   if (planner.custom_rcond) {
     // σ_min(A_V) >= σ_min(A)·sqrt(λ_min(I - H_II)) and σ_max(A_V) <= σ_max(A):
     // λ_min(I - H_II) > t² with t = 2 rcond cond(A) gives cond(A_V) < 1/(2 rcond).
-    // The shifts carry a margin for the rounding of the shifted Cholesky.
+    // A shift of at least 1e-8 (relative to the system's norm, <= 1 for
+    // I - H_II and <= σ_max(A)² for C_VV) stays far above the rounding of
+    // the shifted Cholesky (about q² eps), which the factor 2 in t absorbs.
     const double t = 2 * options.rcond * cond, smax = f.rank > 0 ? f.sigma.front() : 0.0;
     // Weights and ridge change the matrix that gelsd sees; only an SVD decides there.
     if (weighted || planner.ridge || !planner.fast_ok || !(t < 1)) planner.exact_only = true;
-    planner.shift_deletion = t * t + 1e-12;
-    planner.shift_gather = (4 * options.rcond * options.rcond + 1e-12) * smax * smax;
+    planner.shift_deletion = std::max(t * t, 1e-8);
+    planner.shift_gather = std::max(4 * options.rcond * options.rcond, 1e-8) * smax * smax;
   }
   return planner;
 }
