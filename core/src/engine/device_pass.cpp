@@ -86,7 +86,11 @@ void solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
 
 std::unique_ptr<gpu::Solver> make_device_solver(Job& job) {
   const Planner& planner = job.planner;
-  if (!planner.fast_ok || planner.exact_only || planner.custom_rcond) return nullptr;  // the device does not test rcond
+  if (!planner.fast_ok || planner.exact_only) return nullptr;
+  if (planner.custom_rcond) {  // the device does not check each pixel's condition
+    job.r.warnings.push_back("an explicit rcond is solved on the CPU");
+    return nullptr;
+  }
   try {
     std::vector<std::uint8_t> table(job.N + 1);  // the planner's choice by valid count, for the device
     // Weighted solves send the device their Gram pixels only (the host solves

@@ -337,6 +337,22 @@ private slots:
     QVERIFY(max_error(c, r, o) <= 1e-9);
   }
 
+  // The device does not check each pixel's condition: an explicit rcond is
+  // solved on the CPU, with a warning, and still matches gelsd at that rcond.
+  void explicitRcondOnTheCpu() {
+    Emulated device(256 * kMiB);
+    const Case c = random_case(30, 8, 10, 10, 0.2, 0.0, 8);
+    SolveOptions o;
+    o.device = Device::Cuda;
+    o.rcond = 1e-5;
+    const SolveResult r = run(c, o);
+    QCOMPARE(r.device, Device::Cpu);
+    QCOMPARE(r.device_pixels, std::size_t{0});
+    QCOMPARE(r.warnings.size(), std::size_t{1});
+    QCOMPARE(r.warnings.front(), std::string("an explicit rcond is solved on the CPU"));
+    QVERIFY(max_error(c, r, o) <= 1e-9);
+  }
+
   // A chunk larger than the device's memory is cut into pieces by the free
   // memory alone (no allocation fails), with the same answers.
   void chunkLargerThanTheDevice() {
