@@ -10,6 +10,7 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/raster.hpp>
+#include <cubesolve/io/stream.hpp>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -172,18 +173,38 @@ nb::dict plan_py(const Input& cube, const Design& design, std::optional<Input> w
                  {"underdetermined", nb::cast(under)}});
 }
 
-nb::dict read_py(const std::string& path) {
+nb::dict read_py(const std::string& path, long ref_y, long ref_x, bool reference, bool keep_zero, const std::string& mask,
+                 double mask_threshold, const std::string& weight, double looks) {
+  StackOptions o;
+  o.reference = reference;
+  o.ref_y = ref_y;
+  o.ref_x = ref_x;
+  o.zero_is_nodata = !keep_zero;
+  o.mask = mask;
+  o.mask_threshold = mask_threshold;
+  o.weight = weight;
+  o.looks = looks;
   if (stack_support() && is_stack_path(path)) {
-    InsarStack s = kept_only(read_mintpy_stack(path));
+    std::vector<DatePair> pairs;
+    std::unique_ptr<CubeReader> weights;
+    const auto reader = open_mintpy_stack(path, &pairs, o, &weights);
+    const std::size_t H = reader->shape()[1];
     std::vector<std::string> dates;
-    const Array a = sbas_design(s.pairs, &dates, path);
-    nb::list pairs;
-    for (const auto& [first, second] : s.pairs) pairs.append(nb::make_tuple(first, second));
-    return fields({{"cube", nb::cast(to_numpy(s.cube))},
-                   {"design", nb::cast(to_numpy(a))},
-                   {"dates", nb::cast(dates)},
-                   {"pairs", nb::cast(pairs)}});
+    const Array a = sbas_design(pairs, &dates, path);
+    nb::list pair_list;
+    for (const auto& [first, second] : pairs) pair_list.append(nb::make_tuple(first, second));
+    nb::dict out = fields({{"cube", nb::cast(to_numpy(reader->rows(0, H)))},
+                           {"design", nb::cast(to_numpy(a))},
+                           {"dates", nb::cast(dates)},
+                           {"pairs", nb::cast(pair_list)}});
+    if (weights) out["weights"] = to_numpy(weights->rows(0, H));
+    return out;
   }
+  const StackOptions plain;
+  if (o.reference != plain.reference || o.ref_y != plain.ref_y || o.zero_is_nodata != plain.zero_is_nodata ||
+      !o.mask.empty() || o.weight != plain.weight)
+    throw InputError(path + ": the stack options (ref_yx, reference, keep_zero, mask_dataset, weight_func) expected a "
+                            "MintPy stack (ifgramStack.h5), found another cube");
   GeoReference geo;
   const Array cube = read_cube(path, &geo);
   check_cube(cube, path);
@@ -226,7 +247,8 @@ NB_MODULE(_core, m) {
   m.def("solve", &solve_py, "cube"_a, "design"_a, "weights"_a.none(), "rcond"_a, "min_valid"_a, "ridge"_a, "device"_a,
         "device_float64"_a, "threads"_a, "dtype"_a.none(), "memory_mb"_a.none(), "progress"_a.none());
   m.def("plan", &plan_py, "cube"_a, "design"_a, "weights"_a.none(), "min_valid"_a);
-  m.def("read", &read_py, "path"_a);
+  m.def("read", &read_py, "path"_a, "ref_y"_a, "ref_x"_a, "reference"_a, "keep_zero"_a, "mask"_a, "mask_threshold"_a,
+        "weight"_a, "looks"_a);
   m.def(
       "make_design",
       [](const std::string& spec, std::size_t n, const std::string& pairs, const std::string& times) {

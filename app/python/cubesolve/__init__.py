@@ -253,19 +253,51 @@ def plan(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike]
     return dict(_core.plan(cube, design._d, w, int(min_valid)))
 
 
-def read(path: str) -> Dict[str, Any]:
+def read(
+    path: str,
+    *,
+    ref_yx: Optional[Tuple[int, int]] = None,
+    reference: bool = True,
+    keep_zero: bool = False,
+    mask_dataset: Optional[str] = None,
+    mask_threshold: float = 0.4,
+    weight_func: str = "no",
+    looks: float = 0,
+) -> Dict[str, Any]:
     """Reads a cube as the CLI does: ``.npy`` (any version, byte order,
     memory order), any raster GDAL opens (bands are observations, nodata is
     missing), or a MintPy ``ifgramStack.h5`` (its kept interferograms, read
     as MintPy's inversion reads them: referenced at the file's REF_Y/REF_X
     (or by its refPhase) where not 0, and 0 as missing).
 
+    For a MintPy stack, as the CLI's options of the same names:
+    ``ref_yx=(row, col)`` references at another pixel, ``reference=False``
+    reads it unreferenced, ``keep_zero=True`` keeps exact zeros as data,
+    ``mask_dataset`` ("connectComponent" or "coherence", with
+    ``mask_threshold``) masks values per pixel, and ``weight_func`` ("var",
+    "fim" or "coh", with ``looks``; 0: the file's) returns MintPy's weights
+    from the coherence as ``weights``.
+
     Returns a dict with ``cube`` (N, H, W); for rasters ``transform`` and
     ``projection``; for MintPy stacks ``design`` (the SBAS design), ``dates``
-    (the first is the reference) and ``pairs``. Raises ``ValueError`` for a
-    file that is not such a cube, ``OSError`` when it cannot be read.
+    (the first is the reference), ``pairs`` and, with a ``weight_func``,
+    ``weights`` (N, H, W). Raises ``ValueError`` for a file that is not such
+    a cube or for stack options on another cube, ``OSError`` when it cannot
+    be read.
     """
-    return dict(_core.read(str(path)))
+    if weight_func not in ("no", "var", "fim", "coh"):
+        raise ValueError(f"weight_func: expected var, fim, coh or no, found '{weight_func}'")
+    if ref_yx is not None and not reference:
+        raise ValueError("ref_yx: expected a reference pixel or reference=False, found both")
+    ref_y, ref_x = (-1, -1) if ref_yx is None else (int(ref_yx[0]), int(ref_yx[1]))
+    if ref_yx is not None and (ref_y < 0 or ref_x < 0):
+        raise ValueError(f"ref_yx: expected a pixel as (row, column) >= 0, found {tuple(ref_yx)}")
+    return dict(
+        _core.read(
+            str(path), ref_y, ref_x, bool(reference), bool(keep_zero), mask_dataset or "", float(mask_threshold),
+            weight_func, float(looks),
+        )
+    )
 
 
 def design(spec: str, n: int, *, pairs: Optional[str] = None, times: Optional[str] = None) -> np.ndarray:

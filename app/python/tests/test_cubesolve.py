@@ -270,6 +270,44 @@ def test_mintpy_stack(tmp_path):
     assert r.x.shape == (3, 5, 6) and (r.status[np.arange(5) != 1] == 0).all()
 
 
+def test_mintpy_stack_options(tmp_path):
+    """The stack options of the CLI, on read: reference, zeros, masks, weights."""
+    h5py = pytest.importorskip("h5py")
+    dates = ["20200101", "20200113", "20200125"]
+    pairs = [(dates[0], dates[1]), (dates[0], dates[2]), (dates[1], dates[2])]
+    rng = np.random.default_rng(9)
+    phase = rng.normal(size=(3, 4, 5)).astype(np.float32)
+    phase[1, 3, 4] = 0  # not unwrapped there
+    coherence = rng.uniform(0.1, 1.0, size=(3, 4, 5)).astype(np.float32)
+    component = np.ones((3, 4, 5), dtype=np.int16)
+    component[2, 0, 1] = 0
+    path = tmp_path / "ifgramStack.h5"
+    with h5py.File(path, "w") as f:
+        f["unwrapPhase"], f["coherence"], f["connectComponent"] = phase, coherence, component
+        f["date"] = np.array([[a.encode(), b.encode()] for a, b in pairs])
+        f.attrs["REF_Y"], f.attrs["REF_X"], f.attrs["NCORRLOOKS"] = "1", "2", "4"
+    plain = cubesolve.read(path, reference=False, keep_zero=True)["cube"]
+    assert np.array_equal(plain, phase)
+    moved = cubesolve.read(path, ref_yx=(2, 3), keep_zero=True)["cube"]
+    assert np.allclose(moved, np.where(phase != 0, phase - phase[:, 2:3, 3:4], 0), atol=1e-6)
+    assert np.isnan(cubesolve.read(path, reference=False)["cube"][1, 3, 4])  # zero is missing by default
+    masked = cubesolve.read(path, reference=False, mask_dataset="connectComponent")["cube"]
+    assert np.isnan(masked[2, 0, 1]) and np.isfinite(masked[2, 0, 2])
+    low = cubesolve.read(path, reference=False, keep_zero=True, mask_dataset="coherence", mask_threshold=0.5)["cube"]
+    assert np.array_equal(np.isnan(low), coherence < 0.5)
+    s = cubesolve.read(path, weight_func="coh")
+    assert "weights" not in cubesolve.read(path) and np.allclose(s["weights"], coherence)
+    with pytest.raises(ValueError, match="weight_func"):
+        cubesolve.read(path, weight_func="inverse")
+    with pytest.raises(ValueError, match="reference=False"):
+        cubesolve.read(path, ref_yx=(0, 0), reference=False)
+    with pytest.raises(ValueError, match="mask dataset"):
+        cubesolve.read(path, mask_dataset="water")
+    np.save(tmp_path / "c.npy", phase)
+    with pytest.raises(ValueError, match="expected a MintPy stack"):
+        cubesolve.read(tmp_path / "c.npy", keep_zero=True)
+
+
 def test_torch_tensors():
     torch = pytest.importorskip("torch")
     A, Y, _ = case(30, 5, 40, 0.2, 6)
