@@ -208,6 +208,11 @@ CUBESOLVE_SIMD_CLONES void gather_rows_typed(const T* cube, std::size_t N, std::
       for (std::size_t k = 0; k < kn; ++k) ws.bits[(k0 + k) * words + w] = acc[k];
     }
   }
+}
+
+/// ws.nv from the masks' bits.
+void count_valid(Workspace& ws, std::size_t N, std::size_t B) {
+  const std::size_t words = (N + 63) / 64;
   for (std::size_t k = 0; k < B; ++k) {
     int nv = 0;
     for (std::size_t w = 0; w < words; ++w) nv += __builtin_popcountll(ws.bits[k * words + w]);
@@ -220,12 +225,14 @@ CUBESOLVE_SIMD_CLONES void gather_rows_typed(const T* cube, std::size_t N, std::
 void gather(const Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
   if (job.cube.dtype() == DType::Float32) gather_typed(job.cube.data<float>(), job.weights, job.N, job.P, begin, B, ws);
   else gather_typed(job.cube.data<double>(), job.weights, job.N, job.P, begin, B, ws);
+  count_valid(ws, job.N, B);
 }
 
 void gather_rows(const Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
   ws.yo.resize(job.N * B);
   if (job.cube.dtype() == DType::Float32) gather_rows_typed(job.cube.data<float>(), job.N, job.P, begin, B, ws);
   else gather_rows_typed(job.cube.data<double>(), job.N, job.P, begin, B, ws);
+  count_valid(ws, job.N, B);
 }
 
 void fill_unsolved(Workspace& ws, std::size_t k, std::size_t M) {
@@ -298,19 +305,12 @@ void write_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
 
 void solve_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t end) {
   if (job.all_taken(begin, end)) return;
-  const std::size_t N = job.N, B = end - begin, words = (N + 63) / 64;
+  const std::size_t N = job.N, B = end - begin;
   ws.reset(N, job.M, B, job.weights != nullptr);
   gather(job, ws, begin, B);
-  for (std::size_t k = 0; k < B; ++k) {
-    if (!job.taken.empty() && job.taken[begin + k]) {
-      ws.kind[k] = Kind::Group;  // written by another pass
-      continue;
-    }
-    int nv = 0;
-    for (std::size_t w = 0; w < words; ++w) nv += __builtin_popcountll(ws.bits[k * words + w]);
-    ws.nv[k] = nv;
-    ws.kind[k] = job.kinds[static_cast<std::size_t>(nv)];
-  }
+  for (std::size_t k = 0; k < B; ++k)
+    ws.kind[k] = !job.taken.empty() && job.taken[begin + k] ? Kind::Group  // written by another pass
+                                                            : job.kinds[static_cast<std::size_t>(ws.nv[k])];
   const bool need_product = sort_into_paths(job, ws, B);
   solve_systems(job, ws);
   if (need_product) solve_product(job, ws, B);

@@ -82,8 +82,8 @@ struct Workspace {
 };
 
 /// Pixel-major copy of pixels [begin, begin + B): ws.y, ws.valid, the masks
-/// as bits in ws.bits and (with weights) ws.w, a missing value or a zero
-/// weight marking the row invalid.
+/// as bits in ws.bits, valid counts in ws.nv and (with weights) ws.w, a
+/// missing value or a zero weight marking the row invalid.
 void gather(const Job& job, Workspace& ws, std::size_t begin, std::size_t B);
 /// Observation-major copy for the rows kernel: ws.yo (0 where missing),
 /// masks as bits per pixel in ws.bits, valid counts in ws.nv.
