@@ -174,16 +174,16 @@ nb::dict plan_py(const Input& cube, const Design& design, std::optional<Input> w
 }
 
 nb::dict read_py(const std::string& path, long ref_y, long ref_x, bool reference, bool keep_zero, const std::string& mask,
-                 double mask_threshold, const std::string& weight, double looks) {
+                 std::optional<double> mask_threshold, const std::string& weight, std::optional<double> looks) {
   StackOptions o;
   o.reference = reference;
   o.ref_y = ref_y;
   o.ref_x = ref_x;
   o.zero_is_nodata = !keep_zero;
   o.mask = mask;
-  o.mask_threshold = mask_threshold;
+  o.mask_threshold = mask_threshold.value_or(o.mask_threshold);
   o.weight = weight;
-  o.looks = looks;
+  o.looks = looks.value_or(o.looks);
   if (stack_support() && is_stack_path(path)) {
     std::vector<DatePair> pairs;
     std::unique_ptr<CubeReader> weights;
@@ -202,9 +202,9 @@ nb::dict read_py(const std::string& path, long ref_y, long ref_x, bool reference
   }
   const StackOptions plain;
   if (o.reference != plain.reference || o.ref_y != plain.ref_y || o.zero_is_nodata != plain.zero_is_nodata ||
-      !o.mask.empty() || o.weight != plain.weight)
-    throw InputError(path + ": the stack options (ref_yx, reference, keep_zero, mask_dataset, weight_func) expected a "
-                            "MintPy stack (ifgramStack.h5), found another cube");
+      !o.mask.empty() || mask_threshold || o.weight != plain.weight || looks)
+    throw InputError(path + ": the stack options (ref_yx, reference, keep_zero, mask_dataset, mask_threshold, "
+                            "weight_func, looks) expected a MintPy stack (ifgramStack.h5), found another cube");
   GeoReference geo;
   const Array cube = read_cube(path, &geo);
   check_cube(cube, path);
@@ -247,8 +247,8 @@ NB_MODULE(_core, m) {
   m.def("solve", &solve_py, "cube"_a, "design"_a, "weights"_a.none(), "rcond"_a, "min_valid"_a, "ridge"_a, "device"_a,
         "device_float64"_a, "threads"_a, "dtype"_a.none(), "memory_mb"_a.none(), "progress"_a.none());
   m.def("plan", &plan_py, "cube"_a, "design"_a, "weights"_a.none(), "min_valid"_a);
-  m.def("read", &read_py, "path"_a, "ref_y"_a, "ref_x"_a, "reference"_a, "keep_zero"_a, "mask"_a, "mask_threshold"_a,
-        "weight"_a, "looks"_a);
+  m.def("read", &read_py, "path"_a, "ref_y"_a, "ref_x"_a, "reference"_a, "keep_zero"_a, "mask"_a, "mask_threshold"_a.none(),
+        "weight"_a, "looks"_a.none());
   m.def(
       "make_design",
       [](const std::string& spec, std::size_t n, const std::string& pairs, const std::string& times) {

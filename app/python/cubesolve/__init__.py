@@ -260,9 +260,9 @@ def read(
     reference: bool = True,
     keep_zero: bool = False,
     mask_dataset: Optional[str] = None,
-    mask_threshold: float = 0.4,
+    mask_threshold: Optional[float] = None,
     weight_func: str = "no",
-    looks: float = 0,
+    looks: Optional[float] = None,
 ) -> Dict[str, Any]:
     """Reads a cube as the CLI does: ``.npy`` (any version, byte order,
     memory order), any raster GDAL opens (bands are observations, nodata is
@@ -274,9 +274,9 @@ def read(
     ``ref_yx=(row, col)`` references at another pixel, ``reference=False``
     reads it unreferenced, ``keep_zero=True`` keeps exact zeros as data,
     ``mask_dataset`` ("connectComponent" or "coherence", with
-    ``mask_threshold``) masks values per pixel, and ``weight_func`` ("var",
-    "fim" or "coh", with ``looks``; 0: the file's) returns MintPy's weights
-    from the coherence as ``weights``.
+    ``mask_threshold``, 0.4 if not given) masks values per pixel, and
+    ``weight_func`` ("var", "fim" or "coh", with ``looks``; the file's if not
+    given) returns MintPy's weights from the coherence as ``weights``.
 
     Returns a dict with ``cube`` (N, H, W); for rasters ``transform`` and
     ``projection``; for MintPy stacks ``design`` (the SBAS design), ``dates``
@@ -294,8 +294,9 @@ def read(
         raise ValueError(f"ref_yx: expected a pixel as (row, column) >= 0, found {tuple(ref_yx)}")
     return dict(
         _core.read(
-            str(path), ref_y, ref_x, bool(reference), bool(keep_zero), mask_dataset or "", float(mask_threshold),
-            weight_func, float(looks),
+            str(path), ref_y, ref_x, bool(reference), bool(keep_zero), mask_dataset or "",
+            None if mask_threshold is None else float(mask_threshold), weight_func,
+            None if looks is None else float(looks),
         )
     )
 

@@ -304,8 +304,10 @@ def test_mintpy_stack_options(tmp_path):
     with pytest.raises(ValueError, match="mask dataset"):
         cubesolve.read(path, mask_dataset="water")
     np.save(tmp_path / "c.npy", phase)
-    with pytest.raises(ValueError, match="expected a MintPy stack"):
-        cubesolve.read(tmp_path / "c.npy", keep_zero=True)
+    for option in ({"keep_zero": True}, {"mask_threshold": 0.4}, {"looks": 9}):
+        with pytest.raises(ValueError, match="expected a MintPy stack"):
+            cubesolve.read(tmp_path / "c.npy", **option)
+    assert cubesolve.read(tmp_path / "c.npy")["cube"].shape == phase.shape
 
 
 def test_torch_tensors():
