@@ -327,11 +327,18 @@ CUBESOLVE_KERNEL void batched_cholesky(double* s, std::size_t n, double tau, boo
 /// its diagonal as reciprocals); b[a*kLanes + l] is entry a of system l.
 CUBESOLVE_KERNEL void batched_cholesky_solve(const double* s, std::size_t n, double* b) {
   constexpr std::size_t L = kLanes;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < n; ++i) {  // four sums: the additions' latency overlaps
     const double* ri = s + tri(i) * L;
-    Vec4 acc = load4(b + i * L);
-    for (std::size_t c = 0; c < i; ++c) acc -= load4(ri + c * L) * load4(b + c * L);
-    store4(b + i * L, acc * load4(ri + i * L));
+    Vec4 a0 = load4(b + i * L), a1 = {}, a2 = {}, a3 = {};
+    std::size_t c = 0;
+    for (; c + 4 <= i; c += 4) {
+      a0 -= load4(ri + c * L) * load4(b + c * L);
+      a1 -= load4(ri + (c + 1) * L) * load4(b + (c + 1) * L);
+      a2 -= load4(ri + (c + 2) * L) * load4(b + (c + 2) * L);
+      a3 -= load4(ri + (c + 3) * L) * load4(b + (c + 3) * L);
+    }
+    for (; c < i; ++c) a0 -= load4(ri + c * L) * load4(b + c * L);
+    store4(b + i * L, ((a0 + a1) + (a2 + a3)) * load4(ri + i * L));
   }
   for (std::size_t c = n; c-- > 0;) {  // L^T by rows of L: b[c] is final, then leaves b[i < c]
     const double* rc = s + tri(c) * L;
