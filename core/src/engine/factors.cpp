@@ -74,6 +74,7 @@ DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::si
   }
   // Worth it when a row's pairs and the band are a small part of the dense work.
   f.banded_gram = m >= 8 && 4 * (f.band + 1) <= m && 4 * f.nz_col.size() <= n * m;
+  f.sparse_rows = 8 * f.nz_col.size() <= n * m;
 
   if (f.packed() * n <= kMaxOuterDoubles) {
     const std::size_t T = f.packed();

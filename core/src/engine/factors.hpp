@@ -39,6 +39,9 @@ struct DesignFactors {
   std::vector<double> nz_val;
   std::size_t band = 0;
   bool banded_gram = false;
+  /// A has at most one nonzero in eight: its rows' products (the rows
+  /// kernel's A_I x0, the residuals A x) go over the nonzeros.
+  bool sparse_rows = false;
   /// Their copies on a CUDA device, made when a device solve needs them.
   std::shared_ptr<gpu::FactorCache> device;
 

@@ -159,7 +159,14 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
     if (ws.kind[k] != Kind::Deletion) return pixel_lane(job, ws, q, l, k, z);  // unpacked
     int* I = ws.rows.data() + l * N;
     bit_list(ws.bits.data() + k * words, N, false, I);
-    row_dots(A, M, I, q, ws.x0.data() + k * M, z + l, L);
+    const double* x0 = ws.x0.data() + k * M;
+    if (job.f.sparse_rows) {
+      for (std::size_t a = 0; a < q; ++a)
+        z[a * L + l] = sparse_row_dot(job.f.row_start.data(), job.f.nz_col.data(), job.f.nz_val.data(),
+                                      static_cast<std::size_t>(I[a]), x0);
+    } else {
+      row_dots(A, M, I, q, x0, z + l, L);
+    }
     return LaneSystem{job.f.hat.data(), I, true, job.planner.shift_deletion};
   };
   auto done = [&](std::size_t q, std::size_t l, std::size_t k, const double* z, bool ok) __attribute__((always_inline)) {
@@ -359,15 +366,22 @@ CUBESOLVE_SIMD_CLONES void solve_exact(Job& job, Workspace& ws, std::size_t begi
 
 CUBESOLVE_SIMD_CLONES void chunk_residuals(const Job& job, Workspace& ws, std::size_t B) {
   const std::size_t N = job.N, M = job.M;
-  ws.model.resize(N * B);
-  lapack::gemm('T', 'N', static_cast<int>(N), static_cast<int>(B), static_cast<int>(M), 1.0, job.design.values().data(),
-               static_cast<int>(M), ws.x.data(), static_cast<int>(M), 0.0, ws.model.data(), static_cast<int>(N));
+  const DesignFactors& f = job.f;
+  if (!f.sparse_rows) {  // the model A x of every pixel: one GEMM
+    ws.model.resize(N * B);
+    lapack::gemm('T', 'N', static_cast<int>(N), static_cast<int>(B), static_cast<int>(M), 1.0,
+                 job.design.values().data(), static_cast<int>(M), ws.x.data(), static_cast<int>(M), 0.0,
+                 ws.model.data(), static_cast<int>(N));
+  }
   for (std::size_t k = 0; k < B; ++k) {
     if (ws.kind[k] == Kind::Skip || ws.kind[k] == Kind::Group || ws.kind[k] == Kind::Exact) continue;
     double rss = 0;
     for (std::size_t i = 0; i < N; ++i)
       if (ws.valid[k * N + i]) {
-        const double e = ws.model[k * N + i] - ws.y[k * N + i];
+        const double model = f.sparse_rows ? sparse_row_dot(f.row_start.data(), f.nz_col.data(), f.nz_val.data(), i,
+                                                            ws.x.data() + k * M)
+                                           : ws.model[k * N + i];
+        const double e = model - ws.y[k * N + i];
         rss += (job.weights ? ws.w[k * N + i] : 1.0) * e * e;
       }
     ws.rss[k] = rss;
@@ -376,17 +390,28 @@ CUBESOLVE_SIMD_CLONES void chunk_residuals(const Job& job, Workspace& ws, std::s
 
 CUBESOLVE_SIMD_CLONES void chunk_residuals_rows(const Job& job, Workspace& ws, std::size_t B) {
   const std::size_t N = job.N, M = job.M, words = (N + 63) / 64;
+  const DesignFactors& f = job.f;
   // The model observation-major (i * B + k), beside the chunk's values.
-  ws.model.resize(N * B);
-  lapack::gemm('T', 'N', static_cast<int>(B), static_cast<int>(N), static_cast<int>(M), 1.0, ws.x.data(),
-               static_cast<int>(M), job.design.values().data(), static_cast<int>(M), 0.0, ws.model.data(),
-               static_cast<int>(B));
+  if (!f.sparse_rows) {
+    ws.model.resize(N * B);
+    lapack::gemm('T', 'N', static_cast<int>(B), static_cast<int>(N), static_cast<int>(M), 1.0, ws.x.data(),
+                 static_cast<int>(M), job.design.values().data(), static_cast<int>(M), 0.0, ws.model.data(),
+                 static_cast<int>(B));
+  }
   std::fill(ws.rss.begin(), ws.rss.begin() + static_cast<std::ptrdiff_t>(B), 0.0);
   for (std::size_t i = 0; i < N; ++i) {
-    const double* model = ws.model.data() + i * B;
     const double* y = ws.yo.data() + i * B;
     const std::uint64_t* bits = ws.bits.data() + i / 64;
     const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    if (f.sparse_rows) {
+      for (std::size_t k = 0; k < B; ++k)
+        if (bits[k * words] & bit) {
+          const double e = sparse_row_dot(f.row_start.data(), f.nz_col.data(), f.nz_val.data(), i, ws.x.data() + k * M) - y[k];
+          ws.rss[k] += e * e;
+        }
+      continue;
+    }
+    const double* model = ws.model.data() + i * B;
     for (std::size_t k = 0; k < B; ++k) {
       const double e = (bits[k * words] & bit) ? model[k] - y[k] : 0.0;
       ws.rss[k] += e * e;

@@ -52,6 +52,19 @@ Case with_weights(Case c, std::uint64_t seed) {
   return c;
 }
 
+// An SBAS network of 30 dates (pairs up to 3 apart) with its nonzeros
+// scaled: one entry in fourteen is nonzero, so the engine takes A's products
+// by rows (right-hand sides, residuals) over the nonzeros.
+Case sparse_network_case(double missing, std::uint64_t seed) {
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  Case c = sbas_case(30, 3, 16, pairs);
+  Rng rng(seed);
+  for (double& v : c.a) v *= 0.5 + rng.uniform();
+  for (double& v : c.y)
+    if (rng.uniform() < missing) v = kNaN;
+  return c;
+}
+
 Array design_of(const Case& c) {
   Array a(DType::Float64, {c.n, c.m});
   std::copy(c.a.begin(), c.a.end(), a.data<double>());
@@ -168,6 +181,9 @@ const std::vector<SolveCase>& solve_cases() {
            cut += std::isnan(c.y[18 * P + p]) && std::isnan(c.y[19 * P + p]) && r.n_valid.data<std::int32_t>()[p] >= 2;
          return cut > 20 && count(r, SolvePath::Exact) >= cut && count(r, SolvePath::Deletion) >= 300;
        }},
+      {"weights on a sparse design, with residuals", [] { return with_weights(sparse_network_case(0.1, 19), 20); },
+       with([](SolveOptions& o) { o.residuals = true; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 200; }},
       // A split InSAR network: rank(A_V) = M - 1 in the block, where the
       // deletion path must not be trusted.
       {"split network", [] { return split_network_case(); }, {},
@@ -201,6 +217,7 @@ const std::vector<RowsCase>& rows_cases() {
       {"no data and full pixels", [=] { return random_with_empty(12, 3, 0.05); }, 256 << 20},
       {"tiny chunks", [=] { return random_with_empty(40, 10, 0.2); }, 64 << 10},
       {"split network", [] { return split_network_case(); }, 256 << 20},
+      {"sparse design", [] { return sparse_network_case(0.15, 21); }, 256 << 20},
   };
   return cases;
 }
@@ -252,6 +269,12 @@ private slots:
       QVERIFY2(count(r, SolvePath::Deletion) > 0, qPrintable(describe(r)));
       QVERIFY(max_error(c, r, o) <= 1e-9);
     }
+  }
+
+  void sparseDesignsAreMarked() {
+    const Case sparse = sparse_network_case(0, 22), dense = random_case(84, 29, 1, 1, 0, 0, 23);
+    QVERIFY(detail::factor_design(sparse.a, sparse.n, sparse.m).sparse_rows);
+    QVERIFY(!detail::factor_design(dense.a, dense.n, dense.m).sparse_rows);
   }
 
   // Each path's function on its own: a chunk of 64 pixels gathered into a
