@@ -18,11 +18,13 @@ const char* weights_name(bench::BenchWeights w) {
   return w == bench::BenchWeights::Random ? "random" : w == bench::BenchWeights::Coherence ? "coherence" : "none";
 }
 
+const char* design_name(SyntheticDesign d) { return d == SyntheticDesign::Sbas ? "sbas" : "gaussian"; }
+
 void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
   const char* masks = b.masks == MaskPattern::Blobs ? "blobs" : "random";
   Json j;
   j.begin_object().field("command", "bench").field("n", b.n).field("m", b.m).field("size", b.size).field("pixels", r.pixels)
-      .field("missing", b.missing).field("masks", masks).field("threads", r.threads).field("engine_seconds", r.engine)
+      .field("missing", b.missing).field("masks", masks).field("design", design_name(b.design)).field("threads", r.threads).field("engine_seconds", r.engine)
       .field("engine_seconds_float64_output", r.engine_float64).field("engine_seconds_with_rss", r.engine_rss)
       .field("gemm_floor_seconds", r.floor_gemm).field("read_seconds", r.floor_read)
       .field("engine_over_floor", r.engine / r.floor_gemm).field("exact_seconds", r.exact)
@@ -42,8 +44,9 @@ void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
 void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
   const char* masks = b.masks == MaskPattern::Blobs ? "blobs" : "random";
   const bool cuda = r.device == Device::Cuda;
-  std::printf("bench: N=%zu M=%zu, %zux%zu = %zu pixels, %.0f%% missing (%s), %s%s, %d threads%s%s\n", b.n, b.m, b.size,
-              b.size, r.pixels, 100 * b.missing, masks, device_name(r.device),
+  std::printf("bench: N=%zu M=%zu (%s design), %zux%zu = %zu pixels, %.0f%% missing (%s), %s%s, %d threads%s%s\n", b.n,
+              b.m, b.design == SyntheticDesign::Sbas ? "SBAS" : "Gaussian", b.size, b.size, r.pixels, 100 * b.missing,
+              masks, device_name(r.device),
               !cuda ? "" : b.options.device_float64 ? " (float64)" : " (mixed precision)", r.threads,
               b.weights == bench::BenchWeights::None ? "" : ", weights ", b.weights == bench::BenchWeights::None ? "" : weights_name(b.weights));
   std::printf("  engine                %9.4f s   (best of %d; X in float32 like the cube)\n", r.engine, b.repeat);
@@ -74,7 +77,7 @@ void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
 
 int cmd_bench(const std::vector<std::string>& argv) {
   const Args args("bench", argv, {"json", "scaling"},
-                  {"size", "n", "m", "nan", "masks", "threads", "sample", "repeat", "memory", "device", "device-precision",
+                  {"size", "n", "m", "nan", "masks", "design", "threads", "sample", "repeat", "memory", "device", "device-precision",
                    "device-memory", "weights"});
   args.expect_positional(0, 0, "no positional arguments");
   bench::BenchSettings b;
@@ -86,6 +89,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const std::string masks = args.get("masks", "random");
   if (masks != "random" && masks != "blobs") throw InputError("--masks: expected random or blobs, found '" + masks + "'");
   b.masks = masks == "blobs" ? MaskPattern::Blobs : MaskPattern::Random;
+  const std::string design = args.get("design", "gaussian");
+  if (design != "gaussian" && design != "sbas") throw InputError("--design: expected gaussian or sbas, found '" + design + "'");
+  b.design = design == "sbas" ? SyntheticDesign::Sbas : SyntheticDesign::Gaussian;
   b.sample = static_cast<std::size_t>(args.integer("sample", 500, 1, 1 << 24));
   b.repeat = static_cast<int>(args.integer("repeat", 5, 1, 100));
   b.options.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));

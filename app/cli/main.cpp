@@ -32,6 +32,7 @@ usage:
   cubesolve-cli verify CUBE DESIGN X.npy [--sample K] [--weights W.npy] [--rcond R]
                 [--min-valid K] [--ridge L] [--threads T] [--pairs F] [--times F] [--json]
   cubesolve-cli bench [--size S] [--n N] [--m M] [--nan F] [--masks random|blobs]
+                [--design gaussian|sbas]
                 [--threads T] [--sample K] [--repeat R] [--device cpu|cuda|auto]
                 [--device-precision mixed|float64] [--device-memory MB]
                 [--weights none|random|coherence] [--scaling] [--json]

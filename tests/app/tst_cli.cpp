@@ -229,6 +229,15 @@ private slots:
       QVERIFY(!wj.contains("normal_equations_seconds"));  // the per-pixel loop it stands for is unweighted
     }
     QCOMPARE(cli({"bench", "--weights", "heavy"}).code, 2);
+    // An SBAS network (sparse rows) instead of a Gaussian design.
+    const Run sbas = cli({"bench", "--size", "32", "--n", "60", "--m", "20", "--nan", "0.1", "--design", "sbas", "--sample", "30",
+                          "--repeat", "1", "--json"});
+    QVERIFY2(sbas.code == 0, qPrintable(sbas.err));
+    const QJsonObject sj = QJsonDocument::fromJson(sbas.out.toUtf8()).object();
+    QCOMPARE(sj["design"].toString(), QString("sbas"));
+    QVERIFY(sj["max_rel_error"].toDouble() <= 1e-9 && sj["paths"].toObject()["deletion"].toInt() > 500);
+    QCOMPARE(cli({"bench", "--design", "sbas", "--n", "10", "--m", "20"}).code, 2);
+    QCOMPARE(cli({"bench", "--design", "ring"}).code, 2);
     // --scaling: a row per grown dimension, each against its floor.
     const Run scaling = cli({"bench", "--scaling", "--size", "24", "--n", "12", "--m", "4", "--repeat", "1", "--json"});
     QVERIFY2(scaling.code == 0, qPrintable(scaling.err));

@@ -121,18 +121,48 @@ DemoCube make_insar(std::size_t S) {
   return d;
 }
 
+// An SBAS network of m + 1 dates: each date to the next, then n - m other
+// pairs, drawn from those the fewest dates apart.
+void sbas_network(std::size_t n, std::size_t m, detail::Random& rng, double* a) {
+  std::vector<std::pair<std::size_t, std::size_t>> pairs, extra;
+  for (std::size_t i = 0; i < m; ++i) pairs.emplace_back(i, i + 1);
+  for (std::size_t span = 2; extra.size() < n - m; ++span) {
+    std::vector<std::pair<std::size_t, std::size_t>> more;
+    for (std::size_t i = 0; i + span <= m; ++i) more.emplace_back(i, i + span);
+    for (std::size_t k = more.size(); k > 1; --k)
+      std::swap(more[k - 1], more[static_cast<std::size_t>(rng.uniform() * static_cast<double>(k)) % k]);
+    more.resize(std::min(more.size(), n - m - extra.size()));
+    extra.insert(extra.end(), more.begin(), more.end());
+  }
+  pairs.insert(pairs.end(), extra.begin(), extra.end());
+  std::sort(pairs.begin(), pairs.end());
+  std::fill(a, a + n * m, 0.0);
+  for (std::size_t k = 0; k < n; ++k) {
+    a[k * m + pairs[k].second - 1] = 1.0;
+    if (pairs[k].first > 0) a[k * m + pairs[k].first - 1] = -1.0;
+  }
+}
+
 }  // namespace
 
 DemoCube make_synthetic(std::size_t n, std::size_t m, std::size_t size, double missing, MaskPattern pattern,
-                        std::uint64_t seed) {
+                        SyntheticDesign design, std::uint64_t seed) {
   if (n == 0 || m == 0) throw InputError("synthetic cube: expected n >= 1 and m >= 1, found n=" + std::to_string(n) + ", m=" + std::to_string(m));
+  if (design == SyntheticDesign::Sbas && (n < m || n > m * (m + 1) / 2))
+    throw InputError("synthetic SBAS network: expected m <= n <= m(m+1)/2 (every date linked to the next, no pair "
+                     "twice), found n=" + std::to_string(n) + ", m=" + std::to_string(m));
   if (!(missing >= 0 && missing < 1)) throw InputError("missing fraction: expected a fraction in [0, 1), found " + std::to_string(missing));
   if (size > 8192) throw InputError("size: expected 1..8192, found " + std::to_string(size));
   detail::Random rng(seed);
   const std::size_t P = size * size;
   DemoCube d{"synthetic", "Gaussian A and Y with missing values", Array(DType::Float32, {n, size, size}),
              Array(DType::Float64, {n, m}), {}};
-  for (std::size_t i = 0; i < n * m; ++i) d.design.data<double>()[i] = rng.normal();
+  if (design == SyntheticDesign::Sbas) {
+    sbas_network(n, m, rng, d.design.data<double>());
+    d.description = "an SBAS network and Gaussian Y with missing values";
+  } else {
+    for (std::size_t i = 0; i < n * m; ++i) d.design.data<double>()[i] = rng.normal();
+  }
   float* y = d.cube.data<float>();
   for (std::size_t i = 0; i < n * P; ++i) y[i] = static_cast<float>(rng.normal());
   if (pattern == MaskPattern::Random) {

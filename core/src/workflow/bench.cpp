@@ -125,7 +125,7 @@ Array bench_weights(const BenchSettings& b) {
 }  // namespace
 
 BenchReport run_bench(const BenchSettings& b) {
-  const DemoCube d = make_synthetic(b.n, b.m, b.size, b.missing, b.masks);
+  const DemoCube d = make_synthetic(b.n, b.m, b.size, b.missing, b.masks, b.design);
   const Design design(d.design, "A");
   const std::size_t P = b.size * b.size;
   const Array weight_cube = bench_weights(b);
@@ -182,7 +182,7 @@ std::vector<ScalingRow> run_scaling(const BenchSettings& b) {
                                   {b.n, b.m, b.size, std::min(0.9, b.missing * 2)}};
   std::vector<ScalingRow> rows;
   for (const Shape& s : shapes) {
-    const DemoCube d = make_synthetic(s.n, s.m, s.size, s.missing, b.masks);
+    const DemoCube d = make_synthetic(s.n, s.m, s.size, s.missing, b.masks, b.design);
     const Design design(d.design, "A");
     ScalingRow row{s.n, s.m, s.size * s.size, s.missing, 1e300, 0, {}};
     for (int k = 0; k < b.repeat; ++k) {

@@ -2,6 +2,7 @@
 // and through the CLI.
 #include "reference.hpp"
 
+#include <cubesolve/data/demo.hpp>
 #include <cubesolve/data/designs.hpp>
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/io/mintpy.hpp>
@@ -17,6 +18,7 @@
 #include "stack.hpp"
 
 #include <cmath>
+#include <set>
 #include <fstream>
 
 using namespace cubesolve;
@@ -76,6 +78,31 @@ private slots:
       QVERIFY_THROWS_EXCEPTION(InputError, read_times(file("times.txt")));
     }
     QCOMPARE(sbas_design({{"20200228", "20200229"}}).shape(), (Shape{1, 1}));  // a leap day
+  }
+
+  // The benchmarks' synthetic network: every date linked to the next, no
+  // pair twice, two nonzeros a row (one for pairs from the first date).
+  void syntheticSbasNetwork() {
+    const std::size_t n = 90, m = 30;
+    const Array a = make_synthetic(n, m, 4, 0.1, MaskPattern::Random, SyntheticDesign::Sbas).design;
+    std::set<std::pair<long, long>> pairs;
+    for (std::size_t k = 0; k < n; ++k) {
+      long first = 0, second = -1;
+      int nonzeros = 0;
+      for (std::size_t j = 0; j < m; ++j) {
+        const double v = a.data<double>()[k * m + j];
+        if (v == 0) continue;
+        ++nonzeros;
+        if (v == 1.0) second = static_cast<long>(j) + 1;
+        else if (v == -1.0) first = static_cast<long>(j) + 1;
+        else QFAIL("an entry other than 0, 1, -1");
+      }
+      QVERIFY(second > first && nonzeros == (first > 0 ? 2 : 1));
+      QVERIFY(pairs.emplace(first, second).second);
+    }
+    for (long d = 0; d < static_cast<long>(m); ++d) QVERIFY(pairs.count({d, d + 1}));
+    QVERIFY_THROWS_EXCEPTION(InputError, make_synthetic(m - 1, m, 4, 0.1, MaskPattern::Random, SyntheticDesign::Sbas));
+    QVERIFY_THROWS_EXCEPTION(InputError, make_synthetic(m * (m + 1) / 2 + 1, m, 4, 0.1, MaskPattern::Random, SyntheticDesign::Sbas));
   }
 
   void polyAndHarmonic() {

@@ -46,11 +46,17 @@ namespace cubesolve {
 /// How missing values are laid out in a synthetic cube.
 enum class MaskPattern { Random, Blobs };
 
-/// A synthetic cube for benchmarks and tests: A (n, m) Gaussian, Y (n, size,
-/// size) float32 Gaussian, with about `missing` of the values NaN, either
+/// The design of a synthetic cube: Gaussian entries, or a small-baseline
+/// InSAR network (m + 1 dates, every date linked to the next, the other
+/// n - m interferograms between dates a few apart; two nonzeros a row).
+enum class SyntheticDesign { Gaussian, Sbas };
+
+/// A synthetic cube for benchmarks and tests: A (n, m), Y (n, size, size)
+/// float32 Gaussian, with about `missing` of the values NaN, either
 /// independently at random or as discs (clouds, decorrelated patches) that
-/// each observation loses. Deterministic for a given seed.
+/// each observation loses. Deterministic for a given seed. Throws
+/// InputError for an SBAS design unless m <= n <= m(m+1)/2.
 DemoCube make_synthetic(std::size_t n, std::size_t m, std::size_t size, double missing, MaskPattern pattern,
-                        std::uint64_t seed = 1);
+                        SyntheticDesign design = SyntheticDesign::Gaussian, std::uint64_t seed = 1);
 
 }  // namespace cubesolve

@@ -43,6 +43,7 @@ struct BenchSettings {
   std::size_t n = 50, m = 100, size = 500;
   double missing = 0.2;
   MaskPattern masks = MaskPattern::Random;
+  SyntheticDesign design = SyntheticDesign::Gaussian;
   std::size_t sample = 500;  // pixels the per-pixel methods are timed on (scaled to the cube)
   int repeat = 5;            // the engine's best of
   BenchWeights weights = BenchWeights::None;
