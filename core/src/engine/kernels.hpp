@@ -155,47 +155,6 @@ CUBESOLVE_KERNEL bool cholesky(double* s, std::size_t n, double tau) {
   return true;
 }
 
-/// Cholesky of a symmetric positive definite n x n band matrix of
-/// half-bandwidth b, in band storage: entry (i, j), 0 <= i - j <= b, at
-/// s[i * (b + 1) + (i - j)]; overwritten by L. The same pivots, test and
-/// result as cholesky() on the full matrix (no fill outside the band).
-CUBESOLVE_KERNEL bool cholesky_band(double* s, std::size_t n, std::size_t b, double tau) {
-  const std::size_t w = b + 1;
-  double dmax = 0;
-  for (std::size_t i = 0; i < n; ++i) dmax = s[i * w] > dmax ? s[i * w] : dmax;
-  const double floor = tau * dmax;
-  for (std::size_t j = 0; j < n; ++j) {
-    const std::size_t j0 = j > b ? j - b : 0;
-    double d = s[j * w];
-    for (std::size_t k = j0; k < j; ++k) d -= s[j * w + (j - k)] * s[j * w + (j - k)];
-    if (!(d > floor)) return false;
-    d = std::sqrt(d);
-    s[j * w] = d;
-    const double inv = 1.0 / d;
-    for (std::size_t i = j + 1; i < n && i <= j + b; ++i) {
-      double v = s[i * w + (i - j)];
-      for (std::size_t k = i > b ? i - b : 0; k < j; ++k) v -= s[i * w + (i - k)] * s[j * w + (j - k)];
-      s[i * w + (i - j)] = v * inv;
-    }
-  }
-  return true;
-}
-
-/// Solves L L^T x = b in place, L from cholesky_band().
-CUBESOLVE_KERNEL void cholesky_band_solve(const double* l, std::size_t n, std::size_t b, double* x) {
-  const std::size_t w = b + 1;
-  for (std::size_t i = 0; i < n; ++i) {
-    double v = x[i];
-    for (std::size_t k = i > b ? i - b : 0; k < i; ++k) v -= l[i * w + (i - k)] * x[k];
-    x[i] = v / l[i * w];
-  }
-  for (std::size_t i = n; i-- > 0;) {
-    double v = x[i];
-    for (std::size_t k = i + 1; k < n && k <= i + b; ++k) v -= l[k * w + (k - i)] * x[k];
-    x[i] = v / l[i * w];
-  }
-}
-
 /// Solves L L^T x = b in place, L from cholesky().
 CUBESOLVE_KERNEL void cholesky_solve(const double* l, std::size_t n, double* b) {
   for (std::size_t i = 0; i < n; ++i) b[i] = (b[i] - dot(l + i * n, b, i)) / l[i * n + i];
@@ -353,6 +312,60 @@ CUBESOLVE_KERNEL void batched_cholesky_solve(const double* s, std::size_t n, dou
     const Vec4 v = load4(b + c * L) * load4(rc + c * L);
     store4(b + c * L, v);
     for (std::size_t i = 0; i < c; ++i) store4(b + i * L, load4(b + i * L) - load4(rc + i * L) * v);
+  }
+}
+
+/// Batched band Cholesky of kLanes symmetric positive definite systems of
+/// size n and half-bandwidth b that share their band: entry (i, j),
+/// 0 <= i - j <= b, of system l at s[(i * (b + 1) + (i - j)) * kLanes + l];
+/// overwritten by L, its diagonal stored as reciprocals. ok[l] as in
+/// batched_cholesky().
+CUBESOLVE_KERNEL void batched_cholesky_band(double* s, std::size_t n, std::size_t b, double tau, bool* ok) {
+  constexpr std::size_t L = kLanes;
+  const std::size_t w = b + 1;
+  auto at = [s, w](std::size_t i, std::size_t j) { return s + (i * w + (i - j)) * L; };
+  Vec4 floor = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec4 d = load4(at(i, i));
+    floor = floor > d ? floor : d;
+  }
+  floor *= tau;
+  Mask4 bad = {};
+  const Vec4 one = {1, 1, 1, 1};
+  for (std::size_t j = 0; j < n; ++j) {
+    Vec4 d = load4(at(j, j));
+    for (std::size_t k = j > b ? j - b : 0; k < j; ++k) d -= load4(at(j, k)) * load4(at(j, k));
+    const Mask4 good = d > floor;
+    bad |= good == 0;
+    d = good != 0 ? d : one;
+    double r[L], dd[L];
+    store4(dd, d);
+    for (std::size_t l = 0; l < L; ++l) r[l] = std::sqrt(dd[l]);
+    const Vec4 inv = one / load4(r);
+    store4(at(j, j), inv);
+    for (std::size_t i = j + 1; i < n && i <= j + b; ++i) {
+      Vec4 v = load4(at(i, j));
+      for (std::size_t k = i > b ? i - b : 0; k < j; ++k) v -= load4(at(i, k)) * load4(at(j, k));
+      store4(at(i, j), v * inv);
+    }
+  }
+  for (std::size_t l = 0; l < L; ++l) ok[l] = bad[l] == 0;
+}
+
+/// Solves the kLanes systems L L^T x = b in place (L from
+/// batched_cholesky_band); x[i * kLanes + l] is entry i of system l.
+CUBESOLVE_KERNEL void batched_cholesky_band_solve(const double* s, std::size_t n, std::size_t b, double* x) {
+  constexpr std::size_t L = kLanes;
+  const std::size_t w = b + 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    Vec4 v = load4(x + i * L);
+    for (std::size_t k = i > b ? i - b : 0; k < i; ++k) v -= load4(s + (i * w + (i - k)) * L) * load4(x + k * L);
+    store4(x + i * L, v * load4(s + i * w * L));
+  }
+  for (std::size_t i = n; i-- > 0;) {
+    Vec4 v = load4(x + i * L);
+    for (std::size_t k = i + 1; k < n && k <= i + b; ++k) v -= load4(s + (k * w + (k - i)) * L) * load4(x + k * L);
+    store4(x + i * L, v * load4(s + i * w * L));
   }
 }
 

@@ -50,14 +50,14 @@ double Planner::small_cost(std::size_t k) const {
   return s * s * s / 3 + s * s;
 }
 
-double Planner::gram_cost(bool weighted_or_ridge) const {
+double Planner::gram_cost(bool band) const {
   const double m = static_cast<double>(f.m), n = static_cast<double>(f.n);
-  // Unweighted pixels are chosen as before the band form (the paths that
-  // work on A's factors are preferred where they apply); the band form
-  // itself runs wherever the Gram path does.
-  if (f.banded_gram && weighted_or_ridge) {  // summed over the rows' nonzero pairs, factored in band form
+  // Unweighted pixels on a device are chosen as before the band form (the
+  // paths that work on A's factors); the band form itself runs wherever
+  // the Gram path does.
+  if (f.banded_gram && band) {  // summed over the rows' nonzero pairs, factored in band form, refined once
     const double nz = static_cast<double>(f.nz_col.size()), w = static_cast<double>(f.band + 1);
-    return 2 * nz * (nz / n + 1) + n + m * w * w + 4 * m * w;
+    return 2 * nz * (nz / n + 1) + n + m * w * w + 8 * m * w + 4 * nz;
   }
   if (f.outer.empty()) return (n * m * m + 2 * n * m) / kGemmSpeed + m * m * m / 3 / kGemmSpeed + 2 * m * m;  // SYRK
   return 2 * (static_cast<double>(f.packed()) + m) * n / kGemmSpeed + m * m * m / 3 + 2 * m * m;
@@ -87,14 +87,16 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
   // A_V of full row rank (checked by the Cholesky of C_VV) needs no more of A.
   if (fast_ok && !f.gram_rows.empty() && nv <= M && nv <= kMaxSmall)
     consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * M));
-  if (can_gram && !custom_rcond && (weighted || !f.outer.empty())) consider(Kind::Gram, gram_cost(weighted));
+  const bool band = weighted || band_unweighted;
+  if (can_gram && !custom_rcond && (band || !f.outer.empty())) consider(Kind::Gram, gram_cost(band));
   return best;
 }
 
-Planner make_planner(const Design& design, bool weighted, const SolveOptions& options) {
+Planner make_planner(const Design& design, bool weighted, const SolveOptions& options, bool on_cpu) {
   const auto& f = design.factors();
   Planner planner{f};
   planner.weighted = weighted;
+  planner.band_unweighted = on_cpu && f.banded_gram;
   planner.ridge = options.ridge > 0;
   planner.min_valid = static_cast<std::size_t>(options.min_valid);
   planner.exact_only = options.method == Method::Exact;

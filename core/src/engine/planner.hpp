@@ -18,6 +18,7 @@ constexpr std::size_t kMaxSmall = 512;     // largest system the deletion and du
 constexpr std::size_t kMinGroup = 32;      // smallest mask group worth its own factorization
 constexpr double kSmallTau = 1e-4;         // smallest relative pivot of I - H_II, Q_II or C_VV
 constexpr double kGramTau = 1e-6;          // smallest relative pivot of a Gram matrix
+constexpr double kGramStep = 1e-6;         // largest |step| / |x| of the band Gram path's refinement
 constexpr double kMaxGrowth = 1e6;         // largest |x - x0| / |x0| a correction may have
 constexpr double kMaxFastCondition = 1e4;  // cond(A) above which only SVD-based paths run
 constexpr double kGemmSpeed = 4;           // a BLAS-3 flop costs this many times less than a scalar one
@@ -47,6 +48,10 @@ struct Planner {
   /// shift below (its own Cholesky shows it): then σ_min(A_V) > 2 rcond σ_max(A).
   bool custom_rcond = false;
   double shift_deletion = 0, shift_gather = 0;
+  /// The band form of the Gram path (see DesignFactors::banded_gram) also
+  /// serves unweighted pixels: on the CPU it is far cheaper than the
+  /// deletion, and its refinement step keeps it as accurate.
+  bool band_unweighted = false;
 
   double exact_cost(std::size_t nv) const;
   /// The path of a pixel with nv valid rows, and its cost in flops.
@@ -55,11 +60,12 @@ struct Planner {
 private:
   double x0_cost() const;
   double small_cost(std::size_t k) const;
-  /// The Gram path's cost; the band form's for weighted or ridge solves.
-  double gram_cost(bool weighted_or_ridge) const;
+  /// The Gram path's cost; the band form's where it serves the pixel.
+  double gram_cost(bool band) const;
 };
 
-Planner make_planner(const Design& design, bool weighted, const SolveOptions& options);
+/// `on_cpu`: the solve runs on the CPU alone (a device keeps its own paths).
+Planner make_planner(const Design& design, bool weighted, const SolveOptions& options, bool on_cpu = true);
 
 /// Whether mask groups are looked for at all (no weights, no ridge, not exact only).
 bool use_groups(const SolveOptions& options, bool weighted);

@@ -158,7 +158,8 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
     return solve_in_row_space(cube, design, *reduced, weights, options, progress);
   const auto t0 = std::chrono::steady_clock::now();
   SolveResult r = allocate_result(cube, design, options);
-  const Planner planner = make_planner(design, weights != nullptr, options);
+  const Device device = options.device == Device::Auto ? resolve_device(Device::Auto) : options.device;
+  const Planner planner = make_planner(design, weights != nullptr, options, device == Device::Cpu);
   Job job(cube, design, weights, options, planner, r);
   std::vector<Workspace> ws;
   for (int t = 0; t < r.threads; ++t) ws.emplace_back(design, job.N, options.ridge > 0);
@@ -167,7 +168,6 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
 
   // On a device first: the pixels of its paths, straight from the cube.
   std::unique_ptr<gpu::Solver> gpu;
-  const Device device = options.device == Device::Auto ? resolve_device(Device::Auto) : options.device;
   if (device == Device::Cuda) gpu = make_device_solver(job);
   double done = 0;
   if (gpu) {

@@ -65,6 +65,26 @@ Case sparse_network_case(double missing, std::uint64_t seed) {
   return c;
 }
 
+// Rows (1, c) along the diagonal of m unknowns, and four rows on the last
+// that half the pixels lack: every Cholesky pivot of A_V^T A_V holds while
+// cond(A) grows as |c|^m.
+Case chain_case(std::size_t m, double c) {
+  const std::size_t n = m + 4, P = 144;
+  Case k = random_case(n, m, 12, 12, 0.0, 0.0, 24);
+  std::fill(k.a.begin(), k.a.end(), 0.0);
+  for (std::size_t i = 0; i < m; ++i) {
+    k.a[i * m + i] = 1.0;
+    if (i + 1 < m) k.a[i * m + i + 1] = c;
+  }
+  Rng rng(25);
+  for (std::size_t r = m; r < n; ++r) {
+    k.a[r * m + m - 1] = 1.0;
+    for (std::size_t p = 0; p < P; ++p)
+      if (rng.uniform() < 0.5) k.y[r * P + p] = kNaN;
+  }
+  return k;
+}
+
 Array design_of(const Case& c) {
   Array a(DType::Float64, {c.n, c.m});
   std::copy(c.a.begin(), c.a.end(), a.data<double>());
@@ -184,6 +204,10 @@ const std::vector<SolveCase>& solve_cases() {
       {"weights on a sparse design, with residuals", [] { return with_weights(sparse_network_case(0.1, 19), 20); },
        with([](SolveOptions& o) { o.residuals = true; }),
        [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 200; }},
+      // Rows (1, -2) along the diagonal, cond(A) about 2e7: the band Gram
+      // path's first answer is about 1e-9 off, its refinement step mends it.
+      {"band Gram refined", [] { return chain_case(24, -2.0); }, with([](SolveOptions& o) { o.device = Device::Cpu; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 120; }},
       // A split InSAR network: rank(A_V) = M - 1 in the block, where the
       // deletion path must not be trusted.
       {"split network", [] { return split_network_case(); }, {},
@@ -269,6 +293,18 @@ private slots:
       QVERIFY2(count(r, SolvePath::Deletion) > 0, qPrintable(describe(r)));
       QVERIFY(max_error(c, r, o) <= 1e-9);
     }
+  }
+
+  // As chain_case, cond(A) about 3^28: only the band Gram path's refinement
+  // step (about 1e-5 of x here) shows how far its answer is off, too far
+  // for one step to mend. Those pixels go to the exact path.
+  void bandGramStepSendsIllConditionedPixelsToExact() {
+    const Case c = chain_case(28, -3.0);
+    SolveOptions o;
+    o.device = Device::Cpu;
+    const SolveResult r = run(c, o);
+    QVERIFY2(count(r, SolvePath::Gram) == 0 && count(r, SolvePath::Exact) >= 120, qPrintable(describe(r)));
+    QCOMPARE(r.count(PixelStatus::Ok), std::size_t{144});
   }
 
   void sparseDesignsAreMarked() {
@@ -424,11 +460,14 @@ private slots:
     QCOMPARE(ra.paths, rb.paths);
   }
 
-  void demoInsarTakesGroupsAndMatches() {
+  // An SBAS network on the CPU: the band form of the Gram path, unweighted.
+  void demoInsarTakesBandGramAndMatches() {
     const DemoCube d = make_demo("insar", 200);
     const Design design(d.design);
-    const SolveResult r = solve(d.cube, design);
-    QVERIFY2(count(r, SolvePath::Group) > 0, qPrintable(describe(r)));
+    SolveOptions o;
+    o.device = Device::Cpu;
+    const SolveResult r = solve(d.cube, design, nullptr, o);
+    QVERIFY2(count(r, SolvePath::Gram) > 30000, qPrintable(describe(r)));
     // Every pixel against the exact path: float32 X within 1e-6.
     std::vector<std::size_t> all(r.status.size());
     for (std::size_t p = 0; p < all.size(); ++p) all[p] = p;
