@@ -242,6 +242,33 @@ CUBESOLVE_KERNEL void cholesky_update_tile(double* s, std::size_t i, std::size_t
     }
 }
 
+/// tau times each lane's largest diagonal entry; at(i, i) points to entry (i, i).
+template <class At>
+CUBESOLVE_KERNEL Vec4 pivot_floor(At at, std::size_t n, double tau) {
+  Vec4 floor = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec4 d = load4(at(i, i));
+    floor = floor > d ? floor : d;
+  }
+  return floor * tau;
+}
+
+/// 1 / sqrt(d) in each lane. A lane whose pivot d is not above its floor
+/// is marked in `bad` (its factor is not to be used) and takes 1.
+CUBESOLVE_KERNEL Vec4 pivot_inverse(Vec4 d, Vec4 floor, Mask4& bad) {
+  const Vec4 one = {1, 1, 1, 1};
+  const Mask4 good = d > floor;
+  bad |= good == 0;
+  d = good != 0 ? d : one;
+  double r[kLanes], dd[kLanes];
+  store4(dd, d);
+#ifdef CUBESOLVE_OPENMP_SIMD
+#pragma omp simd
+#endif
+  for (std::size_t l = 0; l < kLanes; ++l) r[l] = std::sqrt(dd[l]);
+  return one / load4(r);
+}
+
 /// Batched in-place Cholesky of kLanes SPD systems of size n (packed lower
 /// triangles, see kLanes), left-looking by blocks of four columns; the
 /// diagonal of the factor is stored as its reciprocals. ok[l] becomes false
@@ -250,14 +277,8 @@ CUBESOLVE_KERNEL void cholesky_update_tile(double* s, std::size_t i, std::size_t
 CUBESOLVE_KERNEL void batched_cholesky(double* s, std::size_t n, double tau, bool* ok) {
   constexpr std::size_t L = kLanes;
   auto at = [s](std::size_t a, std::size_t c) { return s + (tri(a) + c) * L; };
-  Vec4 floor = {};
-  for (std::size_t i = 0; i < n; ++i) {
-    const Vec4 d = load4(at(i, i));
-    floor = floor > d ? floor : d;
-  }
-  floor *= tau;
+  const Vec4 floor = pivot_floor(at, n, tau);
   Mask4 bad = {};
-  const Vec4 one = {1, 1, 1, 1};
   for (std::size_t j0 = 0; j0 < n; j0 += 4) {
     const std::size_t jb = n - j0 < 4 ? n - j0 : 4;
     if (j0 > 0) {  // the columns before the block, applied to it
@@ -269,16 +290,7 @@ CUBESOLVE_KERNEL void batched_cholesky(double* s, std::size_t n, double tau, boo
     for (std::size_t j = j0; j < j0 + jb; ++j) {  // the block itself
       Vec4 d = load4(at(j, j));
       for (std::size_t c = j0; c < j; ++c) d -= load4(at(j, c)) * load4(at(j, c));
-      const Mask4 good = d > floor;
-      bad |= good == 0;
-      d = good != 0 ? d : one;
-      double r[L], dd[L];
-      store4(dd, d);
-#ifdef CUBESOLVE_OPENMP_SIMD
-#pragma omp simd
-#endif
-      for (std::size_t l = 0; l < L; ++l) r[l] = std::sqrt(dd[l]);
-      const Vec4 inv = one / load4(r);
+      const Vec4 inv = pivot_inverse(d, floor, bad);
       store4(at(j, j), inv);  // the reciprocal: the solve multiplies
       for (std::size_t i = j + 1; i < n; ++i) {
         Vec4 v = load4(at(i, j));
@@ -324,24 +336,12 @@ CUBESOLVE_KERNEL void batched_cholesky_band(double* s, std::size_t n, std::size_
   constexpr std::size_t L = kLanes;
   const std::size_t w = b + 1;
   auto at = [s, w](std::size_t i, std::size_t j) { return s + (i * w + (i - j)) * L; };
-  Vec4 floor = {};
-  for (std::size_t i = 0; i < n; ++i) {
-    const Vec4 d = load4(at(i, i));
-    floor = floor > d ? floor : d;
-  }
-  floor *= tau;
+  const Vec4 floor = pivot_floor(at, n, tau);
   Mask4 bad = {};
-  const Vec4 one = {1, 1, 1, 1};
   for (std::size_t j = 0; j < n; ++j) {
     Vec4 d = load4(at(j, j));
     for (std::size_t k = j > b ? j - b : 0; k < j; ++k) d -= load4(at(j, k)) * load4(at(j, k));
-    const Mask4 good = d > floor;
-    bad |= good == 0;
-    d = good != 0 ? d : one;
-    double r[L], dd[L];
-    store4(dd, d);
-    for (std::size_t l = 0; l < L; ++l) r[l] = std::sqrt(dd[l]);
-    const Vec4 inv = one / load4(r);
+    const Vec4 inv = pivot_inverse(d, floor, bad);
     store4(at(j, j), inv);
     for (std::size_t i = j + 1; i < n && i <= j + b; ++i) {
       Vec4 v = load4(at(i, j));
