@@ -210,6 +210,35 @@ void solve_product(const Job& job, Workspace& ws, std::size_t B) {
   }
 }
 
+/// Whether a row has no weight in any lane.
+CUBESOLVE_KERNEL bool no_rows(Vec4 wt) { return wt[0] == 0 && wt[1] == 0 && wt[2] == 0 && wt[3] == 0; }
+
+/// The band systems A_V^T W A_V (S, lanes as in batched_cholesky_band) and
+/// right-hand sides A_V^T W y (X) of kLanes pixels, from each row's weights
+/// Wt[i * kLanes + l] and values Yv[i * kLanes + l], summed over A's nonzeros.
+CUBESOLVE_KERNEL void band_normal_equations(const DesignFactors& f, const double* Wt, const double* Yv, double* S, double* X) {
+  const std::size_t N = f.n, M = f.m, w = f.band + 1;
+  const std::size_t* start = f.row_start.data();
+  const std::size_t* col = f.nz_col.data();
+  const double* val = f.nz_val.data();
+  std::fill(S, S + M * w * L, 0.0);
+  std::fill(X, X + M * L, 0.0);
+  for (std::size_t i = 0; i < N; ++i) {
+    const Vec4 wt = load4(Wt + i * L);
+    if (no_rows(wt)) continue;
+    const Vec4 wy = wt * load4(Yv + i * L);
+    for (std::size_t e = start[i]; e < start[i + 1]; ++e) {
+      const std::size_t p = col[e];
+      store4(X + p * L, load4(X + p * L) + wy * val[e]);
+      const Vec4 wa = wt * val[e];
+      for (std::size_t g = start[i]; g <= e; ++g) {  // col[g] <= p
+        double* sp = S + (p * w + (p - col[g])) * L;
+        store4(sp, load4(sp) + wa * val[g]);
+      }
+    }
+  }
+}
+
 /// A Gram pixel whose matrix is too close to singular: to the exact path.
 void gram_to_exact(Workspace& ws, std::size_t k, std::size_t M) {
   std::fill(ws.x.data() + k * M, ws.x.data() + (k + 1) * M, kNaN);
@@ -240,23 +269,7 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
         Wt[i * L + l] = l >= lanes ? 0.0 : job.weights ? ws.w[k * N + i] : static_cast<double>(ws.valid[k * N + i]);
         Yv[i * L + l] = ws.y[k * N + i];
       }
-    std::fill(S, S + M * w * L, 0.0);
-    std::fill(X, X + M * L, 0.0);
-    auto no_rows = [](Vec4 v) { return v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0; };
-    for (std::size_t i = 0; i < N; ++i) {
-      const Vec4 wt = load4(Wt + i * L);
-      if (no_rows(wt)) continue;
-      const Vec4 wy = wt * load4(Yv + i * L);
-      for (std::size_t e = start[i]; e < start[i + 1]; ++e) {
-        const std::size_t p = col[e];
-        store4(X + p * L, load4(X + p * L) + wy * val[e]);
-        const Vec4 wa = wt * val[e];
-        for (std::size_t f = start[i]; f <= e; ++f) {  // col[f] <= p
-          double* sp = S + (p * w + (p - col[f])) * L;
-          store4(sp, load4(sp) + wa * val[f]);
-        }
-      }
-    }
+    band_normal_equations(job.f, Wt, Yv, S, X);
     for (std::size_t a = 0; a < M; ++a) store4(S + a * w * L, load4(S + a * w * L) + ridge);
     bool ok[L];
     batched_cholesky_band(S, M, b, kGramTau, ok);
@@ -328,6 +341,16 @@ void solve_gram_dense(const Job& job, Workspace& ws) {
     }
     lapack::cholesky_upper_solve(m, S, m, x);
   }
+}
+
+CUBESOLVE_SIMD_CLONES bool band_rank_holds(const DesignFactors& f, const std::uint64_t* mask) {
+  const std::size_t N = f.n, M = f.m, w = f.band + 1;
+  std::vector<double> wt(N * L, 0.0), yv(N * L, 0.0), s(M * w * L), x(M * L);
+  for (std::size_t i = 0; i < N; ++i) wt[i * L] = static_cast<double>((mask[i / 64] >> (i % 64)) & 1);  // lane 0
+  band_normal_equations(f, wt.data(), yv.data(), s.data(), x.data());
+  bool ok[L];
+  batched_cholesky_band(s.data(), M, f.band, kGramTau, ok);
+  return ok[0];
 }
 
 CUBESOLVE_SIMD_CLONES void solve_gram(const Job& job, Workspace& ws) {

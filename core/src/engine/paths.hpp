@@ -38,6 +38,11 @@ void solve_exact(Job& job, Workspace& ws, std::size_t begin);
 void chunk_residuals(const Job& job, Workspace& ws, std::size_t B);
 /// The same for the rows kernel, from its observation-major values and masks.
 void chunk_residuals_rows(const Job& job, Workspace& ws, std::size_t B);
+/// Whether the band Gram matrix A_V^T A_V of a banded design (see
+/// DesignFactors::banded_gram) for the rows set in `mask` passes its
+/// Cholesky: where it does not, every pixel of that mask leaves the Gram
+/// path for gelsd.
+bool band_rank_holds(const DesignFactors& f, const std::uint64_t* mask);
 /// Pixels [begin, end) of `pixels`, which share the mask `mask`: one SVD of
 /// A_V, one GEMM. Writes them and counts them in `paths`.
 void solve_group_block(Job& job, const std::uint64_t* mask, const std::vector<std::size_t>& pixels, std::size_t begin,

@@ -1,5 +1,7 @@
 #include "engine/planner.hpp"
 
+#include "engine/paths.hpp"
+
 #include <cubesolve/error.hpp>
 
 #include <algorithm>
@@ -151,9 +153,13 @@ std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, 
     const auto nv = static_cast<std::size_t>(masks.n_valid[first[g]]);
     const auto [kind, fast_cost] = planner.choose(nv);
     if (kind == Kind::Skip || kind == Kind::Full) continue;
-    const double cost = left_by_device ? planner.exact_cost(nv) : fast_cost;
+    double cost = left_by_device ? planner.exact_cost(nv) : fast_cost;
     const double group_cost = planner.exact_cost(nv) / static_cast<double>(size) +
                               2.0 * static_cast<double>(planner.f.m * nv) / kGemmSpeed;
+    // A mask that breaks a band Gram matrix's rank (a split SBAS network)
+    // fails that path: alone, each of its pixels would go to gelsd.
+    if (group_cost >= cost && kind == Kind::Gram && planner.f.banded_gram && !band_rank_holds(planner.f, masks.mask(first[g])))
+      cost = planner.exact_cost(nv);
     chosen[g] = group_cost < cost;
   }
   return chosen;
