@@ -114,14 +114,6 @@ CUBESOLVE_KERNEL void row_dots(const double* mat, std::size_t n, const int* rows
   for (; a < q; ++a) out[a * stride] = dot(mat + static_cast<std::size_t>(rows[a]) * n, v, n);
 }
 
-/// Row i of a sparse matrix (CSR: row i's nonzeros are [start[i], start[i + 1])) times v.
-CUBESOLVE_KERNEL double sparse_row_dot(const std::size_t* start, const std::size_t* col, const double* val, std::size_t i,
-                                       const double* v) {
-  double s = 0;
-  for (std::size_t e = start[i]; e < start[i + 1]; ++e) s += val[e] * v[col[e]];
-  return s;
-}
-
 /// max |a[i]|
 CUBESOLVE_KERNEL double max_abs(const double* a, std::size_t n) {
   double m = 0;

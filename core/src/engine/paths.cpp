@@ -17,6 +17,13 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t L = kLanes;
 
+/// Row i of A times v, over the row's nonzeros (a design of sparse rows).
+CUBESOLVE_KERNEL double sparse_row_dot(const DesignFactors& f, std::size_t i, const double* v) {
+  double s = 0;
+  for (std::size_t e = f.row_start[i]; e < f.row_start[i + 1]; ++e) s += f.nz_val[e] * v[f.nz_col[e]];
+  return s;
+}
+
 /// Where a lane's system comes from: the lower triangle of sign·K[I, I]
 /// (K of n x n), plus the identity for a deletion's I - H_II.
 struct LaneSystem {
@@ -162,8 +169,7 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
     const double* x0 = ws.x0.data() + k * M;
     if (job.f.sparse_rows) {
       for (std::size_t a = 0; a < q; ++a)
-        z[a * L + l] = sparse_row_dot(job.f.row_start.data(), job.f.nz_col.data(), job.f.nz_val.data(),
-                                      static_cast<std::size_t>(I[a]), x0);
+        z[a * L + l] = sparse_row_dot(job.f, static_cast<std::size_t>(I[a]), x0);
     } else {
       row_dots(A, M, I, q, x0, z + l, L);
     }
@@ -441,9 +447,7 @@ CUBESOLVE_SIMD_CLONES void chunk_residuals(const Job& job, Workspace& ws, std::s
     double rss = 0;
     for (std::size_t i = 0; i < N; ++i)
       if (ws.valid[k * N + i]) {
-        const double model = f.sparse_rows ? sparse_row_dot(f.row_start.data(), f.nz_col.data(), f.nz_val.data(), i,
-                                                            ws.x.data() + k * M)
-                                           : ws.model[k * N + i];
+        const double model = f.sparse_rows ? sparse_row_dot(f, i, ws.x.data() + k * M) : ws.model[k * N + i];
         const double e = model - ws.y[k * N + i];
         rss += (job.weights ? ws.w[k * N + i] : 1.0) * e * e;
       }
@@ -469,7 +473,7 @@ CUBESOLVE_SIMD_CLONES void chunk_residuals_rows(const Job& job, Workspace& ws, s
     if (f.sparse_rows) {
       for (std::size_t k = 0; k < B; ++k)
         if (bits[k * words] & bit) {
-          const double e = sparse_row_dot(f.row_start.data(), f.nz_col.data(), f.nz_val.data(), i, ws.x.data() + k * M) - y[k];
+          const double e = sparse_row_dot(f, i, ws.x.data() + k * M) - y[k];
           ws.rss[k] += e * e;
         }
       continue;
