@@ -118,6 +118,7 @@ void Workspace::reset(std::size_t N, std::size_t M, std::size_t B, bool weighted
   x.resize(M * B);  // every path writes its pixels; the others are set as they are classified
   kind.assign(B, Kind::Skip);
   nv.assign(B, 0);
+  deficit.assign(B, 0);
   rss.assign(B, kNaN);
   gram.clear();
   exact_list.clear();
@@ -294,7 +295,7 @@ void write_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
     if (kind == Kind::Skip) {
       st = nv == 0 ? PixelStatus::NoData : PixelStatus::TooFew;
     } else {
-      rank = fast_rank(kind, nv, job.f);
+      rank = fast_rank(kind, nv, job.f) - static_cast<std::size_t>(ws.deficit[k]);
       st = rank_status(rank, job.M);
     }
     job.write_diagnostics(begin + k, st, static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);

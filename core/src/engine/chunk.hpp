@@ -63,6 +63,7 @@ struct Workspace {
   std::vector<double> yo;              // observation-major values (the rows kernel)
   std::vector<std::uint64_t> bits;     // masks, (N + 63) / 64 words a pixel: bit i set where valid
   std::vector<int> nv;                 // valid rows per pixel
+  std::vector<int> deficit;            // rank(A_V) below the path's own (a split network on the Gram path)
   std::vector<Kind> kind;              // each pixel's path (Group: written by another pass)
   std::vector<double> x0, x;           // M values a pixel: P·y~, and the solutions
   std::vector<double> rss;

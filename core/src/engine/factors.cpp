@@ -60,6 +60,7 @@ DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::si
   }
 
   f.row_start.push_back(0);
+  f.network = true;
   for (std::size_t i = 0; i < n; ++i) {
     std::size_t first = m, last = 0;
     for (std::size_t p = 0; p < m; ++p)
@@ -70,6 +71,8 @@ DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::si
         last = p;
       }
     if (first < m) f.band = std::max(f.band, last - first);
+    const std::size_t nz = f.nz_col.size() - f.row_start.back();
+    f.network = f.network && (nz <= 1 || (nz == 2 && f.nz_val.back() == -f.nz_val[f.row_start.back()]));
     f.row_start.push_back(f.nz_col.size());
   }
   // Worth it when a row's pairs and the band are a small part of the dense work.

@@ -42,6 +42,11 @@ struct DesignFactors {
   /// A has at most one nonzero in eight: its rows' products (the rows
   /// kernel's A_I x0, the residuals A x) go over the nonzeros.
   bool sparse_rows = false;
+  /// Every row of A is the difference of two unknowns (a, -a) or one unknown
+  /// alone: the rows of a network (SBAS phases), so the null space of any
+  /// A_V is spanned by the indicators of the components of A_V's graph that
+  /// no row of one unknown ties down.
+  bool network = false;
   /// Their copies on a CUDA device, made when a device solve needs them.
   std::shared_ptr<gpu::FactorCache> device;
 

@@ -24,6 +24,14 @@ CUBESOLVE_KERNEL double sparse_row_dot(const DesignFactors& f, std::size_t i, co
   return s;
 }
 
+/// A pixel whose small system failed: a split network's to the band Gram
+/// path (see Planner::network_gram), any other's to gelsd.
+void leave_small_path(const Job& job, Workspace& ws, std::size_t k) {
+  if (!job.planner.network_gram) return ws.exact_list.push_back(k);
+  ws.kind[k] = Kind::Gram;
+  ws.gram.push_back(k);
+}
+
 /// Where a lane's system comes from: the lower triangle of sign·K[I, I]
 /// (K of n x n), plus the identity for a deletion's I - H_II.
 struct LaneSystem {
@@ -117,10 +125,7 @@ CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_
 CUBESOLVE_KERNEL void pixel_done(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k, const double* z,
                        bool ok) {
   const std::size_t N = job.N, M = job.M;
-  if (!ok) {
-    ws.exact_list.push_back(k);
-    return;
-  }
+  if (!ok) return leave_small_path(job, ws, k);
   const int* I = ws.rows.data() + l * N;
   if (ws.kind[k] == Kind::DualGather) {
     double* x = ws.x.data() + k * M;
@@ -140,7 +145,7 @@ CUBESOLVE_KERNEL void pixel_done(const Job& job, Workspace& ws, std::size_t q, s
   }
   if (!(zmax <= kMaxGrowth * std::max(ymax, 1e-300))) {
     for (std::size_t a = 0; a < q; ++a) yk[I[a]] = 0.0;
-    ws.exact_list.push_back(k);
+    leave_small_path(job, ws, k);
   }
 }
 
@@ -188,7 +193,7 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
       if (dx <= kMaxGrowth * kMaxGrowth * std::max(nx, 1e-300)) return;
     }
     unpack(ws, k, N, B);
-    ws.exact_list.push_back(k);
+    leave_small_path(job, ws, k);
   };
   for (std::size_t q = 1; q <= kMaxSmall; ++q) {
     if (ws.buckets[q].empty()) continue;
@@ -252,31 +257,96 @@ void gram_to_exact(Workspace& ws, std::size_t k, std::size_t M) {
   ws.kind[k] = Kind::Exact;
 }
 
+/// The components of lane l's valid rows (weight not 0) over a network
+/// design's unknowns (see DesignFactors::network): comp[p] = -1 where a row
+/// of one unknown ties p's component down, else the first unknown of p's
+/// component. Returns the number of free components: the dimension of
+/// A_V's null space. `parent` is scratch.
+std::size_t free_components(const DesignFactors& f, const double* Wt, std::size_t l, std::vector<int>& parent, int* comp) {
+  const std::size_t M = f.m;
+  const int ground = static_cast<int>(M);
+  parent.resize(M + 1);
+  for (std::size_t p = 0; p <= M; ++p) parent[p] = static_cast<int>(p);
+  auto find = [&parent](int a) {
+    while (parent[a] != a) a = parent[a] = parent[parent[a]];
+    return a;
+  };
+  for (std::size_t i = 0; i < f.n; ++i) {
+    const std::size_t e = f.row_start[i], nz = f.row_start[i + 1] - e;
+    if (Wt[i * L + l] == 0 || nz == 0) continue;
+    const int a = find(static_cast<int>(f.nz_col[e])), b = find(nz == 1 ? ground : static_cast<int>(f.nz_col[e + 1]));
+    parent[std::max(a, b)] = std::min(a, b);  // a root is its component's first unknown
+  }
+  const int tied = find(ground);
+  std::size_t free = 0;
+  for (std::size_t p = 0; p < M; ++p) {
+    const int r = find(static_cast<int>(p));
+    comp[p] = r == tied ? -1 : r;
+    free += r == static_cast<int>(p) && r != tied;
+  }
+  return free;
+}
+
+/// Ties each free component of lane l down at its first unknown p (see
+/// free_components): row and column p of the band system S become the
+/// identity's, scaled to the lane's largest diagonal entry, and x[p] = 0.
+/// The system is then positive definite, and its solution is a least-squares
+/// solution whose entry p is 0.
+void tie_down(const int* comp, std::size_t M, std::size_t b, std::size_t l, double* S, double* X) {
+  const std::size_t w = b + 1;
+  double dmax = 0;
+  for (std::size_t p = 0; p < M; ++p) dmax = std::max(dmax, S[p * w * L + l]);
+  for (std::size_t p = 0; p < M; ++p) {
+    if (comp[p] != static_cast<int>(p)) continue;
+    for (std::size_t d = 1; d <= b; ++d) {
+      if (d <= p) S[(p * w + d) * L + l] = 0.0;              // (p, p - d)
+      if (p + d < M) S[((p + d) * w + d) * L + l] = 0.0;     // (p + d, p)
+    }
+    S[p * w * L + l] = dmax > 0 ? dmax : 1.0;
+    X[p * L + l] = 0.0;
+  }
+}
+
 /// The Gram path for designs of sparse rows and a narrow band, kLanes pixels
 /// at a time (their systems share A's band: one vector per entry across
 /// them): each pixel's A_V^T W A_V and A_V^T W y summed row by row over the
 /// nonzeros, factored in band form, and the solution refined once against
-/// its residual.
+/// its residual. For a network design, a pixel whose matrix is singular
+/// because its rows split the network (free components, see
+/// free_components) is solved again with each free component tied down at
+/// one unknown, and the component's mean taken out of its unknowns: the
+/// minimum-norm solution, as gelsd's.
 CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
-  const std::size_t N = job.N, M = job.M, b = job.f.band, w = b + 1, G = ws.gram.size();
+  const std::size_t N = job.N, M = job.M, b = job.f.band, w = b + 1;
   const std::size_t* start = job.f.row_start.data();
   const std::size_t* col = job.f.nz_col.data();
   const double* val = job.f.nz_val.data();
   const double ridge = job.options.ridge;
+  const bool retie = job.f.network && ridge == 0;
   ws.s.resize(M * w * L);
   ws.rhs.resize(2 * M * L);  // x, then the refinement's step
   ws.wm.resize(2 * N * L);   // each row's weights, then its values
-  for (std::size_t b0 = 0; b0 < G; b0 += L) {
-    const std::size_t lanes = std::min(L, G - b0);
+  std::vector<std::size_t> split;  // pixels to solve again, tied down
+  std::vector<int> parent, comp;
+  std::vector<double> sums;
+  auto batch = [&](const std::size_t* pixels, std::size_t lanes, bool tied) __attribute__((always_inline)) {
     double *S = ws.s.data(), *X = ws.rhs.data(), *D = X + M * L, *Wt = ws.wm.data(), *Yv = Wt + N * L;
     for (std::size_t i = 0; i < N; ++i)
       for (std::size_t l = 0; l < L; ++l) {  // a padding lane has no rows (its pivots fail, unused)
-        const std::size_t k = ws.gram[b0 + (l < lanes ? l : 0)];
+        const std::size_t k = pixels[l < lanes ? l : 0];
         Wt[i * L + l] = l >= lanes ? 0.0 : job.weights ? ws.w[k * N + i] : static_cast<double>(ws.valid[k * N + i]);
         Yv[i * L + l] = ws.y[k * N + i];
       }
     band_normal_equations(job.f, Wt, Yv, S, X);
     for (std::size_t a = 0; a < M; ++a) store4(S + a * w * L, load4(S + a * w * L) + ridge);
+    std::size_t free[L] = {};
+    if (tied) {
+      comp.resize(M * L);
+      for (std::size_t l = 0; l < lanes; ++l) {
+        free[l] = free_components(job.f, Wt, l, parent, comp.data() + l * M);
+        tie_down(comp.data() + l * M, M, b, l, S, X);
+      }
+    }
     bool ok[L];
     batched_cholesky_band(S, M, b, kGramTau, ok);
     batched_cholesky_band_solve(S, M, b, X);
@@ -293,6 +363,10 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
       r *= wt;
       for (std::size_t e = start[i]; e < start[i + 1]; ++e) store4(D + col[e] * L, load4(D + col[e] * L) + r * val[e]);
     }
+    if (tied)  // the tied unknowns stay 0
+      for (std::size_t l = 0; l < lanes; ++l)
+        for (std::size_t p = 0; p < M; ++p)
+          if (comp[l * M + p] == static_cast<int>(p)) D[p * L + l] = 0.0;
     batched_cholesky_band_solve(S, M, b, D);
     Vec4 dd = {}, xx = {};
     for (std::size_t a = 0; a < M; ++a) {
@@ -300,14 +374,30 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
       xx += load4(X + a * L) * load4(X + a * L);
     }
     for (std::size_t l = 0; l < lanes; ++l) {
-      const std::size_t k = ws.gram[b0 + l];
+      const std::size_t k = pixels[l];
       if (!ok[l] || !(dd[l] <= kGramStep * kGramStep * xx[l])) {
-        gram_to_exact(ws, k, M);
+        if (retie && !tied) split.push_back(k);
+        else gram_to_exact(ws, k, M);
         continue;
       }
-      for (std::size_t a = 0; a < M; ++a) ws.x[k * M + a] = X[a * L + l] + D[a * L + l];
+      double* x = ws.x.data() + k * M;
+      for (std::size_t a = 0; a < M; ++a) x[a] = X[a * L + l] + D[a * L + l];
+      ws.deficit[k] = static_cast<int>(free[l]);
+      if (!free[l]) continue;
+      // The minimum norm: each free component's mean out of its unknowns.
+      const int* c = comp.data() + l * M;
+      sums.assign(2 * M, 0.0);  // by component: the sum of its unknowns, then their count
+      for (std::size_t p = 0; p < M; ++p)
+        if (c[p] >= 0) sums[static_cast<std::size_t>(c[p])] += x[p], sums[M + static_cast<std::size_t>(c[p])] += 1;
+      for (std::size_t p = 0; p < M; ++p)
+        if (c[p] >= 0) x[p] -= sums[static_cast<std::size_t>(c[p])] / sums[M + static_cast<std::size_t>(c[p])];
     }
-  }
+  };
+  // Fewer rows than unknowns: a network's pixel is split for certain.
+  std::vector<std::size_t> whole;
+  for (std::size_t k : ws.gram) (retie && static_cast<std::size_t>(ws.nv[k]) < M ? split : whole).push_back(k);
+  for (std::size_t b0 = 0; b0 < whole.size(); b0 += L) batch(whole.data() + b0, std::min(L, whole.size() - b0), false);
+  for (std::size_t b0 = 0; b0 < split.size(); b0 += L) batch(split.data() + b0, std::min(L, split.size() - b0), true);
 }
 
 /// The Gram path for designs too wide for the packed outer products: each
@@ -354,6 +444,11 @@ CUBESOLVE_SIMD_CLONES bool band_rank_holds(const DesignFactors& f, const std::ui
   std::vector<double> wt(N * L, 0.0), yv(N * L, 0.0), s(M * w * L), x(M * L);
   for (std::size_t i = 0; i < N; ++i) wt[i * L] = static_cast<double>((mask[i / 64] >> (i % 64)) & 1);  // lane 0
   band_normal_equations(f, wt.data(), yv.data(), s.data(), x.data());
+  if (f.network) {  // as the Gram path solves a split network: its free components tied down
+    std::vector<int> parent, comp(M);
+    free_components(f, wt.data(), 0, parent, comp.data());
+    tie_down(comp.data(), M, f.band, 0, s.data(), x.data());
+  }
   bool ok[L];
   batched_cholesky_band(s.data(), M, f.band, kGramTau, ok);
   return ok[0];

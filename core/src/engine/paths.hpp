@@ -7,6 +7,8 @@
 //             gathered   C_VV z = y_V              x = A_V^T z
 //   product   x = P·y^ for the pixels whose rows were filled (and full pixels): one GEMM
 //   gram      A_V^T W A_V + λI from one GEMM of A's packed row products, Cholesky
+//             (banded designs: summed over A's nonzeros, band Cholesky; a split
+//             network tied down, then of minimum norm)
 //   exact     LAPACK dgelsd on the weighted valid rows
 //   group     one SVD of a mask group's A_V, one GEMM for its pixels
 //
@@ -40,8 +42,9 @@ void chunk_residuals(const Job& job, Workspace& ws, std::size_t B);
 void chunk_residuals_rows(const Job& job, Workspace& ws, std::size_t B);
 /// Whether the band Gram matrix A_V^T A_V of a banded design (see
 /// DesignFactors::banded_gram) for the rows set in `mask` passes its
-/// Cholesky: where it does not, every pixel of that mask leaves the Gram
-/// path for gelsd.
+/// Cholesky, after the free components of a network design are tied down as
+/// the Gram path ties them: where it does not, every pixel of that mask
+/// leaves the Gram path for gelsd.
 bool band_rank_holds(const DesignFactors& f, const std::uint64_t* mask);
 /// Pixels [begin, end) of `pixels`, which share the mask `mask`: one SVD of
 /// A_V, one GEMM. Writes them and counts them in `paths`.

@@ -72,7 +72,9 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
   auto consider = [&](Kind k, double c) {
     if (c < best.second) best = {k, c};
   };
-  const bool can_gram = ridge || nv >= f.m;
+  const bool band = weighted || band_unweighted;
+  // The band form ties a split network down: its Gram path takes any rank.
+  const bool can_gram = ridge || nv >= f.m || (band && f.banded_gram && f.network);
   if (ridge) {
     if (can_gram) consider(Kind::Gram, gram_cost(true));
     return best;
@@ -89,7 +91,6 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
   // A_V of full row rank (checked by the Cholesky of C_VV) needs no more of A.
   if (fast_ok && !f.gram_rows.empty() && nv <= M && nv <= kMaxSmall)
     consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * M));
-  const bool band = weighted || band_unweighted;
   if (can_gram && !custom_rcond && (band || !f.outer.empty())) consider(Kind::Gram, gram_cost(band));
   return best;
 }
@@ -117,6 +118,8 @@ Planner make_planner(const Design& design, bool weighted, const SolveOptions& op
     planner.shift_deletion = std::max(t * t, 1e-8);
     planner.shift_gather = std::max(4 * options.rcond * options.rcond, 1e-8) * smax * smax;
   }
+  planner.network_gram = f.network && f.banded_gram && (weighted || planner.band_unweighted) && !planner.ridge &&
+                         !planner.custom_rcond && !planner.exact_only;
   return planner;
 }
 
