@@ -7,12 +7,48 @@
 #include "engine/lapack.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cubesolve::detail {
 
 namespace {
 constexpr std::size_t kMaxSquare = 4096;        // keep (n, n) matrices up to this n
 constexpr std::size_t kMaxOuterDoubles = 1 << 23;  // 64 MB of packed outer products
+/// Sets f's network links (see DesignFactors::link_from) where every row of
+/// A (from its nonzeros) is a phase row, or a velocity row; false otherwise.
+bool find_network(DesignFactors& f, bool velocity) {
+  const std::size_t n = f.n, m = f.m;
+  std::vector<int> from(n, -1), to(n, -1);
+  std::vector<double> t(m, 0.0);  // velocity: each unknown's interval
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t e0 = f.row_start[i], e1 = f.row_start[i + 1];
+    if (e0 == e1) continue;
+    const std::size_t c0 = f.nz_col[e0], c1 = f.nz_col[e1 - 1];
+    if (!velocity) {
+      if (e1 - e0 > 2 || (e1 - e0 == 2 && f.nz_val[e0] != -f.nz_val[e0 + 1])) return false;
+      from[i] = e1 - e0 == 1 ? 0 : static_cast<int>(c0 + 1);
+      to[i] = static_cast<int>(c1 + 1);
+      continue;
+    }
+    if (c1 - c0 + 1 != e1 - e0) return false;  // a run of neighbouring unknowns
+    for (std::size_t e = e0; e < e1; ++e) {
+      const double v = std::fabs(f.nz_val[e]);
+      if ((f.nz_val[e] > 0) != (f.nz_val[e0] > 0) || (t[f.nz_col[e]] != 0 && t[f.nz_col[e]] != v)) return false;
+      t[f.nz_col[e]] = v;
+    }
+    from[i] = static_cast<int>(c0);
+    to[i] = static_cast<int>(c1 + 1);
+  }
+  if (velocity && std::count(t.begin(), t.end(), 0.0) > 0) return false;  // an unknown in no row
+  f.link_from = std::move(from);
+  f.link_to = std::move(to);
+  f.null_to.assign(m, 1.0);
+  f.null_from.assign(m, 0.0);
+  if (velocity)
+    for (std::size_t j = 0; j < m; ++j) f.null_to[j] = f.null_from[j] = 1.0 / t[j];
+  return true;
+}
+
 }  // namespace
 
 DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::size_t m) {
@@ -60,7 +96,6 @@ DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::si
   }
 
   f.row_start.push_back(0);
-  f.network = true;
   for (std::size_t i = 0; i < n; ++i) {
     std::size_t first = m, last = 0;
     for (std::size_t p = 0; p < m; ++p)
@@ -71,10 +106,9 @@ DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::si
         last = p;
       }
     if (first < m) f.band = std::max(f.band, last - first);
-    const std::size_t nz = f.nz_col.size() - f.row_start.back();
-    f.network = f.network && (nz <= 1 || (nz == 2 && f.nz_val.back() == -f.nz_val[f.row_start.back()]));
     f.row_start.push_back(f.nz_col.size());
   }
+  if (!find_network(f, false)) find_network(f, true);
   // Worth it when a row's pairs and the band are a small part of the dense work.
   f.banded_gram = m >= 8 && 4 * (f.band + 1) <= m && 4 * f.nz_col.size() <= n * m;
   f.sparse_rows = 8 * f.nz_col.size() <= n * m;

@@ -42,11 +42,18 @@ struct DesignFactors {
   /// A has at most one nonzero in eight: its rows' products (the rows
   /// kernel's A_I x0, the residuals A x) go over the nonzeros.
   bool sparse_rows = false;
-  /// Every row of A is the difference of two unknowns (a, -a) or one unknown
-  /// alone: the rows of a network (SBAS phases), so the null space of any
-  /// A_V is spanned by the indicators of the components of A_V's graph that
-  /// no row of one unknown ties down.
-  bool network = false;
+  /// A network design (SBAS, either formulation): row i links the dates
+  /// link_from[i] < link_to[i] of 0..m (date 0 the reference; -1 for a row
+  /// of zeros). Phase rows: (-a, a) at unknowns from - 1 and to - 1, or a
+  /// alone at to - 1 when from is 0. Velocity rows: the intervals t_j of the
+  /// unknowns from..to - 1, one sign, each unknown's t_j the same in every
+  /// row. The null space of any A_V is then spanned by one vector per
+  /// component of its rows' dates that does not hold date 0, with entries
+  /// null_to[j]·[j + 1 in C] - null_from[j]·[j in C] (phase: 1 and 0;
+  /// velocity: 1/t_j both). Empty for other designs.
+  std::vector<int> link_from, link_to;
+  std::vector<double> null_to, null_from;
+  bool network() const { return !link_to.empty(); }
   /// Their copies on a CUDA device, made when a device solve needs them.
   std::shared_ptr<gpu::FactorCache> device;
 

@@ -257,54 +257,87 @@ void gram_to_exact(Workspace& ws, std::size_t k, std::size_t M) {
   ws.kind[k] = Kind::Exact;
 }
 
-/// The components of lane l's valid rows (weight not 0) over a network
-/// design's unknowns (see DesignFactors::network): comp[p] = -1 where a row
-/// of one unknown ties p's component down, else the first unknown of p's
-/// component. Returns the number of free components: the dimension of
-/// A_V's null space. `parent` is scratch.
-std::size_t free_components(const DesignFactors& f, const double* Wt, std::size_t l, std::vector<int>& parent, int* comp) {
+/// The components of the dates that lane l's rows (weight not 0) link, for
+/// a network design (see DesignFactors::link_from): comp[d] = -1 for the
+/// dates linked to date 0, else the first date of d's component. Returns the
+/// number of those free components: the dimension of A_V's null space.
+/// `comp` has m + 1 entries.
+std::size_t free_components(const DesignFactors& f, const double* Wt, std::size_t l, int* comp) {
   const std::size_t M = f.m;
-  const int ground = static_cast<int>(M);
-  parent.resize(M + 1);
-  for (std::size_t p = 0; p <= M; ++p) parent[p] = static_cast<int>(p);
-  auto find = [&parent](int a) {
-    while (parent[a] != a) a = parent[a] = parent[parent[a]];
+  for (std::size_t d = 0; d <= M; ++d) comp[d] = static_cast<int>(d);
+  auto find = [comp](int a) {
+    while (comp[a] != a) a = comp[a] = comp[comp[a]];
     return a;
   };
   for (std::size_t i = 0; i < f.n; ++i) {
-    const std::size_t e = f.row_start[i], nz = f.row_start[i + 1] - e;
-    if (Wt[i * L + l] == 0 || nz == 0) continue;
-    const int a = find(static_cast<int>(f.nz_col[e])), b = find(nz == 1 ? ground : static_cast<int>(f.nz_col[e + 1]));
-    parent[std::max(a, b)] = std::min(a, b);  // a root is its component's first unknown
+    if (Wt[i * L + l] == 0 || f.link_to[i] < 0) continue;
+    const int a = find(f.link_from[i]), b = find(f.link_to[i]);
+    comp[std::max(a, b)] = std::min(a, b);  // a root is its component's first date
   }
-  const int tied = find(ground);
   std::size_t free = 0;
-  for (std::size_t p = 0; p < M; ++p) {
-    const int r = find(static_cast<int>(p));
-    comp[p] = r == tied ? -1 : r;
-    free += r == static_cast<int>(p) && r != tied;
+  for (std::size_t d = 0; d <= M; ++d) {
+    const int r = find(static_cast<int>(d));
+    free += r == static_cast<int>(d) && d > 0;
+    comp[d] = r;
   }
+  for (std::size_t d = 0; d <= M; ++d) comp[d] = comp[d] == 0 ? -1 : comp[d];
   return free;
 }
 
-/// Ties each free component of lane l down at its first unknown p (see
-/// free_components): row and column p of the band system S become the
-/// identity's, scaled to the lane's largest diagonal entry, and x[p] = 0.
-/// The system is then positive definite, and its solution is a least-squares
-/// solution whose entry p is 0.
+/// Ties each free component (see free_components) down at the unknown
+/// before its first date d, d - 1: in both formulations the component's
+/// null vector is not 0 there, and no earlier component's is, so the tied
+/// system is positive definite and its solution is a least-squares
+/// solution. Row and column d - 1 of lane l's band system S become the
+/// identity's, scaled to the lane's largest diagonal entry, and x[d - 1] = 0.
 void tie_down(const int* comp, std::size_t M, std::size_t b, std::size_t l, double* S, double* X) {
   const std::size_t w = b + 1;
   double dmax = 0;
   for (std::size_t p = 0; p < M; ++p) dmax = std::max(dmax, S[p * w * L + l]);
   for (std::size_t p = 0; p < M; ++p) {
-    if (comp[p] != static_cast<int>(p)) continue;
+    if (comp[p + 1] != static_cast<int>(p + 1)) continue;
     for (std::size_t d = 1; d <= b; ++d) {
-      if (d <= p) S[(p * w + d) * L + l] = 0.0;              // (p, p - d)
-      if (p + d < M) S[((p + d) * w + d) * L + l] = 0.0;     // (p + d, p)
+      if (d <= p) S[(p * w + d) * L + l] = 0.0;           // (p, p - d)
+      if (p + d < M) S[((p + d) * w + d) * L + l] = 0.0;  // (p + d, p)
     }
     S[p * w * L + l] = dmax > 0 ? dmax : 1.0;
     X[p * L + l] = 0.0;
   }
+}
+
+/// x less its projection on the null vectors of the k free components (see
+/// DesignFactors::null_to): the minimum-norm solution. Their k x k Gram
+/// matrix is diagonal for the phase formulation, banded for the velocity one.
+bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double* x) {
+  const std::size_t M = f.m;
+  std::vector<double> G(k * k, 0.0), r(k, 0.0);
+  std::vector<std::size_t> index(M + 1);  // a free component's number, by its first date
+  for (std::size_t d = 1, next = 0; d <= M; ++d)
+    if (comp[d] == static_cast<int>(d)) index[d] = next++;
+  // Unknown j's terms in the null vectors: of date j + 1's component and of
+  // date j's (one component twice where both dates are in it: the terms add).
+  auto entries = [&](std::size_t j, std::size_t* c, double* v) {
+    std::size_t n = 0;
+    if (comp[j + 1] >= 0) c[n] = index[static_cast<std::size_t>(comp[j + 1])], v[n++] = f.null_to[j];
+    if (comp[j] >= 0) c[n] = index[static_cast<std::size_t>(comp[j])], v[n++] = -f.null_from[j];
+    return n;
+  };
+  std::size_t c[2];
+  double v[2];
+  for (std::size_t j = 0; j < M; ++j) {
+    const std::size_t n = entries(j, c, v);
+    for (std::size_t a = 0; a < n; ++a) {
+      r[c[a]] += v[a] * x[j];
+      for (std::size_t e = 0; e < n; ++e) G[c[a] * k + c[e]] += v[a] * v[e];
+    }
+  }
+  if (!cholesky(G.data(), k, 1e-12)) return false;
+  cholesky_solve(G.data(), k, r.data());
+  for (std::size_t j = 0; j < M; ++j) {
+    const std::size_t n = entries(j, c, v);
+    for (std::size_t a = 0; a < n; ++a) x[j] -= v[a] * r[c[a]];
+  }
+  return true;
 }
 
 /// The Gram path for designs of sparse rows and a narrow band, kLanes pixels
@@ -322,13 +355,12 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
   const std::size_t* col = job.f.nz_col.data();
   const double* val = job.f.nz_val.data();
   const double ridge = job.options.ridge;
-  const bool retie = job.f.network && ridge == 0;
+  const bool retie = job.f.network() && ridge == 0;
   ws.s.resize(M * w * L);
   ws.rhs.resize(2 * M * L);  // x, then the refinement's step
   ws.wm.resize(2 * N * L);   // each row's weights, then its values
   std::vector<std::size_t> split;  // pixels to solve again, tied down
-  std::vector<int> parent, comp;
-  std::vector<double> sums;
+  std::vector<int> comp;  // each lane's free components (see free_components)
   auto batch = [&](const std::size_t* pixels, std::size_t lanes, bool tied) __attribute__((always_inline)) {
     double *S = ws.s.data(), *X = ws.rhs.data(), *D = X + M * L, *Wt = ws.wm.data(), *Yv = Wt + N * L;
     for (std::size_t i = 0; i < N; ++i)
@@ -341,10 +373,10 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
     for (std::size_t a = 0; a < M; ++a) store4(S + a * w * L, load4(S + a * w * L) + ridge);
     std::size_t free[L] = {};
     if (tied) {
-      comp.resize(M * L);
+      comp.resize((M + 1) * L);
       for (std::size_t l = 0; l < lanes; ++l) {
-        free[l] = free_components(job.f, Wt, l, parent, comp.data() + l * M);
-        tie_down(comp.data() + l * M, M, b, l, S, X);
+        free[l] = free_components(job.f, Wt, l, comp.data() + l * (M + 1));
+        tie_down(comp.data() + l * (M + 1), M, b, l, S, X);
       }
     }
     bool ok[L];
@@ -366,7 +398,7 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
     if (tied)  // the tied unknowns stay 0
       for (std::size_t l = 0; l < lanes; ++l)
         for (std::size_t p = 0; p < M; ++p)
-          if (comp[l * M + p] == static_cast<int>(p)) D[p * L + l] = 0.0;
+          if (comp[l * (M + 1) + p + 1] == static_cast<int>(p + 1)) D[p * L + l] = 0.0;
     batched_cholesky_band_solve(S, M, b, D);
     Vec4 dd = {}, xx = {};
     for (std::size_t a = 0; a < M; ++a) {
@@ -383,14 +415,7 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
       double* x = ws.x.data() + k * M;
       for (std::size_t a = 0; a < M; ++a) x[a] = X[a * L + l] + D[a * L + l];
       ws.deficit[k] = static_cast<int>(free[l]);
-      if (!free[l]) continue;
-      // The minimum norm: each free component's mean out of its unknowns.
-      const int* c = comp.data() + l * M;
-      sums.assign(2 * M, 0.0);  // by component: the sum of its unknowns, then their count
-      for (std::size_t p = 0; p < M; ++p)
-        if (c[p] >= 0) sums[static_cast<std::size_t>(c[p])] += x[p], sums[M + static_cast<std::size_t>(c[p])] += 1;
-      for (std::size_t p = 0; p < M; ++p)
-        if (c[p] >= 0) x[p] -= sums[static_cast<std::size_t>(c[p])] / sums[M + static_cast<std::size_t>(c[p])];
+      if (free[l] && !minimum_norm(job.f, comp.data() + l * (M + 1), free[l], x)) gram_to_exact(ws, k, M);
     }
   };
   // Fewer rows than unknowns: a network's pixel is split for certain.
@@ -444,9 +469,9 @@ CUBESOLVE_SIMD_CLONES bool band_rank_holds(const DesignFactors& f, const std::ui
   std::vector<double> wt(N * L, 0.0), yv(N * L, 0.0), s(M * w * L), x(M * L);
   for (std::size_t i = 0; i < N; ++i) wt[i * L] = static_cast<double>((mask[i / 64] >> (i % 64)) & 1);  // lane 0
   band_normal_equations(f, wt.data(), yv.data(), s.data(), x.data());
-  if (f.network) {  // as the Gram path solves a split network: its free components tied down
-    std::vector<int> parent, comp(M);
-    free_components(f, wt.data(), 0, parent, comp.data());
+  if (f.network()) {  // as the Gram path solves a split network: its free components tied down
+    std::vector<int> comp(M + 1);
+    free_components(f, wt.data(), 0, comp.data());
     tie_down(comp.data(), M, f.band, 0, s.data(), x.data());
   }
   bool ok[L];

@@ -74,7 +74,7 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
   };
   const bool band = weighted || band_unweighted;
   // The band form ties a split network down: its Gram path takes any rank.
-  const bool can_gram = ridge || nv >= f.m || (band && f.banded_gram && f.network);
+  const bool can_gram = ridge || nv >= f.m || (band && f.banded_gram && f.network());
   if (ridge) {
     if (can_gram) consider(Kind::Gram, gram_cost(true));
     return best;
@@ -118,8 +118,8 @@ Planner make_planner(const Design& design, bool weighted, const SolveOptions& op
     planner.shift_deletion = std::max(t * t, 1e-8);
     planner.shift_gather = std::max(4 * options.rcond * options.rcond, 1e-8) * smax * smax;
   }
-  planner.network_gram = f.network && f.banded_gram && (weighted || planner.band_unweighted) && !planner.ridge &&
-                         !planner.custom_rcond && !planner.exact_only;
+  // (Only the CPU's paths hand pixels on: with a device too, those it leaves.)
+  planner.network_gram = f.network() && f.banded_gram && !planner.ridge && !planner.custom_rcond && !planner.exact_only;
   return planner;
 }
 

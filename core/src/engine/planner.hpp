@@ -52,9 +52,9 @@ struct Planner {
   /// serves unweighted pixels: on the CPU it is far cheaper than the
   /// deletion, and its refinement step keeps it as accurate.
   bool band_unweighted = false;
-  /// A network design's pixels whose small system fails (their rows split
-  /// the network) go to the band Gram path, which ties the split down (see
-  /// solve_gram), instead of to gelsd.
+  /// A network design's pixels whose small system fails on the CPU (their
+  /// rows split the network) go to the band Gram path, which ties the split
+  /// down (see solve_gram), instead of to gelsd.
   bool network_gram = false;
 
   double exact_cost(std::size_t nv) const;

@@ -90,10 +90,16 @@ Case chain_case(std::size_t m, double c) {
 // 10-11 (one free component), the second every pair with date 20 and every
 // pair across dates 30-31 (two), the third all but the pairs of neighbours
 // among the first 21 dates (fewer rows than unknowns, 20 free dates).
-// Elsewhere 5 % of the values are missing.
-Case split_band_network_case() {
+// Elsewhere 5 % of the values are missing. With `velocity`, the unknowns
+// are the velocities between neighbouring dates (intervals of 0.03-0.05).
+Case split_band_network_case(bool velocity = false) {
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   Case c = sbas_case(41, 3, 16, pairs);
+  if (velocity) {
+    std::fill(c.a.begin(), c.a.end(), 0.0);
+    for (std::size_t k = 0; k < pairs.size(); ++k)
+      for (std::size_t j = pairs[k].first; j < pairs[k].second; ++j) c.a[k * c.m + j] = 0.03 + 0.01 * static_cast<double>(j % 3);
+  }
   const std::size_t P = 256;
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     const auto [i, j] = pairs[k];
@@ -240,6 +246,18 @@ const std::vector<SolveCase>& solve_cases() {
          return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 72 &&
                 r.count(PixelStatus::MinNorm) >= kSplitBandPixels;
        }},
+      {"split band network, velocity", [] { return split_band_network_case(true); },
+       with([](SolveOptions& o) { o.device = Device::Cpu; }),
+       [](const SolveResult& r, const Case&) {
+         return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 72 &&
+                r.count(PixelStatus::MinNorm) >= kSplitBandPixels;
+       }},
+      {"split band network, velocity, weighted", [] { return with_weights(split_band_network_case(true), 27); },
+       with([](SolveOptions& o) { o.device = Device::Cpu; }),
+       [](const SolveResult& r, const Case&) {
+         return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 72 &&
+                r.count(PixelStatus::MinNorm) >= kSplitBandPixels;
+       }},
       {"split band network, weighted", [] { return with_weights(split_band_network_case(), 26); },
        with([](SolveOptions& o) { o.device = Device::Cpu; }),
        [](const SolveResult& r, const Case&) {
@@ -351,13 +369,24 @@ private slots:
     QVERIFY(!detail::factor_design(dense.a, dense.n, dense.m).sparse_rows);
   }
 
-  // Rows (1, -1) or (1): a network, whose split pixels the Gram path ties down.
+  // Phase rows (-1, 1) or (1), velocity rows (the intervals between two
+  // dates): a network, whose split pixels the Gram path ties down.
   void networkDesignsAreMarked() {
     std::vector<std::pair<std::size_t, std::size_t>> pairs;
     const Case sbas = sbas_case(41, 3, 1, pairs), scaled = sparse_network_case(0, 22), dense = random_case(84, 29, 1, 1, 0, 0, 23);
-    QVERIFY(detail::factor_design(sbas.a, sbas.n, sbas.m).network);
-    QVERIFY(!detail::factor_design(scaled.a, scaled.n, scaled.m).network);  // rows (a, -b), a != b
-    QVERIFY(!detail::factor_design(dense.a, dense.n, dense.m).network);
+    const auto phase = detail::factor_design(sbas.a, sbas.n, sbas.m);
+    QVERIFY(phase.network() && phase.null_from[5] == 0);
+    QCOMPARE(phase.link_from[0], 0);  // the pair (0, 1): one unknown
+    QCOMPARE(phase.link_to[0], 1);
+    Case velocity = split_band_network_case(true);
+    const auto v = detail::factor_design(velocity.a, velocity.n, velocity.m);
+    QVERIFY(v.network() && v.null_from[5] > 0);
+    QCOMPARE(v.link_from[2], 0);  // the pair (0, 3): three intervals
+    QCOMPARE(v.link_to[2], 3);
+    velocity.a[2 * velocity.m + 1] *= 1.5;  // unknown 1's interval differs between rows
+    QVERIFY(!detail::factor_design(velocity.a, velocity.n, velocity.m).network());
+    QVERIFY(!detail::factor_design(scaled.a, scaled.n, scaled.m).network());  // rows (a, -b), a != b
+    QVERIFY(!detail::factor_design(dense.a, dense.n, dense.m).network());
   }
 
   // Each path's function on its own: a chunk of 64 pixels gathered into a
