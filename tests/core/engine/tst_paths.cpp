@@ -113,6 +113,15 @@ Case split_band_network_case(bool velocity = false) {
   }
   return c;
 }
+// The same network (phase or velocity), two thirds of every pixel's values
+// missing at random: most pixels split somewhere, many lose whole dates.
+Case sparse_band_network_case(bool velocity) {
+  Case c = split_band_network_case(velocity);
+  Rng rng(28);
+  for (double& v : c.y)
+    if (rng.uniform() < 0.65) v = kNaN;
+  return c;
+}
 constexpr std::size_t kSplitBandPixels = 36 + 36 + 16;  // the third block's chains may take the dual path
 
 Array design_of(const Case& c) {
@@ -257,6 +266,16 @@ const std::vector<SolveCase>& solve_cases() {
        [](const SolveResult& r, const Case&) {
          return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 72 &&
                 r.count(PixelStatus::MinNorm) >= kSplitBandPixels;
+       }},
+      {"network two thirds missing", [] { return sparse_band_network_case(false); },
+       with([](SolveOptions& o) { o.device = Device::Cpu; }),
+       [](const SolveResult& r, const Case&) {
+         return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 200 && r.count(PixelStatus::MinNorm) >= 128;
+       }},
+      {"network two thirds missing, velocity", [] { return sparse_band_network_case(true); },
+       with([](SolveOptions& o) { o.device = Device::Cpu; }),
+       [](const SolveResult& r, const Case&) {
+         return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 200 && r.count(PixelStatus::MinNorm) >= 128;
        }},
       {"split band network, weighted", [] { return with_weights(split_band_network_case(), 26); },
        with([](SolveOptions& o) { o.device = Device::Cpu; }),
