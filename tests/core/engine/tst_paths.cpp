@@ -144,6 +144,18 @@ SolveOptions with(std::function<void(SolveOptions&)> set) {
   return o;
 }
 
+SolveOptions on_cpu() {
+  return with([](SolveOptions& o) { o.device = Device::Cpu; });
+}
+
+// Split networks: none on the exact path, at least `gram` pixels on the Gram
+// path and `min_norm` of minimum norm.
+std::function<bool(const SolveResult&, const Case&)> tied_down(std::size_t gram, std::size_t min_norm) {
+  return [=](const SolveResult& r, const Case&) {
+    return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= gram && r.count(PixelStatus::MinNorm) >= min_norm;
+  };
+}
+
 std::size_t fast(const SolveResult& r) {
   return count(r, SolvePath::Full) + count(r, SolvePath::Deletion) + count(r, SolvePath::Dual);
 }
@@ -250,39 +262,14 @@ const std::vector<SolveCase>& solve_cases() {
       // A banded network split three ways: the band Gram path ties each
       // free component down and takes its mean out, for gelsd's minimum norm.
       {"split band network", [] { return split_band_network_case(); },
-       with([](SolveOptions& o) { o.device = Device::Cpu, o.residuals = true; }),
-       [](const SolveResult& r, const Case&) {
-         return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 72 &&
-                r.count(PixelStatus::MinNorm) >= kSplitBandPixels;
-       }},
-      {"split band network, velocity", [] { return split_band_network_case(true); },
-       with([](SolveOptions& o) { o.device = Device::Cpu; }),
-       [](const SolveResult& r, const Case&) {
-         return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 72 &&
-                r.count(PixelStatus::MinNorm) >= kSplitBandPixels;
-       }},
-      {"split band network, velocity, weighted", [] { return with_weights(split_band_network_case(true), 27); },
-       with([](SolveOptions& o) { o.device = Device::Cpu; }),
-       [](const SolveResult& r, const Case&) {
-         return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 72 &&
-                r.count(PixelStatus::MinNorm) >= kSplitBandPixels;
-       }},
-      {"network two thirds missing", [] { return sparse_band_network_case(false); },
-       with([](SolveOptions& o) { o.device = Device::Cpu; }),
-       [](const SolveResult& r, const Case&) {
-         return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 200 && r.count(PixelStatus::MinNorm) >= 128;
-       }},
-      {"network two thirds missing, velocity", [] { return sparse_band_network_case(true); },
-       with([](SolveOptions& o) { o.device = Device::Cpu; }),
-       [](const SolveResult& r, const Case&) {
-         return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 200 && r.count(PixelStatus::MinNorm) >= 128;
-       }},
-      {"split band network, weighted", [] { return with_weights(split_band_network_case(), 26); },
-       with([](SolveOptions& o) { o.device = Device::Cpu; }),
-       [](const SolveResult& r, const Case&) {
-         return count(r, SolvePath::Exact) == 0 && count(r, SolvePath::Gram) >= 72 &&
-                r.count(PixelStatus::MinNorm) >= kSplitBandPixels;
-       }},
+       with([](SolveOptions& o) { o.device = Device::Cpu, o.residuals = true; }), tied_down(72, kSplitBandPixels)},
+      {"split band network, weighted", [] { return with_weights(split_band_network_case(), 26); }, on_cpu(),
+       tied_down(72, kSplitBandPixels)},
+      {"split band network, velocity", [] { return split_band_network_case(true); }, on_cpu(), tied_down(72, kSplitBandPixels)},
+      {"split band network, velocity, weighted", [] { return with_weights(split_band_network_case(true), 27); }, on_cpu(),
+       tied_down(72, kSplitBandPixels)},
+      {"network two thirds missing", [] { return sparse_band_network_case(false); }, on_cpu(), tied_down(200, 128)},
+      {"network two thirds missing, velocity", [] { return sparse_band_network_case(true); }, on_cpu(), tied_down(200, 128)},
       // A split InSAR network: rank(A_V) = M - 1 in the block, where the
       // deletion path must not be trusted.
       {"split network", [] { return split_network_case(); }, {},
