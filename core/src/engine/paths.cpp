@@ -331,8 +331,14 @@ bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double
       for (std::size_t e = 0; e < n; ++e) G[c[a] * k + c[e]] += v[a] * v[e];
     }
   }
-  if (!cholesky(G.data(), k, 1e-12)) return false;
-  cholesky_solve(G.data(), k, r.data());
+  bool diagonal = true;  // the phase formulation's: components' null vectors do not overlap
+  for (std::size_t a = 0; a < k * k && diagonal; ++a) diagonal = a % (k + 1) == 0 || G[a] == 0;
+  if (diagonal) {
+    for (std::size_t a = 0; a < k; ++a) r[a] /= G[a * (k + 1)];
+  } else {
+    if (!cholesky(G.data(), k, 1e-12)) return false;
+    cholesky_solve(G.data(), k, r.data());
+  }
   for (std::size_t j = 0; j < M; ++j) {
     const std::size_t n = entries(j, c, v);
     for (std::size_t a = 0; a < n; ++a) x[j] -= v[a] * r[c[a]];
