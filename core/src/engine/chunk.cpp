@@ -126,11 +126,64 @@ void Workspace::reset(std::size_t N, std::size_t M, std::size_t B, bool weighted
 
 namespace {
 
+/// Pixels [k0, k1) of the rows 0..N-1 of a row-major (N, P) array (`in` at
+/// the chunk's first pixel), read 4 rows at a time and transposed to
+/// pixel-major in 4 x 4 blocks in registers: block(i, k, v) takes v[t], rows
+/// i..i+3 of pixel k + t; one(i, k) each value outside whole blocks.
+template <class T, class Block, class One>
+CUBESOLVE_KERNEL void transpose_tile(const T* in, std::size_t N, std::size_t P, std::size_t k0, std::size_t k1, Block block,
+                                     One one) {
+  const std::size_t k4 = k0 + (k1 - k0) / 4 * 4;
+  std::size_t i = 0;
+  for (; i + 4 <= N; i += 4) {
+    const T* r = in + i * P;
+    for (std::size_t k = k0; k < k4; k += 4) {
+      Vec4 v[4] = {load4(r + k), load4(r + P + k), load4(r + 2 * P + k), load4(r + 3 * P + k)};
+      transpose4(v[0], v[1], v[2], v[3]);
+      block(i, k, v);
+    }
+    for (std::size_t k = k4; k < k1; ++k)
+      for (std::size_t t = 0; t < 4; ++t) one(i + t, k);
+  }
+  for (; i < N; ++i)
+    for (std::size_t k = k0; k < k1; ++k) one(i, k);
+}
+
+/// The weights of pixels [k0, k1) into ws.w, pixel-major (any type of
+/// weights); then a value without a positive finite weight becomes missing.
+CUBESOLVE_KERNEL void gather_weights(const Array& weights, std::size_t N, std::size_t P, std::size_t begin, std::size_t k0,
+                                     std::size_t k1, Workspace& ws) {
+  double* w = ws.w.data();
+  auto copy = [&](const auto* in) {
+    transpose_tile(
+        in + begin, N, P, k0, k1,
+        [&](std::size_t i, std::size_t k, const Vec4* v) {
+          for (std::size_t t = 0; t < 4; ++t) store4(w + (k + t) * N + i, v[t]);
+        },
+        [&](std::size_t i, std::size_t k) { w[k * N + i] = static_cast<double>(in[begin + i * P + k]); });
+  };
+  if (weights.dtype() == DType::Float32) copy(weights.data<float>());
+  else if (weights.dtype() == DType::Float64) copy(weights.data<double>());
+  else
+    for (std::size_t k = k0; k < k1; ++k)
+      for (std::size_t i = 0; i < N; ++i) w[k * N + i] = weights.value(i * P + begin + k);
+  const std::size_t words = (N + 63) / 64;
+  for (std::size_t k = k0; k < k1; ++k)
+    for (std::size_t i = 0; i < N; ++i) {
+      const double wt = w[k * N + i];
+      const bool ok = ws.valid[k * N + i] && wt > 0 && std::isfinite(wt);
+      ws.valid[k * N + i] = ok;
+      w[k * N + i] = ok ? wt : 0.0;
+      if (ok) continue;
+      ws.y[k * N + i] = 0.0;
+      ws.bits[k * words + i / 64] &= ~(std::uint64_t{1} << (i % 64));
+    }
+}
+
 template <class T>
 CUBESOLVE_SIMD_CLONES void gather_typed(const T* cube, const Array* weights, std::size_t N, std::size_t P,
                                         std::size_t begin, std::size_t B, Workspace& ws) {
-  // Tiles of 64 pixels (their pixel-major side stays in cache) read 4 rows
-  // at a time; blocks of 4 rows x 4 pixels are transposed in registers.
+  // Tiles of 64 pixels: their pixel-major side stays in cache.
   constexpr std::size_t kPixels = 64;
   const T* in = cube + begin;
   double* y = ws.y.data();
@@ -138,6 +191,15 @@ CUBESOLVE_SIMD_CLONES void gather_typed(const T* cube, const Array* weights, std
   const std::size_t words = (N + 63) / 64;
   ws.bits.assign(B * words, 0);
   std::uint64_t* bits = ws.bits.data();
+  auto block = [&](std::size_t i, std::size_t k, const Vec4* v) {
+    for (std::size_t t = 0; t < 4; ++t) {
+      const Mask4 ok = (v[t] - v[t]) == 0;  // finite: inf - inf and NaN are not 0
+      store4(y + (k + t) * N + i, (Vec4)((Mask4)v[t] & ok));
+      for (std::size_t u = 0; u < 4; ++u) valid[(k + t) * N + i + u] = static_cast<std::uint8_t>(ok[u] & 1);
+      const auto four = static_cast<std::uint64_t>((ok[0] & 1) | (ok[1] & 2) | (ok[2] & 4) | (ok[3] & 8));
+      bits[(k + t) * words + i / 64] |= four << (i % 64);  // i % 4 == 0: the four share a word
+    }
+  };
   auto one = [&](std::size_t i, std::size_t k) {
     const double v = static_cast<double>(in[i * P + k]);
     const bool ok = std::isfinite(v);
@@ -146,38 +208,10 @@ CUBESOLVE_SIMD_CLONES void gather_typed(const T* cube, const Array* weights, std
     y[k * N + i] = ok ? v : 0.0;
   };
   for (std::size_t k0 = 0; k0 < B; k0 += kPixels) {
-    const std::size_t k1 = std::min(B, k0 + kPixels), k4 = k0 + (k1 - k0) / 4 * 4;
-    std::size_t i = 0;
-    for (; i + 4 <= N; i += 4) {
-      const T* r = in + i * P;
-      for (std::size_t k = k0; k < k4; k += 4) {
-        Vec4 v[4] = {load4(r + k), load4(r + P + k), load4(r + 2 * P + k), load4(r + 3 * P + k)};
-        transpose4(v[0], v[1], v[2], v[3]);
-        for (std::size_t t = 0; t < 4; ++t) {
-          const Mask4 ok = (v[t] - v[t]) == 0;  // finite: inf - inf and NaN are not 0
-          store4(y + (k + t) * N + i, (Vec4)((Mask4)v[t] & ok));
-          for (std::size_t u = 0; u < 4; ++u) valid[(k + t) * N + i + u] = static_cast<std::uint8_t>(ok[u] & 1);
-          const auto four = static_cast<std::uint64_t>((ok[0] & 1) | (ok[1] & 2) | (ok[2] & 4) | (ok[3] & 8));
-          bits[(k + t) * words + i / 64] |= four << (i % 64);  // i % 4 == 0: the four share a word
-        }
-      }
-      for (std::size_t k = k4; k < k1; ++k)
-        for (std::size_t t = 0; t < 4; ++t) one(i + t, k);
-    }
-    for (; i < N; ++i)
-      for (std::size_t k = k0; k < k1; ++k) one(i, k);
+    const std::size_t k1 = std::min(B, k0 + kPixels);
+    transpose_tile(in, N, P, k0, k1, block, one);
+    if (weights) gather_weights(*weights, N, P, begin, k0, k1, ws);
   }
-  if (!weights) return;
-  for (std::size_t i = 0; i < N; ++i)
-    for (std::size_t k = 0; k < B; ++k) {
-      const double wt = weights->value(i * P + begin + k);
-      const bool ok = ws.valid[k * N + i] && wt > 0 && std::isfinite(wt);
-      ws.valid[k * N + i] = ok;
-      ws.w[k * N + i] = ok ? wt : 0.0;
-      if (ok) continue;
-      ws.y[k * N + i] = 0.0;
-      ws.bits[k * words + i / 64] &= ~(std::uint64_t{1} << (i % 64));
-    }
 }
 
 template <class T>

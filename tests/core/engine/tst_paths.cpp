@@ -527,6 +527,37 @@ private slots:
     QCOMPARE(count(r, SolvePath::Group), std::size_t{0});
   }
 
+  // Weights are read in their own type: integer weights (0 drops a value)
+  // and float32 ones give the float64 weights' answer, on a chunk whose
+  // rows and pixels do not come in fours (the values outside whole blocks).
+  void weightsOfEveryTypeAgree() {
+    Case c = random_case(31, 6, 9, 11, 0.1, 0.0, 29);
+    Rng rng(30);
+    c.wt.resize(c.y.size());
+    for (double& v : c.wt) v = static_cast<double>(static_cast<int>(rng.uniform() * 4));  // 0..3
+    SolveOptions o;
+    o.residuals = true;
+    const SolveResult ref = run(c, o);
+    QVERIFY(max_error(c, ref, o) <= 1e-9);
+    const Array cube = make_cube(DType::Float64, c.n, c.h, c.w, c.y);
+    Array a(DType::Float64, {c.n, c.m});
+    std::copy(c.a.begin(), c.a.end(), a.data<double>());
+    for (const DType t : {DType::Float32, DType::Int32, DType::UInt8}) {
+      Array wt(t, {c.n, c.h, c.w});
+      for (std::size_t i = 0; i < wt.size(); ++i) {
+        if (t == DType::Float32) wt.data<float>()[i] = static_cast<float>(c.wt[i]);
+        else if (t == DType::Int32) wt.data<std::int32_t>()[i] = static_cast<std::int32_t>(c.wt[i]);
+        else wt.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(c.wt[i]);
+      }
+      const SolveResult r = solve(cube, Design(a), &wt, o);
+      for (std::size_t i = 0; i < r.x.size(); ++i) {
+        const double u = ref.x.value(i), v = r.x.value(i);
+        QVERIFY2(u == v || (std::isnan(u) && std::isnan(v)), dtype_name(t));
+      }
+      for (std::size_t p = 0; p < c.h * c.w; ++p) QCOMPARE(r.n_valid.data<std::int32_t>()[p], ref.n_valid.data<std::int32_t>()[p]);
+    }
+  }
+
   void smallMemoryAndThreadsAgree() {
     const Case c = blob_case(40, 12, 48, 3, 12.0, 12);
     SolveOptions a, b;
