@@ -307,7 +307,7 @@ void tie_down(const int* comp, std::size_t M, std::size_t b, std::size_t l, doub
 
 /// x less its projection on the null vectors of the k free components (see
 /// DesignFactors::null_to): the minimum-norm solution. Their k x k Gram
-/// matrix is diagonal for the phase formulation, banded for the velocity one.
+/// matrix is diagonal for the phase formulation (divided), else factored.
 bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double* x) {
   const std::size_t M = f.m;
   std::vector<double> G(k * k, 0.0), r(k, 0.0);
@@ -353,8 +353,8 @@ bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double
 /// its residual. For a network design, a pixel whose matrix is singular
 /// because its rows split the network (free components, see
 /// free_components) is solved again with each free component tied down at
-/// one unknown, and the component's mean taken out of its unknowns: the
-/// minimum-norm solution, as gelsd's.
+/// one unknown, and the solution's projection on the components' null
+/// vectors taken out: the minimum-norm solution, as gelsd's.
 CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
   const std::size_t N = job.N, M = job.M, b = job.f.band, w = b + 1;
   const std::size_t* start = job.f.row_start.data();
