@@ -82,9 +82,9 @@ public:
     const void* p = nullptr;  // null where the factor is empty (not kept for this design)
     std::size_t bytes = 0;
   };
-  /// `values` (the factor `which`) on the device; uploaded on first use.
-  /// Throws OutOfMemory, NumericalError.
-  Upload get(Which which, bool float32, const std::vector<double>& values);
+  /// The n `values` (the factor `which`) on the device; uploaded on first
+  /// use. Throws OutOfMemory, NumericalError.
+  Upload get(Which which, bool float32, const double* values, std::size_t n);
 
 private:
   std::mutex mutex_;

@@ -149,20 +149,20 @@ DeviceFactors::~DeviceFactors() {
       if (u.p) dev_->release(const_cast<void*>(u.p));
 }
 
-DeviceFactors::Upload DeviceFactors::get(Which which, bool float32, const std::vector<double>& values) {
+DeviceFactors::Upload DeviceFactors::get(Which which, bool float32, const double* values, std::size_t n) {
   std::lock_guard<std::mutex> lock(mutex_);
   Upload& u = arrays_[which][float32 ? 1 : 0];
-  if (u.p || values.empty()) return u;
-  const std::size_t bytes = values.size() * (float32 ? sizeof(float) : sizeof(double));
+  if (u.p || n == 0) return u;
+  const std::size_t bytes = n * (float32 ? sizeof(float) : sizeof(double));
   void* p = dev_->alloc(bytes);
   try {
     const LaneHold held(*dev_);
     if (float32) {
-      const std::vector<float> w(values.begin(), values.end());
+      const std::vector<float> w(values, values + n);
       dev_->upload(held.lane, p, w.data(), bytes);
       dev_->sync(held.lane);  // w goes away
     } else {
-      dev_->upload(held.lane, p, values.data(), bytes);
+      dev_->upload(held.lane, p, values, bytes);
       dev_->sync(held.lane);
     }
   } catch (...) {
@@ -202,8 +202,8 @@ Solver::Solver(const Design& design, std::vector<std::uint8_t> table, const Sett
   // residuals; H, Q and C in the work precision for the small systems.
   factors_ = f.device->on(dev_);
   std::size_t factor_bytes = 0;
-  auto get = [&](DeviceFactors::Which which, bool float32, const std::vector<double>& v) {
-    const DeviceFactors::Upload u = factors_->get(which, float32, v);
+  auto get = [&](DeviceFactors::Which which, bool float32, const auto& v) {
+    const DeviceFactors::Upload u = factors_->get(which, float32, v.data(), v.size());
     factor_bytes += u.bytes;
     return u.p;
   };

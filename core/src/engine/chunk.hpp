@@ -7,6 +7,7 @@
 
 #include "engine/exact.hpp"
 #include "engine/kernels.hpp"
+#include "engine/large.hpp"
 #include "engine/planner.hpp"
 
 #include <atomic>
@@ -57,15 +58,15 @@ struct Job {
 struct Workspace {
   Workspace(const Design& d, std::size_t max_rows, bool ridge) : exact(d, max_rows, ridge) {}
   ExactSolver exact;
-  std::vector<double> y;               // pixel-major values, 0 where missing
+  LargeDoubles y;               // pixel-major values, 0 where missing
   std::vector<std::uint8_t> valid;     // pixel-major: 1 where valid
-  std::vector<double> w;               // pixel-major weights, 0 where missing (weighted solves)
-  std::vector<double> yo;              // observation-major values (the rows kernel)
+  LargeDoubles w;               // pixel-major weights, 0 where missing (weighted solves)
+  LargeDoubles yo;              // observation-major values (the rows kernel)
   std::vector<std::uint64_t> bits;     // masks, (N + 63) / 64 words a pixel: bit i set where valid
   std::vector<int> nv;                 // valid rows per pixel
   std::vector<int> deficit;            // rank(A_V) below the path's own (a split network on the Gram path)
   std::vector<Kind> kind;              // each pixel's path (Group: written by another pass)
-  std::vector<double> x0, x;           // M values a pixel: P·y~, and the solutions
+  LargeDoubles x0, x;           // M values a pixel: P·y~, and the solutions
   std::vector<double> rss;
   std::vector<std::vector<std::size_t>> buckets;  // small-system pixels by system size
   std::vector<std::size_t> gram, exact_list;      // pixels of the Gram and exact paths

@@ -1,6 +1,8 @@
 #pragma once
 // What the engine derives from A alone, once per design matrix.
 
+#include "engine/large.hpp"
+
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -20,16 +22,16 @@ struct DesignFactors {
   /// empty. (Of full row rank, r = n < m, the dual paths serve.)
   std::vector<double> row_basis;
   /// P = A^+ (m, n), column-major: column i (length m) starts at i*m.
-  std::vector<double> pinv;
+  LargeDoubles pinv;
   /// H = A A^+ (n, n), symmetric. Empty when n is too large to keep.
-  std::vector<double> hat;
+  LargeDoubles hat;
   /// C = A A^T (n, n), empty when n is too large to keep; for full row rank
   /// (rank == n) also Q = C^-1, else empty.
-  std::vector<double> gram_rows, gram_rows_inv;
+  LargeDoubles gram_rows, gram_rows_inv;
   /// For small m: the packed upper-triangle outer products of A's rows,
   /// (m(m+1)/2, n) column-major, so that one GEMM with a weight matrix gives
   /// every pixel's Gram matrix. Empty when too large.
-  std::vector<double> outer;
+  LargeDoubles outer;
   /// A's nonzeros by row (CSR: row i's are [row_start[i], row_start[i+1])),
   /// and the bandwidth of every A_V^T W A_V: the largest |p - q| of two
   /// nonzeros in one row. Designs of a few nonzeros a row and a narrow band

@@ -104,7 +104,7 @@ CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_
   const bool use_valid = kind == Kind::DualGather;
   int* I = ws.rows.data() + l * N;
   bit_list(ws.bits.data() + k * ((N + 63) / 64), N, use_valid, I);
-  const std::vector<double>& K = kind == Kind::Deletion ? job.f.hat
+  const LargeDoubles& K = kind == Kind::Deletion ? job.f.hat
                                  : kind == Kind::DualSchur ? job.f.gram_rows_inv
                                                            : job.f.gram_rows;
   // Right-hand side first: it streams the rows K[I, :] into cache for the system after it.
