@@ -69,11 +69,14 @@ struct Workspace {
   LargeDoubles x0, x;           // M values a pixel: P·y~, and the solutions
   std::vector<double> rss;
   std::vector<std::vector<std::size_t>> buckets;  // small-system pixels by system size
+  std::vector<std::size_t> order;                 // the buckets' pixels in order (see factor_in_lanes)
   std::vector<std::size_t> gram, exact_list;      // pixels of the Gram and exact paths
   std::vector<char> skip;
   std::vector<int> rows;
   std::vector<double> s, rhs, model, wm, wy, g;   // the paths' scratch
   std::vector<double> shifted;                    // the lanes' systems less their shift (a custom rcond)
+  std::vector<float> s32;                         // float32 systems (batched_solve_mixed)
+  std::vector<double> refine;                     // their refinement's float64 vectors
   std::vector<std::uint8_t> gpu_kind, gpu_done;   // the device's answers for a chunk
   std::vector<std::size_t> gpu_sample;            // pixels the device solved, for the check
   PathCounts paths{};

@@ -1,6 +1,7 @@
 #pragma once
 // Small dense kernels for the many small systems of the fast paths.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -199,27 +200,55 @@ namespace cubesolve::detail {
 constexpr std::size_t kLanes = 4;
 CUBESOLVE_KERNEL constexpr std::size_t tri(std::size_t a) { return a * (a + 1) / 2; }
 
-/// Rows i..i+R-1, columns j0..j0+jb-1 (jb <= 4) of the packed systems: subtracts
-/// the sum over c < j0 of L[i, c] L[j, c]. The R x 4 sums stay in registers,
-/// and each load of L[j, c] serves R rows, each of L[i, c] four columns.
-template <std::size_t R>
-CUBESOLVE_KERNEL void cholesky_update_tile(double* s, std::size_t i, std::size_t j0, std::size_t jb) {
-  constexpr std::size_t L = kLanes;
-  const double* li[R];
+/// Eight floats: the lanes of the float32 factorization (see factor_in_lanes).
+typedef float Vec8f __attribute__((vector_size(32)));
+/// A lane vector's element type and width.
+template <class V>
+struct Lanes;
+template <>
+struct Lanes<Vec4> {
+  using E = double;
+  static constexpr std::size_t W = 4;
+};
+template <>
+struct Lanes<Vec8f> {
+  using E = float;
+  static constexpr std::size_t W = 8;
+};
+template <class V>
+CUBESOLVE_KERNEL V loadv(const typename Lanes<V>::E* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V>
+CUBESOLVE_KERNEL void storev(typename Lanes<V>::E* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+/// Rows i..i+R-1, columns j0..j0+jb-1 (jb <= 4) of the packed systems (W
+/// lanes of V): subtracts the sum over c < j0 of L[i, c] L[j, c]. The R x 4
+/// sums stay in registers, and each load of L[j, c] serves R rows, each of
+/// L[i, c] four columns.
+template <std::size_t R, class V>
+CUBESOLVE_KERNEL void cholesky_update_tile(typename Lanes<V>::E* s, std::size_t i, std::size_t j0, std::size_t jb) {
+  using E = typename Lanes<V>::E;
+  constexpr std::size_t L = Lanes<V>::W;
+  const E* li[R];
 #pragma GCC unroll 4
   for (std::size_t r = 0; r < R; ++r) li[r] = s + tri(i + r) * L;
-  const double* l0 = s + tri(j0) * L;
-  const double* l1 = s + tri(j0 + (jb > 1 ? 1 : 0)) * L;
-  const double* l2 = s + tri(j0 + (jb > 2 ? 2 : 0)) * L;
-  const double* l3 = s + tri(j0 + (jb > 3 ? 3 : 0)) * L;
-  Vec4 acc[R][4];
+  const E* l0 = s + tri(j0) * L;
+  const E* l1 = s + tri(j0 + (jb > 1 ? 1 : 0)) * L;
+  const E* l2 = s + tri(j0 + (jb > 2 ? 2 : 0)) * L;
+  const E* l3 = s + tri(j0 + (jb > 3 ? 3 : 0)) * L;
+  V acc[R][4];
 #pragma GCC unroll 4
-  for (std::size_t r = 0; r < R; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = Vec4{};
+  for (std::size_t r = 0; r < R; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = V{};
   for (std::size_t c = 0; c < j0 * L; c += L) {
-    const Vec4 y0 = load4(l0 + c), y1 = load4(l1 + c), y2 = load4(l2 + c), y3 = load4(l3 + c);
+    const V y0 = loadv<V>(l0 + c), y1 = loadv<V>(l1 + c), y2 = loadv<V>(l2 + c), y3 = loadv<V>(l3 + c);
 #pragma GCC unroll 4
     for (std::size_t r = 0; r < R; ++r) {
-      const Vec4 x = load4(li[r] + c);
+      const V x = loadv<V>(li[r] + c);
       acc[r][0] += x * y0;
       acc[r][1] += x * y1;
       acc[r][2] += x * y2;
@@ -229,17 +258,17 @@ CUBESOLVE_KERNEL void cholesky_update_tile(double* s, std::size_t i, std::size_t
 #pragma GCC unroll 4
   for (std::size_t r = 0; r < R; ++r)
     for (std::size_t t = 0; t < jb && j0 + t <= i + r; ++t) {
-      double* p = s + (tri(i + r) + j0 + t) * L;
-      store4(p, load4(p) - acc[r][t]);
+      E* p = s + (tri(i + r) + j0 + t) * L;
+      storev<V>(p, loadv<V>(p) - acc[r][t]);
     }
 }
 
 /// tau times each lane's largest diagonal entry; at(i, i) points to entry (i, i).
-template <class At>
-CUBESOLVE_KERNEL Vec4 pivot_floor(At at, std::size_t n, double tau) {
-  Vec4 floor = {};
+template <class V, class At>
+CUBESOLVE_KERNEL V pivot_floor(At at, std::size_t n, typename Lanes<V>::E tau) {
+  V floor = {};
   for (std::size_t i = 0; i < n; ++i) {
-    const Vec4 d = load4(at(i, i));
+    const V d = loadv<V>(at(i, i));
     floor = floor > d ? floor : d;
   }
   return floor * tau;
@@ -247,76 +276,197 @@ CUBESOLVE_KERNEL Vec4 pivot_floor(At at, std::size_t n, double tau) {
 
 /// 1 / sqrt(d) in each lane. A lane whose pivot d is not above its floor
 /// is marked in `bad` (its factor is not to be used) and takes 1.
-CUBESOLVE_KERNEL Vec4 pivot_inverse(Vec4 d, Vec4 floor, Mask4& bad) {
-  const Vec4 one = {1, 1, 1, 1};
-  const Mask4 good = d > floor;
+template <class V, class Mask>
+CUBESOLVE_KERNEL V pivot_inverse(V d, V floor, Mask& bad) {
+  using E = typename Lanes<V>::E;
+  constexpr std::size_t W = Lanes<V>::W;
+  const V one = V{} + 1;
+  const Mask good = d > floor;
   bad |= good == 0;
   d = good != 0 ? d : one;
-  double r[kLanes], dd[kLanes];
-  store4(dd, d);
+  E r[W], dd[W];
+  storev<V>(dd, d);
 #ifdef CUBESOLVE_OPENMP_SIMD
 #pragma omp simd
 #endif
-  for (std::size_t l = 0; l < kLanes; ++l) r[l] = std::sqrt(dd[l]);
-  return one / load4(r);
+  for (std::size_t l = 0; l < W; ++l) r[l] = std::sqrt(dd[l]);
+  return one / loadv<V>(r);
 }
 
-/// Batched in-place Cholesky of kLanes SPD systems of size n (packed lower
-/// triangles, see kLanes), left-looking by blocks of four columns; the
+/// Batched in-place Cholesky of W SPD systems of size n (the lanes of V:
+/// packed lower triangles, element (a, c), c <= a, of system l at
+/// s[(tri(a) + c) * W + l]), left-looking by blocks of four columns; the
 /// diagonal of the factor is stored as its reciprocals. ok[l] becomes false
 /// for a system whose pivot falls below tau times its largest diagonal
 /// entry; that system's factor is then not to be used.
-CUBESOLVE_KERNEL void batched_cholesky(double* s, std::size_t n, double tau, bool* ok) {
-  constexpr std::size_t L = kLanes;
+template <class V = Vec4>
+CUBESOLVE_KERNEL void batched_cholesky(typename Lanes<V>::E* s, std::size_t n, typename Lanes<V>::E tau, bool* ok) {
+  constexpr std::size_t L = Lanes<V>::W;
   auto at = [s](std::size_t a, std::size_t c) { return s + (tri(a) + c) * L; };
-  const Vec4 floor = pivot_floor(at, n, tau);
-  Mask4 bad = {};
+  const V floor = pivot_floor<V>(at, n, tau);
+  decltype(V{} > V{}) bad = {};
   for (std::size_t j0 = 0; j0 < n; j0 += 4) {
     const std::size_t jb = n - j0 < 4 ? n - j0 : 4;
     if (j0 > 0) {  // the columns before the block, applied to it
       std::size_t i = j0;
-      for (; i + 3 <= n; i += 3) cholesky_update_tile<3>(s, i, j0, jb);
-      if (i + 2 <= n) cholesky_update_tile<2>(s, i, j0, jb), i += 2;
-      if (i < n) cholesky_update_tile<1>(s, i, j0, jb);
+      for (; i + 3 <= n; i += 3) cholesky_update_tile<3, V>(s, i, j0, jb);
+      if (i + 2 <= n) cholesky_update_tile<2, V>(s, i, j0, jb), i += 2;
+      if (i < n) cholesky_update_tile<1, V>(s, i, j0, jb);
     }
     for (std::size_t j = j0; j < j0 + jb; ++j) {  // the block itself
-      Vec4 d = load4(at(j, j));
-      for (std::size_t c = j0; c < j; ++c) d -= load4(at(j, c)) * load4(at(j, c));
-      const Vec4 inv = pivot_inverse(d, floor, bad);
-      store4(at(j, j), inv);  // the reciprocal: the solve multiplies
+      V d = loadv<V>(at(j, j));
+      for (std::size_t c = j0; c < j; ++c) d -= loadv<V>(at(j, c)) * loadv<V>(at(j, c));
+      const V inv = pivot_inverse(d, floor, bad);
+      storev<V>(at(j, j), inv);  // the reciprocal: the solve multiplies
       for (std::size_t i = j + 1; i < n; ++i) {
-        Vec4 v = load4(at(i, j));
-        for (std::size_t c = j0; c < j; ++c) v -= load4(at(i, c)) * load4(at(j, c));
-        store4(at(i, j), v * inv);
+        V v = loadv<V>(at(i, j));
+        for (std::size_t c = j0; c < j; ++c) v -= loadv<V>(at(i, c)) * loadv<V>(at(j, c));
+        storev<V>(at(i, j), v * inv);
       }
     }
   }
   for (std::size_t l = 0; l < L; ++l) ok[l] = bad[l] == 0;
 }
 
-/// Solves the kLanes systems L L^T x = b in place (L from batched_cholesky,
-/// its diagonal as reciprocals); b[a*kLanes + l] is entry a of system l.
-CUBESOLVE_KERNEL void batched_cholesky_solve(const double* s, std::size_t n, double* b) {
-  constexpr std::size_t L = kLanes;
+/// Solves the W systems L L^T x = b in place (L from batched_cholesky,
+/// its diagonal as reciprocals); b[a*W + l] is entry a of system l.
+template <class V = Vec4>
+CUBESOLVE_KERNEL void batched_cholesky_solve(const typename Lanes<V>::E* s, std::size_t n, typename Lanes<V>::E* b) {
+  constexpr std::size_t L = Lanes<V>::W;
   for (std::size_t i = 0; i < n; ++i) {  // four sums: the additions' latency overlaps
-    const double* ri = s + tri(i) * L;
-    Vec4 a0 = load4(b + i * L), a1 = {}, a2 = {}, a3 = {};
+    const auto* ri = s + tri(i) * L;
+    V a0 = loadv<V>(b + i * L), a1 = {}, a2 = {}, a3 = {};
     std::size_t c = 0;
     for (; c + 4 <= i; c += 4) {
-      a0 -= load4(ri + c * L) * load4(b + c * L);
-      a1 -= load4(ri + (c + 1) * L) * load4(b + (c + 1) * L);
-      a2 -= load4(ri + (c + 2) * L) * load4(b + (c + 2) * L);
-      a3 -= load4(ri + (c + 3) * L) * load4(b + (c + 3) * L);
+      a0 -= loadv<V>(ri + c * L) * loadv<V>(b + c * L);
+      a1 -= loadv<V>(ri + (c + 1) * L) * loadv<V>(b + (c + 1) * L);
+      a2 -= loadv<V>(ri + (c + 2) * L) * loadv<V>(b + (c + 2) * L);
+      a3 -= loadv<V>(ri + (c + 3) * L) * loadv<V>(b + (c + 3) * L);
     }
-    for (; c < i; ++c) a0 -= load4(ri + c * L) * load4(b + c * L);
-    store4(b + i * L, ((a0 + a1) + (a2 + a3)) * load4(ri + i * L));
+    for (; c < i; ++c) a0 -= loadv<V>(ri + c * L) * loadv<V>(b + c * L);
+    storev<V>(b + i * L, ((a0 + a1) + (a2 + a3)) * loadv<V>(ri + i * L));
   }
   for (std::size_t c = n; c-- > 0;) {  // L^T by rows of L: b[c] is final, then leaves b[i < c]
-    const double* rc = s + tri(c) * L;
-    const Vec4 v = load4(b + c * L) * load4(rc + c * L);
-    store4(b + c * L, v);
-    for (std::size_t i = 0; i < c; ++i) store4(b + i * L, load4(b + i * L) - load4(rc + i * L) * v);
+    const auto* rc = s + tri(c) * L;
+    const V v = loadv<V>(b + c * L) * loadv<V>(rc + c * L);
+    storev<V>(b + c * L, v);
+    for (std::size_t i = 0; i < c; ++i) storev<V>(b + i * L, loadv<V>(b + i * L) - loadv<V>(rc + i * L) * v);
   }
+}
+
+/// r = b - S z for the kLanes packed symmetric systems S (lower triangles,
+/// as batched_cholesky takes them); vectors as in batched_cholesky_solve.
+CUBESOLVE_KERNEL void batched_residual(const double* s, std::size_t n, const double* b, const double* z, double* r) {
+  constexpr std::size_t L = kLanes;
+  std::memcpy(r, b, n * L * sizeof(double));
+  for (std::size_t a = 0; a < n; ++a) {
+    const double* row = s + tri(a) * L;
+    const Vec4 za = load4(z + a * L);
+    Vec4 acc = load4(row + a * L) * za;
+    for (std::size_t c = 0; c < a; ++c) {  // row a's entries, and column a's above the diagonal
+      const Vec4 sac = load4(row + c * L);
+      acc += sac * load4(z + c * L);
+      store4(r + c * L, load4(r + c * L) - sac * za);
+    }
+    store4(r + a * L, load4(r + a * L) - acc);
+  }
+}
+
+/// The float32 factorization's refinement (batched_solve_mixed): at most
+/// this many solves, and the error it leaves, relative to the solution, as
+/// estimated from its steps.
+constexpr int kMaxRefine = 8;
+constexpr double kRefineTol = 1e-13;
+
+/// Two groups of kLanes SPD systems (S: two packed systems of tri(q) x
+/// kLanes, as batched_cholesky takes them, one after the other; z[g]: group
+/// g's right-hand sides, q x kLanes) side by side in the eight lanes of one
+/// float32 factorization, at twice the float64 rate, and its solutions
+/// refined against float64 residuals until each lane's step shows an error
+/// below kRefineTol of its solution: the float64 Cholesky's accuracy. A lane
+/// whose float32 pivots do not clear 4 tau, or whose steps do not shrink
+/// fast, is solved in float64 (batched_cholesky with tau), which has the last
+/// word: ok[l] as there. The systems' entries must be within float32's range
+/// (the deletion systems I - H_II are within [-1, 1]). Scratch: f32 of
+/// (tri(q) + q) x 8 floats, work of 6 q kLanes doubles. S is kept but for
+/// the groups solved in float64, z[g] becomes the solutions. Returns the
+/// lanes solved in float32, bit g * kLanes + l for lane l of group g.
+CUBESOLVE_KERNEL unsigned batched_solve_mixed(double* S, std::size_t q, double* const z[2], float* f32, double* work,
+                                              double tau, bool* ok) {
+  constexpr std::size_t L = kLanes, W = 2 * L;
+  const std::size_t T = tri(q), V = q * L;  // one group's system and vector
+  float *F = f32, *r32 = f32 + T * W;
+  double *b = work, *x = b + 2 * V, *r = x + 2 * V;
+  for (std::size_t e = 0; e < T; ++e)
+    for (std::size_t g = 0; g < 2; ++g) store4(F + e * W + g * L, load4(S + g * T * L + e * L));
+  bool held[W];
+  batched_cholesky<Vec8f>(F, q, static_cast<float>(4 * tau), held);
+  for (std::size_t g = 0; g < 2; ++g) {
+    std::copy(z[g], z[g] + V, b + g * V);
+    std::copy(z[g], z[g] + V, r + g * V);
+  }
+  std::fill(x, x + 2 * V, 0.0);
+  // Per lane: 1 while refining, the size of the last step.
+  Vec4 active[2], last[2];
+  for (std::size_t g = 0; g < 2; ++g)
+    for (std::size_t l = 0; l < L; ++l) active[g][l] = held[g * L + l] ? 1.0 : 0.0, last[g][l] = 0.0;
+  bool converged[W] = {};
+  for (int it = 0; it < kMaxRefine; ++it) {
+    for (std::size_t a = 0; a < q; ++a)
+      for (std::size_t g = 0; g < 2; ++g) store4(r32 + a * W + g * L, load4(r + g * V + a * L));
+    batched_cholesky_solve<Vec8f>(F, q, r32);
+    bool refining = false;
+    for (std::size_t g = 0; g < 2; ++g) {
+      Vec4 dn = {}, xn = {};
+      for (std::size_t a = 0; a < q; ++a) {
+        const Vec4 d = load4(r32 + a * W + g * L) * active[g];
+        const Vec4 xa = load4(x + g * V + a * L) + d;
+        store4(x + g * V + a * L, xa);
+        const Vec4 ad = d < 0 ? -d : d, ax = xa < 0 ? -xa : xa;
+        dn = dn > ad ? dn : ad;
+        xn = xn > ax ? xn : ax;
+      }
+      for (std::size_t l = 0; l < L; ++l) {
+        if (active[g][l] == 0) continue;
+        // The next step, about rate times this one, bounds this solution's error.
+        const double rate = it > 0 ? dn[l] / last[g][l] : 1.0;
+        if (dn[l] == 0 || (it > 0 && rate < 0.5 && rate * dn[l] <= kRefineTol * xn[l])) {
+          converged[g * L + l] = true;
+          active[g][l] = 0;
+        } else if (it > 0 && !(rate < 0.5)) {
+          active[g][l] = 0;  // not converging: float64 takes it
+        }
+        last[g][l] = dn[l];
+        refining = refining || active[g][l] != 0;
+      }
+    }
+    if (!refining) break;
+    for (std::size_t g = 0; g < 2; ++g)
+      if (active[g][0] + active[g][1] + active[g][2] + active[g][3] > 0)
+        batched_residual(S + g * T * L, q, b + g * V, x + g * V, r + g * V);
+  }
+  for (std::size_t g = 0; g < 2; ++g) std::copy(x + g * V, x + (g + 1) * V, z[g]);
+  unsigned refined = 0;
+  for (std::size_t l = 0; l < W; ++l) refined |= converged[l] ? 1u << l : 0u;
+  for (std::size_t g = 0; g < 2; ++g) {
+    bool redo = false;
+    for (std::size_t l = 0; l < L; ++l) redo = redo || !converged[g * L + l];
+    if (!redo) {
+      for (std::size_t l = 0; l < L; ++l) ok[g * L + l] = true;
+      continue;
+    }
+    double* zg = r + g * V;  // float64 from the right-hand sides, for the lanes that need it
+    std::copy(b + g * V, b + (g + 1) * V, zg);
+    bool ok64[L];
+    batched_cholesky(S + g * T * L, q, tau, ok64);
+    batched_cholesky_solve(S + g * T * L, q, zg);
+    for (std::size_t l = 0; l < L; ++l) {
+      ok[g * L + l] = converged[g * L + l] || ok64[l];
+      if (converged[g * L + l]) continue;
+      for (std::size_t a = 0; a < q; ++a) z[g][a * L + l] = zg[a * L + l];
+    }
+  }
+  return refined;
 }
 
 /// Batched band Cholesky of kLanes symmetric positive definite systems of
@@ -328,7 +478,7 @@ CUBESOLVE_KERNEL void batched_cholesky_band(double* s, std::size_t n, std::size_
   constexpr std::size_t L = kLanes;
   const std::size_t w = b + 1;
   auto at = [s, w](std::size_t i, std::size_t j) { return s + (i * w + (i - j)) * L; };
-  const Vec4 floor = pivot_floor(at, n, tau);
+  const Vec4 floor = pivot_floor<Vec4>(at, n, tau);
   Mask4 bad = {};
   for (std::size_t j = 0; j < n; ++j) {
     Vec4 d = load4(at(j, j));

@@ -37,24 +37,30 @@ void leave_small_path(const Job& job, Workspace& ws, std::size_t k) {
 struct LaneSystem {
   const double* K = nullptr;  // none: a padding lane, the identity
   const int* I = nullptr;
+  std::size_t q = 0;  // its size: the rows after it, to the batch's size, are the identity's
   bool deletion = false;
   double shift = 0;  // with a custom rcond: the system less shift·I must stay positive definite (see Planner)
 };
 
-/// Fills the packed systems of all lanes, row by row: each entry's four
-/// lanes are written together, so S is written in order, whole lines at a
-/// time, while the four lanes' reads of K overlap. A padding lane reads
-/// lane 0's entries times 0 (its system is the identity).
+/// Fills the packed systems of all lanes (q rows: the batch's largest
+/// system), row by row: each entry's four lanes are written together, so S
+/// is written in order, whole lines at a time, while the four lanes' reads
+/// of K overlap. A padding lane reads lane 0's entries times 0 (its system
+/// is the identity). A lane's rows after its own size are the identity's
+/// times its largest diagonal entry: its solution is its own system's, and
+/// its pivots are judged as its own.
 CUBESOLVE_KERNEL void put_systems(const LaneSystem* sys, std::size_t n, std::size_t q, double* S) {
   static_assert(L == 4, "four lanes");
   const LaneSystem& s0 = sys[0];
   const LaneSystem s1 = sys[1].K ? sys[1] : s0, s2 = sys[2].K ? sys[2] : s0, s3 = sys[3].K ? sys[3] : s0;
   Vec4 sign, diag;
+  std::size_t common = q;  // rows every lane has
   for (std::size_t l = 0; l < L; ++l) {
     sign[l] = sys[l].K ? (sys[l].deletion ? -1.0 : 1.0) : 0.0;
     diag[l] = sys[l].K ? (sys[l].deletion ? 1.0 : 0.0) : 1.0;
+    if (sys[l].K) common = std::min(common, sys[l].q);
   }
-  for (std::size_t a = 0; a < q; ++a) {
+  for (std::size_t a = 0; a < common; ++a) {
     const double *r0 = s0.K + static_cast<std::size_t>(s0.I[a]) * n, *r1 = s1.K + static_cast<std::size_t>(s1.I[a]) * n,
                  *r2 = s2.K + static_cast<std::size_t>(s2.I[a]) * n, *r3 = s3.K + static_cast<std::size_t>(s3.I[a]) * n;
     double* Srow = S + tri(a) * L;
@@ -62,68 +68,124 @@ CUBESOLVE_KERNEL void put_systems(const LaneSystem* sys, std::size_t n, std::siz
       store4(Srow + c * L, sign * Vec4{r0[s0.I[c]], r1[s1.I[c]], r2[s2.I[c]], r3[s3.I[c]]});
     store4(Srow + a * L, load4(Srow + a * L) + diag);
   }
-}
-
-/// The pixels of one system size q, L at a time through the batched
-/// Cholesky: lane(l, k, z) writes pixel k's right-hand side into lane l and
-/// returns where its system comes from, done(l, k, z, ok) takes its solution
-/// (ok: its pivots held).
-template <class Lane, class Done>
-CUBESOLVE_KERNEL void factor_in_lanes(const std::vector<std::size_t>& pixels, std::size_t q, std::size_t n,
-                                      Workspace& ws, Lane lane, Done done) {
-  ws.s.resize(tri(q) * L);
-  ws.rhs.resize(q * L);
-  for (std::size_t b0 = 0; b0 < pixels.size(); b0 += L) {
-    const std::size_t lanes = std::min(L, pixels.size() - b0);
-    double* S = ws.s.data();
-    double* z = ws.rhs.data();
-    LaneSystem sys[L];
-    for (std::size_t l = 0; l < lanes; ++l) sys[l] = lane(l, pixels[b0 + l], z);
-    for (std::size_t l = lanes; l < L; ++l)  // padding: a zero right-hand side
-      for (std::size_t a = 0; a < q; ++a) z[a * L + l] = 0.0;
-    put_systems(sys, n, q, S);
-    bool ok[L] = {true, true, true, true}, held[L];
-    if (sys[0].shift > 0 || sys[1].shift > 0 || sys[2].shift > 0 || sys[3].shift > 0) {
-      ws.shifted.assign(S, S + tri(q) * L);
-      for (std::size_t a = 0; a < q; ++a)
-        for (std::size_t l = 0; l < L; ++l) ws.shifted[(tri(a) + a) * L + l] -= sys[l].shift;
-      batched_cholesky(ws.shifted.data(), q, 0.0, ok);
+  for (std::size_t l = 0; l < L; ++l) {  // the rows after `common`, lane by lane
+    const LaneSystem& s = sys[l];
+    double dmax = 0;
+    for (std::size_t a = 0; a < common; ++a) dmax = std::max(dmax, S[(tri(a) + a) * L + l]);
+    for (std::size_t a = common; a < q; ++a) {
+      double* Srow = S + tri(a) * L + l;
+      if (!s.K || a >= s.q) {  // after the lane's own rows: dmax is its largest diagonal entry
+        for (std::size_t c = 0; c < a; ++c) Srow[c * L] = 0.0;
+        Srow[a * L] = dmax > 0 ? dmax : 1.0;
+        continue;
+      }
+      const double* r = s.K + static_cast<std::size_t>(s.I[a]) * n;
+      for (std::size_t c = 0; c <= a; ++c) Srow[c * L] = sign[l] * r[s.I[c]];
+      Srow[a * L] += diag[l];
+      dmax = std::max(dmax, Srow[a * L]);
     }
-    batched_cholesky(S, q, kSmallTau, held);
-    for (std::size_t l = 0; l < L; ++l) ok[l] = ok[l] && held[l];
-    batched_cholesky_solve(S, q, z);
-    for (std::size_t l = 0; l < lanes; ++l) done(l, pixels[b0 + l], z, ok[l]);
   }
 }
 
-/// Pixel-major: the system of a deletion or dual pixel k, in lane l.
-CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k,
-                                       double* z) {
+/// One group of L lanes (S and z as put_systems and the lanes leave them)
+/// factored and solved in float64, in place; ok[l]: lane l's pivots held.
+CUBESOLVE_KERNEL void factor_group(Workspace& ws, const LaneSystem* sys, std::size_t q, double* S, double* z,
+                                   bool* ok) {
+  bool held[L];
+  for (std::size_t l = 0; l < L; ++l) ok[l] = true;
+  if (sys[0].shift > 0 || sys[1].shift > 0 || sys[2].shift > 0 || sys[3].shift > 0) {
+    ws.shifted.assign(S, S + tri(q) * L);
+    for (std::size_t a = 0; a < q; ++a)
+      for (std::size_t l = 0; l < L; ++l) ws.shifted[(tri(a) + a) * L + l] -= sys[l].shift;
+    batched_cholesky(ws.shifted.data(), q, 0.0, ok);
+  }
+  batched_cholesky(S, q, kSmallTau, held);
+  for (std::size_t l = 0; l < L; ++l) ok[l] = ok[l] && held[l];
+  batched_cholesky_solve(S, q, z);
+}
+
+/// The small-system pixels of ws.buckets, smallest systems first, through
+/// the batched Cholesky: L at a time, or 2L at a time in float32
+/// (batched_solve_mixed) where the systems are deletions of at least
+/// kMixedMin rows; each batch is as large as its largest system (the others
+/// padded, see put_systems), so no lane idles where sizes differ. lane(slot, k, z)
+/// writes pixel k's right-hand side at z[a * L] (slot < 2L: the lane's own
+/// scratch) and returns its system; done(slot, k, q, z, ok) takes its
+/// solution from there (ok: its pivots held).
+template <class Lane, class Done>
+CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, Done done) {
+  ws.order.clear();
+  for (const auto& bucket : ws.buckets) ws.order.insert(ws.order.end(), bucket.begin(), bucket.end());
+  const std::vector<std::size_t>& pixels = ws.order;
+  ws.rhs.resize(2 * n * L);  // a system has fewer than n rows
+  for (std::size_t b0 = 0; b0 < pixels.size();) {
+    LaneSystem sys[2 * L];
+    double* z[2];
+    std::size_t lanes[2] = {}, q = 0, G = 1;
+    bool ok[2 * L], mixed = true;
+    for (std::size_t g = 0; g < G; ++g) {
+      const std::size_t first = std::min(pixels.size(), b0 + g * L);
+      lanes[g] = std::min(L, pixels.size() - first);
+      if (lanes[g] == 0) continue;
+      z[g] = ws.rhs.data() + g * n * L;
+      for (std::size_t l = 0; l < lanes[g]; ++l) {
+        sys[g * L + l] = lane(g * L + l, pixels[first + l], z[g] + l);
+        q = std::max(q, sys[g * L + l].q);
+        mixed = mixed && sys[g * L + l].deletion && sys[g * L + l].shift == 0;
+      }
+      if (g == 0 && sys[0].q >= kMixedMin) G = 2;  // the first system is the batch's smallest
+    }
+    const std::size_t T = tri(q);
+    ws.s.resize(std::max(ws.s.size(), G * T * L));
+    for (std::size_t g = 0; g < G; ++g) {
+      if (lanes[g] == 0) continue;
+      for (std::size_t l = 0; l < L; ++l)  // padding: a zero right-hand side
+        for (std::size_t a = l < lanes[g] ? sys[g * L + l].q : 0; a < q; ++a) z[g][a * L + l] = 0.0;
+      put_systems(sys + g * L, n, q, ws.s.data() + g * T * L);
+    }
+    if (G == 2 && mixed && lanes[1] > 0) {
+      ws.s32.resize(tri(q) * 2 * L + q * 2 * L);
+      ws.refine.resize(6 * q * L);
+      batched_solve_mixed(ws.s.data(), q, z, ws.s32.data(), ws.refine.data(), kSmallTau, ok);
+    } else {
+      for (std::size_t g = 0; g < G; ++g)
+        if (lanes[g] > 0) factor_group(ws, sys + g * L, q, ws.s.data() + g * T * L, z[g], ok + g * L);
+    }
+    for (std::size_t g = 0; g < G; ++g)
+      for (std::size_t l = 0; l < lanes[g]; ++l)
+        done(g * L + l, pixels[b0 + g * L + l], sys[g * L + l].q, z[g] + l, ok[g * L + l]);
+    b0 += lanes[0] + lanes[1];
+  }
+}
+
+/// Pixel-major: the system of a deletion or dual pixel k, in lane slot l
+/// (its right-hand side at z[a * L], see factor_in_lanes).
+CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_t l, std::size_t k, double* z) {
   const std::size_t N = job.N;
   const Kind kind = ws.kind[k];
   const bool use_valid = kind == Kind::DualGather;
   int* I = ws.rows.data() + l * N;
-  bit_list(ws.bits.data() + k * ((N + 63) / 64), N, use_valid, I);
-  const LargeDoubles& K = kind == Kind::Deletion ? job.f.hat
-                                 : kind == Kind::DualSchur ? job.f.gram_rows_inv
-                                                           : job.f.gram_rows;
+  const auto q = static_cast<std::size_t>(bit_list(ws.bits.data() + k * ((N + 63) / 64), N, use_valid, I));
+  const LargeDoubles& K = kind == Kind::Deletion    ? job.f.hat
+                          : kind == Kind::DualSchur ? job.f.gram_rows_inv
+                                                    : job.f.gram_rows;
   // Right-hand side first: it streams the rows K[I, :] into cache for the system after it.
   const double* yk = ws.y.data() + k * N;
   if (use_valid) {
-    for (std::size_t a = 0; a < q; ++a) z[a * L + l] = yk[I[a]];
+    for (std::size_t a = 0; a < q; ++a) z[a * L] = yk[I[a]];
   } else {
-    row_dots(K.data(), N, I, q, yk, z + l, L);
+    row_dots(K.data(), N, I, q, yk, z, L);
   }
   const double shift = kind == Kind::Deletion     ? job.planner.shift_deletion
                        : kind == Kind::DualGather ? job.planner.shift_gather
                                                   : 0.0;  // Schur: A of full row rank, cond(A) vouches
-  return {K.data(), I, kind == Kind::Deletion, shift};
+  return {K.data(), I, q, kind == Kind::Deletion, shift};
 }
 
-/// Pixel-major: takes pixel k's solution from lane l: x = A_V^T z for a
+/// Pixel-major: takes pixel k's solution from lane slot l: x = A_V^T z for a
 /// gathered system; else the filled rows of y (x = P·y^ follows).
-CUBESOLVE_KERNEL void pixel_done(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k, const double* z,
-                       bool ok) {
+CUBESOLVE_KERNEL void pixel_done(const Job& job, Workspace& ws, std::size_t q, std::size_t l, std::size_t k,
+                                 const double* z, bool ok) {
   const std::size_t N = job.N, M = job.M;
   if (!ok) return leave_small_path(job, ws, k);
   const int* I = ws.rows.data() + l * N;
@@ -131,7 +193,7 @@ CUBESOLVE_KERNEL void pixel_done(const Job& job, Workspace& ws, std::size_t q, s
     double* x = ws.x.data() + k * M;
     std::fill(x, x + M, 0.0);
     const double* A = job.design.values().data();
-    row_axpys(A, M, I, q, z + l, L, x);
+    row_axpys(A, M, I, q, z, L, x);
     return;
   }
   // Fill the missing rows; a fill out of all proportion to the data is not trusted.
@@ -140,8 +202,8 @@ CUBESOLVE_KERNEL void pixel_done(const Job& job, Workspace& ws, std::size_t q, s
   double zmax = 0;
   const double sign = ws.kind[k] == Kind::Deletion ? 1.0 : -1.0;
   for (std::size_t a = 0; a < q; ++a) {
-    yk[I[a]] = sign * z[a * L + l];
-    zmax = std::fabs(z[a * L + l]) > zmax ? std::fabs(z[a * L + l]) : zmax;
+    yk[I[a]] = sign * z[a * L];
+    zmax = std::fabs(z[a * L]) > zmax ? std::fabs(z[a * L]) : zmax;
   }
   if (!(zmax <= kMaxGrowth * std::max(ymax, 1e-300))) {
     for (std::size_t a = 0; a < q; ++a) yk[I[a]] = 0.0;
@@ -152,42 +214,41 @@ CUBESOLVE_KERNEL void pixel_done(const Job& job, Workspace& ws, std::size_t q, s
 }  // namespace
 
 CUBESOLVE_SIMD_CLONES void solve_systems(const Job& job, Workspace& ws) {
-  ws.rows.resize(job.N * L);
-  for (std::size_t q = 1; q <= kMaxSmall; ++q) {
-    if (ws.buckets[q].empty()) continue;
-    factor_in_lanes(
-        ws.buckets[q], q, job.N, ws,
-        [&](std::size_t l, std::size_t k, double* z) __attribute__((always_inline)) { return pixel_lane(job, ws, q, l, k, z); },
-        [&](std::size_t l, std::size_t k, const double* z, bool ok) __attribute__((always_inline)) { pixel_done(job, ws, q, l, k, z, ok); });
-  }
+  ws.rows.resize(job.N * 2 * L);
+  factor_in_lanes(
+      job.N, ws,
+      [&](std::size_t l, std::size_t k, double* z)
+          __attribute__((always_inline)) { return pixel_lane(job, ws, l, k, z); },
+      [&](std::size_t l, std::size_t k, std::size_t q, const double* z, bool ok)
+          __attribute__((always_inline)) { pixel_done(job, ws, q, l, k, z, ok); });
 }
 
 CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std::size_t B) {
   const std::size_t N = job.N, M = job.M, words = (N + 63) / 64;
   const double* A = job.design.values().data();
-  ws.rows.resize(N * L);
+  ws.rows.resize(N * 2 * L);
   // A deletion: (I - H_II) z = A_I x0 (= H_I y~), x = x0 + P[:, I] z.
-  auto lane = [&](std::size_t q, std::size_t l, std::size_t k, double* z) __attribute__((always_inline)) {
-    if (ws.kind[k] != Kind::Deletion) return pixel_lane(job, ws, q, l, k, z);  // unpacked
+  auto lane = [&](std::size_t l, std::size_t k, double* z) __attribute__((always_inline)) {
+    if (ws.kind[k] != Kind::Deletion) return pixel_lane(job, ws, l, k, z);  // unpacked
     int* I = ws.rows.data() + l * N;
-    bit_list(ws.bits.data() + k * words, N, false, I);
+    const auto q = static_cast<std::size_t>(bit_list(ws.bits.data() + k * words, N, false, I));
     const double* x0 = ws.x0.data() + k * M;
     if (job.f.sparse_rows) {
-      for (std::size_t a = 0; a < q; ++a)
-        z[a * L + l] = sparse_row_dot(job.f, static_cast<std::size_t>(I[a]), x0);
+      for (std::size_t a = 0; a < q; ++a) z[a * L] = sparse_row_dot(job.f, static_cast<std::size_t>(I[a]), x0);
     } else {
-      row_dots(A, M, I, q, x0, z + l, L);
+      row_dots(A, M, I, q, x0, z, L);
     }
-    return LaneSystem{job.f.hat.data(), I, true, job.planner.shift_deletion};
+    return LaneSystem{job.f.hat.data(), I, q, true, job.planner.shift_deletion};
   };
-  auto done = [&](std::size_t q, std::size_t l, std::size_t k, const double* z, bool ok) __attribute__((always_inline)) {
+  auto done = [&](std::size_t l, std::size_t k, std::size_t q, const double* z, bool ok)
+      __attribute__((always_inline)) {
     if (ws.kind[k] != Kind::Deletion) return pixel_done(job, ws, q, l, k, z, ok);
     if (ok) {  // a correction out of all proportion to x0 is not trusted
       const int* I = ws.rows.data() + l * N;
       double* x = ws.x.data() + k * M;
       const double* x0 = ws.x0.data() + k * M;
       std::fill(x, x + M, 0.0);
-      row_axpys(job.f.pinv.data(), M, I, q, z + l, L, x);
+      row_axpys(job.f.pinv.data(), M, I, q, z, L, x);
       const double dx = dot(x, x, M), nx = dot(x0, x0, M);
       axpy(1.0, x0, x, M);
       if (dx <= kMaxGrowth * kMaxGrowth * std::max(nx, 1e-300)) return;
@@ -195,13 +256,7 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
     unpack(ws, k, N, B);
     leave_small_path(job, ws, k);
   };
-  for (std::size_t q = 1; q <= kMaxSmall; ++q) {
-    if (ws.buckets[q].empty()) continue;
-    factor_in_lanes(
-        ws.buckets[q], q, N, ws,
-        [&](std::size_t l, std::size_t k, double* z) __attribute__((always_inline)) { return lane(q, l, k, z); },
-        [&](std::size_t l, std::size_t k, const double* z, bool ok) __attribute__((always_inline)) { done(q, l, k, z, ok); });
-  }
+  factor_in_lanes(N, ws, lane, done);
 }
 
 void solve_product(const Job& job, Workspace& ws, std::size_t B) {

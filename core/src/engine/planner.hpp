@@ -17,6 +17,7 @@ namespace cubesolve::detail {
 constexpr std::size_t kMaxSmall = 512;     // largest system the deletion and dual paths factor
 constexpr std::size_t kMinGroup = 32;      // smallest mask group worth its own factorization
 constexpr double kSmallTau = 1e-4;         // smallest relative pivot of I - H_II, Q_II or C_VV
+constexpr std::size_t kMixedMin = 64;      // smallest deletion systems factored in float32 and refined
 constexpr double kGramTau = 1e-6;          // smallest relative pivot of a Gram matrix
 constexpr double kGramStep = 1e-6;         // largest |step| / |x| of the band Gram path's refinement
 constexpr double kMaxGrowth = 1e6;         // largest |x - x0| / |x0| a correction may have
