@@ -356,10 +356,36 @@ CUBESOLVE_KERNEL void batched_cholesky_solve(const typename Lanes<V>::E* s, std:
 
 /// r = b - S z for the kLanes packed symmetric systems S (lower triangles,
 /// as batched_cholesky takes them); vectors as in batched_cholesky_solve.
+/// Four rows at a time: each load and store of r[c] serves four of S's
+/// entries (column c's contributions to those rows, and theirs to r[c]).
 CUBESOLVE_KERNEL void batched_residual(const double* s, std::size_t n, const double* b, const double* z, double* r) {
   constexpr std::size_t L = kLanes;
   std::memcpy(r, b, n * L * sizeof(double));
-  for (std::size_t a = 0; a < n; ++a) {
+  std::size_t a0 = 0;
+  for (; a0 + 4 <= n; a0 += 4) {
+    const double *s0 = s + tri(a0) * L, *s1 = s + tri(a0 + 1) * L, *s2 = s + tri(a0 + 2) * L, *s3 = s + tri(a0 + 3) * L;
+    const Vec4 z0 = load4(z + a0 * L), z1 = load4(z + (a0 + 1) * L), z2 = load4(z + (a0 + 2) * L),
+               z3 = load4(z + (a0 + 3) * L);
+    Vec4 acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {};
+    for (std::size_t c = 0; c < a0; ++c) {
+      const Vec4 e0 = load4(s0 + c * L), e1 = load4(s1 + c * L), e2 = load4(s2 + c * L), e3 = load4(s3 + c * L);
+      const Vec4 zc = load4(z + c * L);
+      acc0 += e0 * zc;
+      acc1 += e1 * zc;
+      acc2 += e2 * zc;
+      acc3 += e3 * zc;
+      store4(r + c * L, load4(r + c * L) - ((e0 * z0 + e1 * z1) + (e2 * z2 + e3 * z3)));
+    }
+    Vec4 acc[4] = {acc0, acc1, acc2, acc3};
+    for (std::size_t a = a0; a < a0 + 4; ++a)  // the block on the diagonal
+      for (std::size_t c = a0; c <= a; ++c) {
+        const Vec4 e = load4(s + (tri(a) + c) * L);
+        acc[a - a0] += e * load4(z + c * L);
+        if (c < a) acc[c - a0] += e * load4(z + a * L);
+      }
+    for (std::size_t t = 0; t < 4; ++t) store4(r + (a0 + t) * L, load4(r + (a0 + t) * L) - acc[t]);
+  }
+  for (std::size_t a = a0; a < n; ++a) {  // the last rows, one at a time
     const double* row = s + tri(a) * L;
     const Vec4 za = load4(z + a * L);
     Vec4 acc = load4(row + a * L) * za;
