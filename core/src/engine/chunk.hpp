@@ -70,6 +70,9 @@ struct Workspace {
   std::vector<double> rss;
   std::vector<std::vector<std::size_t>> buckets;  // small-system pixels by system size
   std::vector<std::size_t> order;                 // the buckets' pixels in order (see factor_in_lanes)
+  std::vector<double> del_rhs;                    // the deletions' right-hand sides (rows kernel, see deletion_rhs)
+  std::vector<std::size_t> del_at, lack_start, lack_fill;  // where each pixel's starts; each row's pairs
+  std::vector<int> lack;                          // (pixel, position) of each row a pixel lacks
   std::vector<std::size_t> gram, exact_list;      // pixels of the Gram and exact paths
   std::vector<char> skip;
   std::vector<int> rows;

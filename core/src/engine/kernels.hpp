@@ -81,10 +81,22 @@ CUBESOLVE_KERNEL double dot(const double* a, const double* b, std::size_t n) {
   return s;
 }
 
-/// Four dot products of rows r[0..3] with the same x, sharing its loads.
+/// Four dot products of rows r[0..3] with the same x, sharing its loads;
+/// two sums a row, so that eight chains of additions overlap.
 CUBESOLVE_KERNEL void dot4(const double* const r[4], const double* x, std::size_t n, double out[4]) {
-  Vec4 s0 = {}, s1 = {}, s2 = {}, s3 = {};
+  Vec4 s0 = {}, s1 = {}, s2 = {}, s3 = {}, t0 = {}, t1 = {}, t2 = {}, t3 = {};
   std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const Vec4 xv = load4(x + i), xw = load4(x + i + 4);
+    s0 += load4(r[0] + i) * xv;
+    s1 += load4(r[1] + i) * xv;
+    s2 += load4(r[2] + i) * xv;
+    s3 += load4(r[3] + i) * xv;
+    t0 += load4(r[0] + i + 4) * xw;
+    t1 += load4(r[1] + i + 4) * xw;
+    t2 += load4(r[2] + i + 4) * xw;
+    t3 += load4(r[3] + i + 4) * xw;
+  }
   for (; i + 4 <= n; i += 4) {
     const Vec4 xv = load4(x + i);
     s0 += load4(r[0] + i) * xv;
@@ -92,10 +104,10 @@ CUBESOLVE_KERNEL void dot4(const double* const r[4], const double* x, std::size_
     s2 += load4(r[2] + i) * xv;
     s3 += load4(r[3] + i) * xv;
   }
-  out[0] = sum4(s0);
-  out[1] = sum4(s1);
-  out[2] = sum4(s2);
-  out[3] = sum4(s3);
+  out[0] = sum4(s0 + t0);
+  out[1] = sum4(s1 + t1);
+  out[2] = sum4(s2 + t2);
+  out[3] = sum4(s3 + t3);
   for (; i < n; ++i)
     for (std::size_t q = 0; q < 4; ++q) out[q] += r[q][i] * x[i];
 }

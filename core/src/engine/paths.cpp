@@ -223,9 +223,74 @@ CUBESOLVE_SIMD_CLONES void solve_systems(const Job& job, Workspace& ws) {
           __attribute__((always_inline)) { pixel_done(job, ws, q, l, k, z, ok); });
 }
 
-CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std::size_t B) {
+/// The rows kernel's right-hand sides A_I x0 of the chunk's deletion pixels
+/// (a dense A), each at ws.del_rhs[ws.del_at[k]], kDelBlock pixels at a
+/// time: A's rows in order, each read once for the block and dotted with
+/// the x0 of every pixel of it that lacks the row (four at a time sharing
+/// its loads), while those x0 stay in cache. Pixel by pixel each dot product
+/// would read its row of A again from the larger caches.
+CUBESOLVE_KERNEL void deletion_rhs(const Job& job, Workspace& ws, std::size_t B) {
+  constexpr std::size_t kDelBlock = 128;
   const std::size_t N = job.N, M = job.M, words = (N + 63) / 64;
   const double* A = job.design.values().data();
+  ws.del_at.assign(B, 0);
+  std::vector<std::size_t>& pixels = ws.order;  // the deletion pixels
+  pixels.clear();
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < B; ++k)
+    if (ws.kind[k] == Kind::Deletion) {
+      ws.del_at[k] = total;
+      total += N - static_cast<std::size_t>(ws.nv[k]);
+      pixels.push_back(k);
+    }
+  ws.del_rhs.resize(total);
+  ws.rows.resize(std::max(ws.rows.size(), N));
+  for (std::size_t b0 = 0; b0 < pixels.size(); b0 += kDelBlock) {
+    const std::size_t b1 = std::min(pixels.size(), b0 + kDelBlock);
+    // Each row's (pixel, destination) pairs, by a count of the rows the pixels lack.
+    ws.lack_start.assign(N + 1, 0);
+    std::size_t pairs = 0;
+    for (std::size_t p = b0; p < b1; ++p) {
+      const std::size_t k = pixels[p];
+      const int q = bit_list(ws.bits.data() + k * words, N, false, ws.rows.data());
+      for (int a = 0; a < q; ++a) ++ws.lack_start[static_cast<std::size_t>(ws.rows[a]) + 1];
+      pairs += static_cast<std::size_t>(q);
+    }
+    for (std::size_t i = 0; i < N; ++i) ws.lack_start[i + 1] += ws.lack_start[i];
+    ws.lack.resize(2 * pairs);
+    ws.lack_fill.assign(ws.lack_start.begin(), ws.lack_start.end() - 1);
+    for (std::size_t p = b0; p < b1; ++p) {
+      const std::size_t k = pixels[p];
+      const int q = bit_list(ws.bits.data() + k * words, N, false, ws.rows.data());
+      for (int a = 0; a < q; ++a) {
+        const std::size_t e = ws.lack_fill[static_cast<std::size_t>(ws.rows[a])]++;
+        ws.lack[2 * e] = static_cast<int>(k);
+        ws.lack[2 * e + 1] = a;
+      }
+    }
+    for (std::size_t i = 0; i < N; ++i) {
+      const double* Ai = A + i * M;
+      std::size_t e = ws.lack_start[i];
+      const std::size_t end = ws.lack_start[i + 1];
+      for (; e < end; e += 4) {  // the last group repeats its last pair where it is short
+        const std::size_t n = std::min<std::size_t>(4, end - e);
+        const double* x0[4];
+        for (std::size_t t = 0; t < 4; ++t)
+          x0[t] = ws.x0.data() + static_cast<std::size_t>(ws.lack[2 * (e + std::min(t, n - 1))]) * M;
+        double d[4];
+        dot4(x0, Ai, M, d);
+        for (std::size_t t = 0; t < n; ++t) {
+          const auto k = static_cast<std::size_t>(ws.lack[2 * (e + t)]);
+          ws.del_rhs[ws.del_at[k] + static_cast<std::size_t>(ws.lack[2 * (e + t) + 1])] = d[t];
+        }
+      }
+    }
+  }
+}
+
+CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std::size_t B) {
+  const std::size_t N = job.N, M = job.M, words = (N + 63) / 64;
+  if (!job.f.sparse_rows) deletion_rhs(job, ws, B);
   ws.rows.resize(N * 2 * L);
   // A deletion: (I - H_II) z = A_I x0 (= H_I y~), x = x0 + P[:, I] z.
   auto lane = [&](std::size_t l, std::size_t k, double* z) __attribute__((always_inline)) {
@@ -236,7 +301,8 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
     if (job.f.sparse_rows) {
       for (std::size_t a = 0; a < q; ++a) z[a * L] = sparse_row_dot(job.f, static_cast<std::size_t>(I[a]), x0);
     } else {
-      row_dots(A, M, I, q, x0, z, L);
+      const double* b = ws.del_rhs.data() + ws.del_at[k];
+      for (std::size_t a = 0; a < q; ++a) z[a * L] = b[a];
     }
     return LaneSystem{job.f.hat.data(), I, q, true, job.planner.shift_deletion};
   };
