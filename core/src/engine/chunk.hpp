@@ -58,15 +58,16 @@ struct Job {
 struct Workspace {
   Workspace(const Design& d, std::size_t max_rows, bool ridge) : exact(d, max_rows, ridge) {}
   ExactSolver exact;
-  LargeDoubles y;               // pixel-major values, 0 where missing
+  std::vector<double> y;               // pixel-major values, 0 where missing
   std::vector<std::uint8_t> valid;     // pixel-major: 1 where valid
-  LargeDoubles w;               // pixel-major weights, 0 where missing (weighted solves)
-  LargeDoubles yo;              // observation-major values (the rows kernel)
+  std::vector<double> w;               // pixel-major weights, 0 where missing (weighted solves)
+  LargeDoubles yo;                     // observation-major values (the rows kernel; large pages)
   std::vector<std::uint64_t> bits;     // masks, (N + 63) / 64 words a pixel: bit i set where valid
   std::vector<int> nv;                 // valid rows per pixel
   std::vector<int> deficit;            // rank(A_V) below the path's own (a split network on the Gram path)
   std::vector<Kind> kind;              // each pixel's path (Group: written by another pass)
-  LargeDoubles x0, x;           // M values a pixel: P·y~, and the solutions
+  LargeDoubles x0;                     // M values a pixel: P·y~ (the rows kernel; large pages)
+  std::vector<double> x;               // M values a pixel: the solutions
   std::vector<double> rss;
   std::vector<std::vector<std::size_t>> buckets;  // small-system pixels by system size
   std::vector<std::size_t> order;                 // the buckets' pixels in order (see factor_in_lanes)

@@ -1,9 +1,11 @@
 #pragma once
-// Storage for the engine's large arrays (H, P, the chunk's values and
-// solutions): blocks of 2 MiB and more are mapped on their own, aligned to
-// 2 MiB and marked for transparent huge pages where the system offers them.
-// The deletion systems read H at scattered columns of scattered rows: on
-// 4 KiB pages most of those reads would also miss the TLB.
+// Storage for the engine's large arrays (H, P, the rows kernel's chunk
+// copy and x0): blocks of 2 MiB and more are mapped on their own, aligned
+// to 2 MiB and marked for transparent huge pages where the system offers
+// them. The deletion systems read H at scattered columns of scattered rows:
+// on 4 KiB pages most of those reads would also miss the TLB. (The
+// pixel-major chunk arrays stay on the heap: there fresh huge pages at each
+// solve cost the band Gram path more than they saved.)
 
 #include <cstddef>
 #include <cstdint>
