@@ -77,6 +77,11 @@ DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::si
       for (std::size_t j = 0; j < m; ++j) us[s * m + j] = u[s * m + j] / f.sigma[s];
     lapack::gemm('N', 'N', M, N, R, 1.0, us.data(), M, vt.data(), K, 0.0, f.pinv.data(), M);
   }
+  if (r == m && m <= n) {
+    f.gram_root.assign(m * m, 0.0);
+    lapack::syrk_upper(M, N, 1.0, a.data(), M, 0.0, f.gram_root.data(), M);
+    if (lapack::cholesky_upper(M, f.gram_root.data(), M) != 0) f.gram_root.clear();
+  }
   if (n > kMaxSquare) return f;
 
   // H = VT_r^T VT_r  (n, n).

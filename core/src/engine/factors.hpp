@@ -25,6 +25,9 @@ struct DesignFactors {
   LargeDoubles pinv;
   /// H = A A^+ (n, n), symmetric. Empty when n is too large to keep.
   LargeDoubles hat;
+  /// For full column rank (rank == m <= n): U with U^T U = A^T A, (m, m)
+  /// column-major upper triangle, so that |A x| = |U x|; else empty.
+  LargeDoubles gram_root;
   /// C = A A^T (n, n), empty when n is too large to keep; for full row rank
   /// (rank == n) also Q = C^-1, else empty.
   LargeDoubles gram_rows, gram_rows_inv;

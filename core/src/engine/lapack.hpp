@@ -20,6 +20,9 @@ void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, con
             const int* lda, const double* beta, double* c, const int* ldc, std::size_t, std::size_t);
 void dgemv_(const char* trans, const int* m, const int* n, const double* alpha, const double* a, const int* lda,
             const double* x, const int* incx, const double* beta, double* y, const int* incy, std::size_t);
+void dtrmm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
+            const double* alpha, const double* a, const int* lda, double* b, const int* ldb, std::size_t, std::size_t,
+            std::size_t, std::size_t);
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t);
 void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, double* b, const int* ldb,
              int* info, std::size_t);
@@ -49,6 +52,12 @@ inline void gemv(int m, int n, const double* a, int lda, const double* x, double
   const double one = 1.0, zero = 0.0;
   const int inc = 1;
   dgemv_("N", &m, &n, &one, a, &lda, x, &inc, &zero, y, &inc, 1);
+}
+
+/// B = U B in place, U upper triangular (m, m), B (m, n), column-major.
+inline void trmm_upper(int m, int n, const double* u, int ldu, double* b, int ldb) {
+  const double one = 1.0;
+  dtrmm_("L", "U", "N", "N", &m, &n, &one, u, &ldu, b, &ldb, 1, 1, 1, 1);
 }
 
 /// Cholesky U^T U of the upper triangle of the column-major (n, n) `a`, in

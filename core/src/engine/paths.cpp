@@ -233,17 +233,10 @@ CUBESOLVE_KERNEL void deletion_rhs(const Job& job, Workspace& ws, std::size_t B)
   constexpr std::size_t kDelBlock = 128;
   const std::size_t N = job.N, M = job.M, words = (N + 63) / 64;
   const double* A = job.design.values().data();
-  ws.del_at.assign(B, 0);
   std::vector<std::size_t>& pixels = ws.order;  // the deletion pixels
   pixels.clear();
-  std::size_t total = 0;
   for (std::size_t k = 0; k < B; ++k)
-    if (ws.kind[k] == Kind::Deletion) {
-      ws.del_at[k] = total;
-      total += N - static_cast<std::size_t>(ws.nv[k]);
-      pixels.push_back(k);
-    }
-  ws.del_rhs.resize(total);
+    if (ws.kind[k] == Kind::Deletion) pixels.push_back(k);
   ws.rows.resize(std::max(ws.rows.size(), N));
   for (std::size_t b0 = 0; b0 < pixels.size(); b0 += kDelBlock) {
     const std::size_t b1 = std::min(pixels.size(), b0 + kDelBlock);
@@ -290,7 +283,20 @@ CUBESOLVE_KERNEL void deletion_rhs(const Job& job, Workspace& ws, std::size_t B)
 
 CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std::size_t B) {
   const std::size_t N = job.N, M = job.M, words = (N + 63) / 64;
-  if (!job.f.sparse_rows) deletion_rhs(job, ws, B);
+  // A design that stays in a core's cache is read row by row for each pixel.
+  constexpr std::size_t kCachedDesign = std::size_t{512} << 10;
+  const bool streamed = !job.f.sparse_rows && N * M * sizeof(double) > kCachedDesign;
+  // Each deletion's right-hand side b = A_I x0 at ws.del_rhs[ws.del_at[k]]:
+  // its rss needs it after the solve (see chunk_residuals_rows).
+  ws.del_at.assign(B, 0);
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < B; ++k)
+    if (ws.kind[k] == Kind::Deletion) {
+      ws.del_at[k] = total;
+      total += N - static_cast<std::size_t>(ws.nv[k]);
+    }
+  ws.del_rhs.resize(total);
+  if (streamed) deletion_rhs(job, ws, B);
   ws.rows.resize(N * 2 * L);
   // A deletion: (I - H_II) z = A_I x0 (= H_I y~), x = x0 + P[:, I] z.
   auto lane = [&](std::size_t l, std::size_t k, double* z) __attribute__((always_inline)) {
@@ -301,7 +307,8 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
     if (job.f.sparse_rows) {
       for (std::size_t a = 0; a < q; ++a) z[a * L] = sparse_row_dot(job.f, static_cast<std::size_t>(I[a]), x0);
     } else {
-      const double* b = ws.del_rhs.data() + ws.del_at[k];
+      double* b = ws.del_rhs.data() + ws.del_at[k];
+      if (!streamed) row_dots(job.design.values().data(), M, I, q, x0, b, 1);
       for (std::size_t a = 0; a < q; ++a) z[a * L] = b[a];
     }
     return LaneSystem{job.f.hat.data(), I, q, true, job.planner.shift_deletion};
@@ -317,7 +324,15 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
       row_axpys(job.f.pinv.data(), M, I, q, z, L, x);
       const double dx = dot(x, x, M), nx = dot(x0, x0, M);
       axpy(1.0, x0, x, M);
-      if (dx <= kMaxGrowth * kMaxGrowth * std::max(nx, 1e-300)) return;
+      if (dx <= kMaxGrowth * kMaxGrowth * std::max(nx, 1e-300)) {
+        if (job.options.residuals && !job.f.sparse_rows) {  // -z·b, for chunk_residuals_rows
+          const double* b = ws.del_rhs.data() + ws.del_at[k];
+          double zb = 0;
+          for (std::size_t a = 0; a < q; ++a) zb += z[a * L] * b[a];
+          ws.rss[k] = -zb;
+        }
+        return;
+      }
     }
     unpack(ws, k, N, B);
     leave_small_path(job, ws, k);
@@ -680,10 +695,24 @@ CUBESOLVE_SIMD_CLONES void solve_exact(Job& job, Workspace& ws, std::size_t begi
   }
 }
 
+/// Whether pixel k's fast path fits its values exactly: A_V has full row
+/// rank (a dual path's factorization held, or A's own for a full pixel), so
+/// its least-squares residual is 0 (its ridge-free solution solves A_V x = y_V).
+bool fits_exactly(const Job& job, const Workspace& ws, std::size_t k) {
+  const Kind kind = ws.kind[k];
+  return job.options.ridge == 0 && (kind == Kind::DualSchur || kind == Kind::DualGather ||
+                                    (kind == Kind::Full && job.f.full_row_rank()));
+}
+
 CUBESOLVE_SIMD_CLONES void chunk_residuals(const Job& job, Workspace& ws, std::size_t B) {
   const std::size_t N = job.N, M = job.M;
   const DesignFactors& f = job.f;
-  if (!f.sparse_rows) {  // the model A x of every pixel: one GEMM
+  bool any = false;  // a pixel whose rss needs its model
+  for (std::size_t k = 0; k < B; ++k) {
+    const Kind kind = ws.kind[k];
+    any |= kind != Kind::Skip && kind != Kind::Group && kind != Kind::Exact && !fits_exactly(job, ws, k);
+  }
+  if (!f.sparse_rows && any) {  // the model A x of every pixel: one GEMM
     ws.model.resize(N * B);
     lapack::gemm('T', 'N', static_cast<int>(N), static_cast<int>(B), static_cast<int>(M), 1.0,
                  job.design.values().data(), static_cast<int>(M), ws.x.data(), static_cast<int>(M), 0.0,
@@ -691,6 +720,10 @@ CUBESOLVE_SIMD_CLONES void chunk_residuals(const Job& job, Workspace& ws, std::s
   }
   for (std::size_t k = 0; k < B; ++k) {
     if (ws.kind[k] == Kind::Skip || ws.kind[k] == Kind::Group || ws.kind[k] == Kind::Exact) continue;
+    if (fits_exactly(job, ws, k)) {
+      ws.rss[k] = 0;
+      continue;
+    }
     double rss = 0;
     for (std::size_t i = 0; i < N; ++i)
       if (ws.valid[k * N + i]) {
@@ -702,33 +735,77 @@ CUBESOLVE_SIMD_CLONES void chunk_residuals(const Job& job, Workspace& ws, std::s
   }
 }
 
+/// The rows kernel's rss. A full or deletion pixel's comes without the model
+/// A x (a product as large as x0's): with its missing values filled in by
+/// its own model, y* = y~ + E_I z (z = A_I x: the deletion's solution), its
+/// x is P y*, and its rss is |(I - H) y*|^2 = |y~|^2 - |A x0|^2 - z·b
+/// (b = A_I x0; done() leaves -z·b in ws.rss), |A x0| = |U x0| (U^T U =
+/// A^T A). The subtractions lose about eps κ(A)^2 of |y~|^2 + z·b, so that
+/// a pixel fitted too closely (rss below kRssTrust κ(A)^2 of those), and
+/// every pixel of another path, gets the sum over its valid rows instead;
+/// a chunk of many such pixels, the product A x for all of them.
 CUBESOLVE_SIMD_CLONES void chunk_residuals_rows(const Job& job, Workspace& ws, std::size_t B) {
+  constexpr double kRssTrust = 1e-4;
   const std::size_t N = job.N, M = job.M, words = (N + 63) / 64;
   const DesignFactors& f = job.f;
-  // The model observation-major (i * B + k), beside the chunk's values.
-  if (!f.sparse_rows) {
+  std::vector<std::size_t>& direct = ws.order;  // the pixels whose rss is summed row by row
+  direct.clear();
+  const bool identity = !f.sparse_rows && !f.gram_root.empty();
+  if (identity) {
+    std::vector<double>& yy = ws.rhs;  // |y~|^2
+    yy.assign(B, 0.0);
+    for (std::size_t i = 0; i < N; ++i) {
+      const double* y = ws.yo.data() + i * B;
+      for (std::size_t k = 0; k < B; ++k) yy[k] += y[k] * y[k];
+    }
+    lapack::trmm_upper(static_cast<int>(M), static_cast<int>(B), f.gram_root.data(), static_cast<int>(M), ws.x0.data(),
+                       static_cast<int>(M));
+    const double kappa = f.sigma.front() / f.sigma[M - 1];
+    const double trust = kRssTrust * std::max(1.0, kappa * kappa);
+    for (std::size_t k = 0; k < B; ++k) {
+      const Kind kind = ws.kind[k];
+      if (kind == Kind::Skip || kind == Kind::Group || kind == Kind::Exact) continue;
+      const double zb = kind == Kind::Deletion ? -ws.rss[k] : 0.0;  // NaN: a deletion that left its path
+      const double rss = yy[k] - dot(ws.x0.data() + k * M, ws.x0.data() + k * M, M) - zb;
+      if ((kind == Kind::Full || kind == Kind::Deletion) && rss >= trust * (yy[k] + std::fabs(zb)))
+        ws.rss[k] = rss;
+      else
+        direct.push_back(k);
+    }
+  } else {
+    for (std::size_t k = 0; k < B; ++k)
+      if (ws.kind[k] != Kind::Skip && ws.kind[k] != Kind::Group && ws.kind[k] != Kind::Exact) direct.push_back(k);
+  }
+  if (!f.sparse_rows && 4 * direct.size() > B) {  // the model observation-major (i * B + k), beside the values
     ws.model.resize(N * B);
     lapack::gemm('T', 'N', static_cast<int>(B), static_cast<int>(N), static_cast<int>(M), 1.0, ws.x.data(),
                  static_cast<int>(M), job.design.values().data(), static_cast<int>(M), 0.0, ws.model.data(),
                  static_cast<int>(B));
-  }
-  std::fill(ws.rss.begin(), ws.rss.begin() + static_cast<std::ptrdiff_t>(B), 0.0);
-  for (std::size_t i = 0; i < N; ++i) {
-    const double* y = ws.yo.data() + i * B;
-    const std::uint64_t* bits = ws.bits.data() + i / 64;
-    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
-    if (f.sparse_rows) {
-      for (std::size_t k = 0; k < B; ++k)
-        if (bits[k * words] & bit) {
-          const double e = sparse_row_dot(f, i, ws.x.data() + k * M) - y[k];
-          ws.rss[k] += e * e;
-        }
-      continue;
+    for (std::size_t k : direct) ws.rss[k] = 0;
+    for (std::size_t i = 0; i < N; ++i) {
+      const double *y = ws.yo.data() + i * B, *model = ws.model.data() + i * B;
+      const std::uint64_t* bits = ws.bits.data() + i / 64;
+      const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+      for (std::size_t k : direct)
+        if (bits[k * words] & bit) ws.rss[k] += (model[k] - y[k]) * (model[k] - y[k]);
     }
-    const double* model = ws.model.data() + i * B;
-    for (std::size_t k = 0; k < B; ++k) {
-      const double e = (bits[k * words] & bit) ? model[k] - y[k] : 0.0;
-      ws.rss[k] += e * e;
+  } else {
+    const double* A = job.design.values().data();
+    ws.rows.resize(std::max(ws.rows.size(), N));
+    ws.g.resize(N);
+    for (std::size_t k : direct) {
+      const int q = bit_list(ws.bits.data() + k * words, N, true, ws.rows.data());
+      const double* x = ws.x.data() + k * M;
+      if (f.sparse_rows)
+        for (int a = 0; a < q; ++a) ws.g[a] = sparse_row_dot(f, static_cast<std::size_t>(ws.rows[a]), x);
+      else
+        row_dots(A, M, ws.rows.data(), static_cast<std::size_t>(q), x, ws.g.data(), 1);
+      double rss = 0;
+      for (int a = 0; a < q; ++a) {
+        const double e = ws.g[a] - ws.yo[static_cast<std::size_t>(ws.rows[a]) * B + k];
+        rss += e * e;
+      }
+      ws.rss[k] = rss;
     }
   }
   for (std::size_t k = 0; k < B; ++k)  // pixels with no fit, or whose rss another path wrote

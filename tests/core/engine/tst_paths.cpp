@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include <functional>
+#include <numeric>
 #include <set>
 
 using namespace cubesolve;
@@ -298,7 +299,23 @@ const std::vector<RowsCase>& rows_cases() {
     for (std::size_t i = 0; i < c.n; ++i) c.y[i * 810 + 7] = kNaN;  // one pixel with no data
     return c;
   };
+  // Every `every`-th pixel's values lie on A x (scaled up): its rss is
+  // rounding, far below what |y~|^2 - |A x0|^2 - z·b can resolve.
+  auto fitted = [=](std::size_t every) {
+    Case c = random_with_empty(40, 10, 0.15);
+    const std::size_t P = c.h * c.w;
+    Rng rng(5);
+    std::vector<double> x(c.m);
+    for (std::size_t p = 0; p < P; p += every) {
+      for (double& v : x) v = 1e4 * rng.normal();
+      for (std::size_t i = 0; i < c.n; ++i)
+        if (!std::isnan(c.y[i * P + p])) c.y[i * P + p] = std::inner_product(x.begin(), x.end(), c.a.begin() + i * c.m, 0.0);
+    }
+    return c;
+  };
   static const std::vector<RowsCase> cases = {
+      {"exact fits among others: rss row by row", [=] { return fitted(8); }, 256 << 20},
+      {"exact fits only: rss from A x", [=] { return fitted(1); }, 256 << 20},
       {"deletion", [=] { return random_with_empty(40, 10, 0.15); }, 256 << 20},
       {"many missing: dual, gram, exact too", [=] { return random_with_empty(30, 20, 0.45); }, 256 << 20},
       {"no data and full pixels", [=] { return random_with_empty(12, 3, 0.05); }, 256 << 20},
