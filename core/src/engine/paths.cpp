@@ -499,12 +499,12 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
   const double ridge = job.options.ridge;
   const bool retie = job.f.network() && ridge == 0;
   ws.s.resize(M * w * L);
-  ws.rhs.resize(2 * M * L);  // x, then the refinement's step
+  ws.rhs.resize(3 * M * L);  // x, the refinement's step and its right-hand side
   ws.wm.resize(2 * N * L);   // each row's weights, then its values
   std::vector<std::size_t> split;  // pixels to solve again, tied down
   std::vector<int> comp;  // each lane's free components (see free_components)
   auto batch = [&](const std::size_t* pixels, std::size_t lanes, bool tied) __attribute__((always_inline)) {
-    double *S = ws.s.data(), *X = ws.rhs.data(), *D = X + M * L, *Wt = ws.wm.data(), *Yv = Wt + N * L;
+    double *S = ws.s.data(), *X = ws.rhs.data(), *D = X + M * L, *G = D + M * L, *Wt = ws.wm.data(), *Yv = Wt + N * L;
     for (std::size_t i = 0; i < N; ++i)
       for (std::size_t l = 0; l < L; ++l) {  // a padding lane has no rows (its pivots fail, unused)
         const std::size_t k = pixels[l < lanes ? l : 0];
@@ -528,12 +528,17 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
     // about the error of x (cond(A_V)^2 eps). Taken, it leaves an error of
     // the order of cond(A_V) eps, as a QR would; a large one sends the
     // pixel to the exact path.
+    // The same pass sums the rss of x, rs = |r|^2_W; that of x + D is then
+    // rs - D·(G + 2 ridge x + ridge D), G the step's right-hand side
+    // (S D = G, S = A_V^T W A_V + ridge I), without a pass of its own.
     for (std::size_t a = 0; a < M; ++a) store4(D + a * L, load4(X + a * L) * -ridge);
+    Vec4 rs = {};
     for (std::size_t i = 0; i < N; ++i) {
       const Vec4 wt = load4(Wt + i * L);
       if (no_rows(wt)) continue;
       Vec4 r = load4(Yv + i * L);
       for (std::size_t e = start[i]; e < start[i + 1]; ++e) r -= load4(X + col[e] * L) * val[e];
+      rs += wt * r * r;
       r *= wt;
       for (std::size_t e = start[i]; e < start[i + 1]; ++e) store4(D + col[e] * L, load4(D + col[e] * L) + r * val[e]);
     }
@@ -541,11 +546,14 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
       for (std::size_t l = 0; l < lanes; ++l)
         for (std::size_t p = 0; p < M; ++p)
           if (comp[l * (M + 1) + p + 1] == static_cast<int>(p + 1)) D[p * L + l] = 0.0;
+    std::copy(D, D + M * L, G);
     batched_cholesky_band_solve(S, M, b, D);
     Vec4 dd = {}, xx = {};
     for (std::size_t a = 0; a < M; ++a) {
-      dd += load4(D + a * L) * load4(D + a * L);
-      xx += load4(X + a * L) * load4(X + a * L);
+      const Vec4 d = load4(D + a * L), x = load4(X + a * L);
+      dd += d * d;
+      xx += x * x;
+      rs -= d * (load4(G + a * L) + ridge * (x + x + d));
     }
     for (std::size_t l = 0; l < lanes; ++l) {
       const std::size_t k = pixels[l];
@@ -556,6 +564,7 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
       }
       double* x = ws.x.data() + k * M;
       for (std::size_t a = 0; a < M; ++a) x[a] = X[a * L + l] + D[a * L + l];
+      ws.rss[k] = std::max(rs[l], 0.0);  // the null vectors minimum_norm takes out leave A_V x as it is
       ws.deficit[k] = static_cast<int>(free[l]);
       if (free[l] && !minimum_norm(job.f, comp.data() + l * (M + 1), free[l], x)) gram_to_exact(ws, k, M);
     }
@@ -695,23 +704,28 @@ CUBESOLVE_SIMD_CLONES void solve_exact(Job& job, Workspace& ws, std::size_t begi
   }
 }
 
-/// Whether pixel k's fast path fits its values exactly: A_V has full row
-/// rank (a dual path's factorization held, or A's own for a full pixel), so
-/// its least-squares residual is 0 (its ridge-free solution solves A_V x = y_V).
-bool fits_exactly(const Job& job, const Workspace& ws, std::size_t k) {
+/// Sets pixel k's rss where it needs no model, and says whether it did: the
+/// band Gram path has written it, or the pixel's fast path fits its values
+/// exactly (rss 0): A_V of full row rank (a dual path's factorization held,
+/// or A's own for a full pixel), whose ridge-free solution solves A_V x = y_V.
+bool rss_without_model(const Job& job, Workspace& ws, std::size_t k) {
   const Kind kind = ws.kind[k];
-  return job.options.ridge == 0 && (kind == Kind::DualSchur || kind == Kind::DualGather ||
-                                    (kind == Kind::Full && job.f.full_row_rank()));
+  if (kind == Kind::Gram) return !std::isnan(ws.rss[k]);
+  const bool fits = job.options.ridge == 0 && (kind == Kind::DualSchur || kind == Kind::DualGather ||
+                                               (kind == Kind::Full && job.f.full_row_rank()));
+  if (fits) ws.rss[k] = 0;
+  return fits;
 }
 
 CUBESOLVE_SIMD_CLONES void chunk_residuals(const Job& job, Workspace& ws, std::size_t B) {
   const std::size_t N = job.N, M = job.M;
   const DesignFactors& f = job.f;
-  bool any = false;  // a pixel whose rss needs its model
+  std::vector<char> need(B);  // pixels whose rss needs their model
   for (std::size_t k = 0; k < B; ++k) {
     const Kind kind = ws.kind[k];
-    any |= kind != Kind::Skip && kind != Kind::Group && kind != Kind::Exact && !fits_exactly(job, ws, k);
+    need[k] = kind != Kind::Skip && kind != Kind::Group && kind != Kind::Exact && !rss_without_model(job, ws, k);
   }
+  const bool any = std::find(need.begin(), need.end(), 1) != need.end();
   if (!f.sparse_rows && any) {  // the model A x of every pixel: one GEMM
     ws.model.resize(N * B);
     lapack::gemm('T', 'N', static_cast<int>(N), static_cast<int>(B), static_cast<int>(M), 1.0,
@@ -719,11 +733,7 @@ CUBESOLVE_SIMD_CLONES void chunk_residuals(const Job& job, Workspace& ws, std::s
                  ws.model.data(), static_cast<int>(N));
   }
   for (std::size_t k = 0; k < B; ++k) {
-    if (ws.kind[k] == Kind::Skip || ws.kind[k] == Kind::Group || ws.kind[k] == Kind::Exact) continue;
-    if (fits_exactly(job, ws, k)) {
-      ws.rss[k] = 0;
-      continue;
-    }
+    if (!need[k]) continue;
     double rss = 0;
     for (std::size_t i = 0; i < N; ++i)
       if (ws.valid[k * N + i]) {
@@ -764,7 +774,7 @@ CUBESOLVE_SIMD_CLONES void chunk_residuals_rows(const Job& job, Workspace& ws, s
     const double trust = kRssTrust * std::max(1.0, kappa * kappa);
     for (std::size_t k = 0; k < B; ++k) {
       const Kind kind = ws.kind[k];
-      if (kind == Kind::Skip || kind == Kind::Group || kind == Kind::Exact) continue;
+      if (kind == Kind::Skip || kind == Kind::Group || kind == Kind::Exact || rss_without_model(job, ws, k)) continue;
       const double zb = kind == Kind::Deletion ? -ws.rss[k] : 0.0;  // NaN: a deletion that left its path
       const double rss = yy[k] - dot(ws.x0.data() + k * M, ws.x0.data() + k * M, M) - zb;
       if ((kind == Kind::Full || kind == Kind::Deletion) && rss >= trust * (yy[k] + std::fabs(zb)))
@@ -773,8 +783,11 @@ CUBESOLVE_SIMD_CLONES void chunk_residuals_rows(const Job& job, Workspace& ws, s
         direct.push_back(k);
     }
   } else {
-    for (std::size_t k = 0; k < B; ++k)
-      if (ws.kind[k] != Kind::Skip && ws.kind[k] != Kind::Group && ws.kind[k] != Kind::Exact) direct.push_back(k);
+    for (std::size_t k = 0; k < B; ++k) {
+      const Kind kind = ws.kind[k];
+      if (kind != Kind::Skip && kind != Kind::Group && kind != Kind::Exact && !rss_without_model(job, ws, k))
+        direct.push_back(k);
+    }
   }
   if (!f.sparse_rows && 4 * direct.size() > B) {  // the model observation-major (i * B + k), beside the values
     ws.model.resize(N * B);

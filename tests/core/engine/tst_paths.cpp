@@ -256,6 +256,9 @@ const std::vector<SolveCase>& solve_cases() {
       {"weights on a sparse design, with residuals", [] { return with_weights(sparse_network_case(0.1, 19), 20); },
        with([](SolveOptions& o) { o.residuals = true; }),
        [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 200; }},
+      {"ridge on a sparse design, with residuals", [] { return with_weights(sparse_network_case(0.1, 19), 20); },
+       with([](SolveOptions& o) { o.ridge = 0.5, o.residuals = true; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 200; }},
       // Rows (1, -2) along the diagonal, cond(A) about 2e7: the band Gram
       // path's first answer is about 1e-9 off, its refinement step mends it.
       {"band Gram refined", [] { return chain_case(24, -2.0); }, with([](SolveOptions& o) { o.device = Device::Cpu; }),
