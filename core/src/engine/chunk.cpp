@@ -214,17 +214,20 @@ CUBESOLVE_SIMD_CLONES void gather_typed(const T* cube, const Array* weights, std
   }
 }
 
-template <class T>
+template <class T, bool kSquares>
 CUBESOLVE_SIMD_CLONES void gather_rows_typed(const T* cube, std::size_t N, std::size_t P, std::size_t begin,
                                              std::size_t B, Workspace& ws) {
   const std::size_t words = (N + 63) / 64;
   ws.bits.resize(B * words);
+  if constexpr (kSquares) ws.yy.resize(B);
   // Tiles of 256 pixels: each word of their masks is built in registers
   // over its 64 rows, then stored once.
   constexpr std::size_t kPixels = 256;
   std::uint64_t acc[kPixels];
+  double squares[kPixels];  // the tile's |y~|^2
   for (std::size_t k0 = 0; k0 < B; k0 += kPixels) {
     const std::size_t kn = std::min(kPixels, B - k0);
+    if constexpr (kSquares) std::fill(squares, squares + kn, 0.0);
     for (std::size_t w = 0; w < words; ++w) {
       std::fill(acc, acc + kn, 0);
       for (std::size_t i = w * 64; i < std::min(N, w * 64 + 64); ++i) {
@@ -239,9 +242,12 @@ CUBESOLVE_SIMD_CLONES void gather_rows_typed(const T* cube, std::size_t N, std::
           out[k] = ok ? v : 0.0;
           acc[k] |= static_cast<std::uint64_t>(ok) << shift;
         }
+        if constexpr (kSquares)  // a loop of its own: a product in the one above would keep it scalar
+          for (std::size_t k = 0; k < kn; ++k) squares[k] += out[k] * out[k];
       }
       for (std::size_t k = 0; k < kn; ++k) ws.bits[(k0 + k) * words + w] = acc[k];
     }
+    if constexpr (kSquares) std::copy(squares, squares + kn, ws.yy.data() + k0);
   }
 }
 
@@ -265,8 +271,11 @@ void gather(const Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
 
 void gather_rows(const Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
   ws.yo.resize(job.N * B);
-  if (job.cube.dtype() == DType::Float32) gather_rows_typed(job.cube.data<float>(), job.N, job.P, begin, B, ws);
-  else gather_rows_typed(job.cube.data<double>(), job.N, job.P, begin, B, ws);
+  const bool f32 = job.cube.dtype() == DType::Float32, squares = job.options.residuals;
+  if (f32 && squares) gather_rows_typed<float, true>(job.cube.data<float>(), job.N, job.P, begin, B, ws);
+  else if (f32) gather_rows_typed<float, false>(job.cube.data<float>(), job.N, job.P, begin, B, ws);
+  else if (squares) gather_rows_typed<double, true>(job.cube.data<double>(), job.N, job.P, begin, B, ws);
+  else gather_rows_typed<double, false>(job.cube.data<double>(), job.N, job.P, begin, B, ws);
   count_valid(ws, job.N, B);
 }
 

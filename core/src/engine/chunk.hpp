@@ -62,6 +62,7 @@ struct Workspace {
   std::vector<std::uint8_t> valid;     // pixel-major: 1 where valid
   std::vector<double> w;               // pixel-major weights, 0 where missing (weighted solves)
   LargeDoubles yo;                     // observation-major values (the rows kernel; large pages)
+  std::vector<double> yy;              // |y~|^2 per pixel (the rows kernel's rss, see gather_rows)
   std::vector<std::uint64_t> bits;     // masks, (N + 63) / 64 words a pixel: bit i set where valid
   std::vector<int> nv;                 // valid rows per pixel
   std::vector<int> deficit;            // rank(A_V) below the path's own (a split network on the Gram path)
@@ -95,7 +96,8 @@ struct Workspace {
 /// missing value or a zero weight marking the row invalid.
 void gather(const Job& job, Workspace& ws, std::size_t begin, std::size_t B);
 /// Observation-major copy for the rows kernel: ws.yo (0 where missing),
-/// masks as bits per pixel in ws.bits, valid counts in ws.nv.
+/// masks as bits per pixel in ws.bits, valid counts in ws.nv; with
+/// residuals, each pixel's |y~|^2 in ws.yy, summed as the values are read.
 void gather_rows(const Job& job, Workspace& ws, std::size_t begin, std::size_t B);
 /// x of a pixel no path solves: NaN (Skip), or 0 where another pass writes it (Group).
 void fill_unsolved(Workspace& ws, std::size_t k, std::size_t M);

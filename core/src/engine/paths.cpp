@@ -762,12 +762,7 @@ CUBESOLVE_SIMD_CLONES void chunk_residuals_rows(const Job& job, Workspace& ws, s
   direct.clear();
   const bool identity = !f.sparse_rows && !f.gram_root.empty();
   if (identity) {
-    std::vector<double>& yy = ws.rhs;  // |y~|^2
-    yy.assign(B, 0.0);
-    for (std::size_t i = 0; i < N; ++i) {
-      const double* y = ws.yo.data() + i * B;
-      for (std::size_t k = 0; k < B; ++k) yy[k] += y[k] * y[k];
-    }
+    const std::vector<double>& yy = ws.yy;  // |y~|^2, from gather_rows
     lapack::trmm_upper(static_cast<int>(M), static_cast<int>(B), f.gram_root.data(), static_cast<int>(M), ws.x0.data(),
                        static_cast<int>(M));
     const double kappa = f.sigma.front() / f.sigma[M - 1];
