@@ -271,7 +271,7 @@ void gather(const Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
 
 void gather_rows(const Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
   ws.yo.resize(job.N * B);
-  const bool f32 = job.cube.dtype() == DType::Float32, squares = job.options.residuals;
+  const bool f32 = job.cube.dtype() == DType::Float32, squares = job.options.residuals && job.f.rss_identity();
   if (f32 && squares) gather_rows_typed<float, true>(job.cube.data<float>(), job.N, job.P, begin, B, ws);
   else if (f32) gather_rows_typed<float, false>(job.cube.data<float>(), job.N, job.P, begin, B, ws);
   else if (squares) gather_rows_typed<double, true>(job.cube.data<double>(), job.N, job.P, begin, B, ws);

@@ -96,8 +96,9 @@ struct Workspace {
 /// missing value or a zero weight marking the row invalid.
 void gather(const Job& job, Workspace& ws, std::size_t begin, std::size_t B);
 /// Observation-major copy for the rows kernel: ws.yo (0 where missing),
-/// masks as bits per pixel in ws.bits, valid counts in ws.nv; with
-/// residuals, each pixel's |y~|^2 in ws.yy, summed as the values are read.
+/// masks as bits per pixel in ws.bits, valid counts in ws.nv; with residuals
+/// by the identity (DesignFactors::rss_identity), each pixel's |y~|^2 in
+/// ws.yy, summed as the values are read.
 void gather_rows(const Job& job, Workspace& ws, std::size_t begin, std::size_t B);
 /// x of a pixel no path solves: NaN (Skip), or 0 where another pass writes it (Group).
 void fill_unsolved(Workspace& ws, std::size_t k, std::size_t M);

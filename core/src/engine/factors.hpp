@@ -65,6 +65,9 @@ struct DesignFactors {
   bool full_column_rank() const { return rank == m && n >= m; }
   bool full_row_rank() const { return rank == n && n <= m && !gram_rows_inv.empty(); }
   std::size_t packed() const { return m * (m + 1) / 2; }
+  /// Whether the rows kernel takes rss from |y~|^2 and |U x0|^2 (a dense
+  /// A with U, see chunk_residuals_rows), so that gather_rows sums |y~|^2.
+  bool rss_identity() const { return !sparse_rows && !gram_root.empty(); }
 };
 
 /// Computes the factors of a row-major (n, m) matrix. Throws NumericalError

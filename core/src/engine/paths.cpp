@@ -760,8 +760,7 @@ CUBESOLVE_SIMD_CLONES void chunk_residuals_rows(const Job& job, Workspace& ws, s
   const DesignFactors& f = job.f;
   std::vector<std::size_t>& direct = ws.order;  // the pixels whose rss is summed row by row
   direct.clear();
-  const bool identity = !f.sparse_rows && !f.gram_root.empty();
-  if (identity) {
+  if (f.rss_identity()) {
     const std::vector<double>& yy = ws.yy;  // |y~|^2, from gather_rows
     lapack::trmm_upper(static_cast<int>(M), static_cast<int>(B), f.gram_root.data(), static_cast<int>(M), ws.x0.data(),
                        static_cast<int>(M));
