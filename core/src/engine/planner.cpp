@@ -1,5 +1,6 @@
 #include "engine/planner.hpp"
 
+#include "engine/parallel.hpp"
 #include "engine/paths.hpp"
 
 #include <cubesolve/error.hpp>
@@ -127,24 +128,48 @@ bool use_groups(const SolveOptions& options, bool weighted) {
   return options.method == Method::Auto && !weighted && options.ridge == 0;
 }
 
-bool masks_repeat(const Array& cube) {
+bool masks_repeat(const Array& cube, int threads) {
   const std::size_t N = cube.dim(0), P = cube.dim(1) * cube.dim(2), words = (N + 63) / 64;
-  constexpr std::size_t kRuns = 64, kRun = 64;
-  std::vector<std::vector<std::uint64_t>> keys;
-  for (std::size_t r = 0; r < kRuns; ++r) {
-    const std::size_t start = P > kRun ? (r * (P - kRun)) / kRuns : 0;
-    const std::size_t len = std::min(kRun, P - start);
-    const std::size_t base = keys.size();
-    keys.resize(base + len, std::vector<std::uint64_t>(words, 0));
-    for (std::size_t i = 0; i < N; ++i)
-      for (std::size_t k = 0; k < len; ++k)
-        if (std::isfinite(cube.value(i * P + start + k))) keys[base + k][i / 64] |= std::uint64_t{1} << (i % 64);
-  }
-  std::sort(keys.begin(), keys.end());
+  constexpr std::size_t kRuns = 16, kRun = 256;
+  // Every pixel of a small cube; else kRuns runs of kRun, spread over it.
+  const std::size_t run = P > kRuns * kRun ? kRun : P, count = P > kRuns * kRun ? kRuns * kRun : P;
+  std::vector<std::uint64_t> keys(count * words, 0);  // sample s's mask at keys[s * words]
+  // Blocks of 64 pixels of a run, on all threads, word by word of their
+  // masks (typed and branch-free: this pass reads a good share of a small cube).
+  const std::size_t per_run = (run + 63) / 64, blocks = count / std::max<std::size_t>(run, 1) * per_run;
+  auto sample = [&](const auto* values) {
+    parallel_for(blocks, 1, threads, [&](int, std::size_t b0, std::size_t b1) {
+      std::uint64_t acc[64];
+      for (std::size_t b = b0; b < b1; ++b) {
+        const std::size_t r = b / per_run, k0 = (b % per_run) * 64, len = std::min<std::size_t>(64, run - k0);
+        const std::size_t first = (r * (P - run)) / kRuns + k0;  // the block's first pixel
+        for (std::size_t w = 0; w < words; ++w) {
+          std::fill(acc, acc + len, 0);
+          for (std::size_t i = w * 64; i < std::min(N, w * 64 + 64); ++i) {
+            const auto* row = values + i * P + first;
+            const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+            for (std::size_t k = 0; k < len; ++k)
+              acc[k] |= bit & (std::uint64_t{0} - std::isfinite(static_cast<double>(row[k])));
+          }
+          for (std::size_t k = 0; k < len; ++k) keys[(r * run + k0 + k) * words + w] = acc[k];
+        }
+      }
+    });
+  };
+  if (cube.dtype() == DType::Float32) sample(cube.data<float>());
+  else if (cube.dtype() == DType::Float64) sample(cube.data<double>());
+  else return false;  // not a cube of values: check_inputs says so
+  std::vector<std::size_t> order(count);
+  for (std::size_t k = 0; k < count; ++k) order[k] = k;
+  auto key = [&](std::size_t k) { return keys.begin() + static_cast<std::ptrdiff_t>(k * words); };
+  auto same = [&](std::size_t a, std::size_t b) { return std::equal(key(a), key(a + 1), key(b)); };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::lexicographical_compare(key(a), key(a + 1), key(b), key(b + 1));
+  });
   std::size_t repeated = 0;
-  for (std::size_t k = 0; k < keys.size(); ++k)
-    repeated += (k > 0 && keys[k] == keys[k - 1]) || (k + 1 < keys.size() && keys[k] == keys[k + 1]);
-  return repeated * 20 >= keys.size();
+  for (std::size_t k = 0; k < count; ++k)
+    repeated += (k > 0 && same(order[k], order[k - 1])) || (k + 1 < count && same(order[k], order[k + 1]));
+  return repeated * 20 >= count;
 }
 
 std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, bool left_by_device) {

@@ -77,8 +77,9 @@ bool use_groups(const SolveOptions& options, bool weighted);
 
 /// Whether pixels share masks often enough for grouping to be worth a full
 /// pass: the share of a sample (runs of neighbouring pixels, where clouds and
-/// patches make masks repeat) whose mask occurs more than once in it.
-bool masks_repeat(const Array& cube);
+/// patches make masks repeat) whose mask occurs more than once in it; the
+/// whole cube where it has at most 4096 pixels. Read on `threads` threads.
+bool masks_repeat(const Array& cube, int threads);
 
 /// The mask groups worth one SVD each: big enough, and cheaper that way than
 /// the path each of their pixels would take alone. Pixels a device left

@@ -624,6 +624,28 @@ private slots:
     }
   }
 
+  // The sample that decides whether masks are grouped at all: the whole of a
+  // small cube, runs of neighbours in a large one; every word of a mask of
+  // more than 64 observations, in float32 and float64 cubes alike.
+  void masksRepeatSeesWholeMasks() {
+    for (const std::size_t size : {40, 100}) {  // 1600 pixels, and 10000 (runs)
+      const std::size_t n = 130, P = size * size;
+      Case distinct = random_case(n, 4, size, size, 0.0, 0.0, 40), shared = distinct;
+      Rng rng(41);
+      for (std::size_t i = 64; i < n; ++i)  // pixels differ only after the first word
+        for (std::size_t p = 0; p < P; ++p)
+          if (rng.uniform() < 0.3) distinct.y[i * P + p] = kNaN;
+      for (std::size_t i = 0; i < n; ++i)  // one of three masks, by rows of the image
+        for (std::size_t p = 0; p < P; ++p)
+          if ((i + p / size) % 3 == 0 && i % 7 == 0) shared.y[i * P + p] = kNaN;
+      for (const DType t : {DType::Float32, DType::Float64}) {
+        QVERIFY(!detail::masks_repeat(make_cube(t, n, size, size, distinct.y), 2));
+        QVERIFY(detail::masks_repeat(make_cube(t, n, size, size, shared.y), 2));
+        QVERIFY(detail::masks_repeat(make_cube(t, 30, size, size, blob_case(30, 6, size, 2, 0.3 * size, 5).y), 1));
+      }
+    }
+  }
+
   void randomMasksSkipGrouping() {
     const Case c = random_case(30, 6, 64, 64, 0.3, 0.0, 6);
     const SolveResult r = run(c, {});
