@@ -128,7 +128,7 @@ bool use_groups(const SolveOptions& options, bool weighted) {
   return options.method == Method::Auto && !weighted && options.ridge == 0;
 }
 
-bool masks_repeat(const Array& cube, int threads) {
+bool masks_repeat(const Array& cube, const Planner& planner, bool left_by_device, int threads) {
   const std::size_t N = cube.dim(0), P = cube.dim(1) * cube.dim(2), words = (N + 63) / 64;
   constexpr std::size_t kRuns = 16, kRun = 256;
   // Every pixel of a small cube; else kRuns runs of kRun, spread over it.
@@ -167,29 +167,37 @@ bool masks_repeat(const Array& cube, int threads) {
     return std::lexicographical_compare(key(a), key(a + 1), key(b), key(b + 1));
   });
   std::size_t repeated = 0;
-  for (std::size_t k = 0; k < count; ++k)
-    repeated += (k > 0 && same(order[k], order[k - 1])) || (k + 1 < count && same(order[k], order[k + 1]));
+  for (std::size_t k = 0, end = 0; k < count; k = end) {  // each run of equal masks
+    for (end = k + 1; end < count && same(order[k], order[end]);) ++end;
+    const std::uint64_t* mask = keys.data() + order[k] * words;
+    std::size_t nv = 0;
+    for (std::size_t w = 0; w < words; ++w) nv += static_cast<std::size_t>(__builtin_popcountll(mask[w]));
+    const std::size_t seen = end - k, size = seen * P / std::max<std::size_t>(count, 1);
+    if (seen > 1 && group_pays(planner, nv, size, mask, left_by_device)) repeated += seen;
+  }
   return repeated * 20 >= count;
+}
+
+bool group_pays(const Planner& planner, std::size_t nv, std::size_t size, const std::uint64_t* mask, bool left_by_device) {
+  if (size < kMinGroup) return false;
+  const auto [kind, fast_cost] = planner.choose(nv);
+  if (kind == Kind::Skip || kind == Kind::Full) return false;
+  double cost = left_by_device ? planner.exact_cost(nv) : fast_cost;
+  const double group_cost =
+      planner.exact_cost(nv) / static_cast<double>(size) + 2.0 * static_cast<double>(planner.f.m * nv) / kGemmSpeed;
+  // A mask that breaks a band Gram matrix's rank (a split SBAS network)
+  // fails that path: alone, each of its pixels would go to gelsd.
+  if (group_cost >= cost && kind == Kind::Gram && planner.f.banded_gram && !band_rank_holds(planner.f, mask))
+    cost = planner.exact_cost(nv);
+  return group_cost < cost;
 }
 
 std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, bool left_by_device) {
   std::vector<char> chosen(masks.distinct_masks(), 0);
   const std::vector<std::size_t> first = masks.first_pixels();
-  for (std::size_t g = 0; g < chosen.size(); ++g) {
-    const std::size_t size = masks.group_size[g];
-    if (size < kMinGroup) continue;
-    const auto nv = static_cast<std::size_t>(masks.n_valid[first[g]]);
-    const auto [kind, fast_cost] = planner.choose(nv);
-    if (kind == Kind::Skip || kind == Kind::Full) continue;
-    double cost = left_by_device ? planner.exact_cost(nv) : fast_cost;
-    const double group_cost = planner.exact_cost(nv) / static_cast<double>(size) +
-                              2.0 * static_cast<double>(planner.f.m * nv) / kGemmSpeed;
-    // A mask that breaks a band Gram matrix's rank (a split SBAS network)
-    // fails that path: alone, each of its pixels would go to gelsd.
-    if (group_cost >= cost && kind == Kind::Gram && planner.f.banded_gram && !band_rank_holds(planner.f, masks.mask(first[g])))
-      cost = planner.exact_cost(nv);
-    chosen[g] = group_cost < cost;
-  }
+  for (std::size_t g = 0; g < chosen.size(); ++g)
+    chosen[g] = group_pays(planner, static_cast<std::size_t>(masks.n_valid[first[g]]), masks.group_size[g],
+                           masks.mask(first[g]), left_by_device);
   return chosen;
 }
 

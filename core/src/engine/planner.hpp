@@ -75,16 +75,22 @@ Planner make_planner(const Design& design, bool weighted, const SolveOptions& op
 /// Whether mask groups are looked for at all (no weights, no ridge, not exact only).
 bool use_groups(const SolveOptions& options, bool weighted);
 
+/// Whether a mask of nv valid rows (`mask`: its bits) shared by `size`
+/// pixels is worth one SVD for them all: a group big enough, and cheaper that
+/// way than the path each of its pixels would take alone. Pixels a device
+/// left (`left_by_device`) failed their fast path there, so alone they would
+/// most likely go to gelsd.
+bool group_pays(const Planner& planner, std::size_t nv, std::size_t size, const std::uint64_t* mask, bool left_by_device);
+
 /// Whether pixels share masks often enough for grouping to be worth a full
 /// pass: the share of a sample (runs of neighbouring pixels, where clouds and
-/// patches make masks repeat) whose mask occurs more than once in it; the
-/// whole cube where it has at most 4096 pixels. Read on `threads` threads.
-bool masks_repeat(const Array& cube, int threads);
+/// patches make masks repeat) whose mask occurs more than once in it, in
+/// groups that would pay (group_pays, their size scaled from the sample to
+/// the cube); the whole cube where it has at most 4096 pixels. Read on
+/// `threads` threads.
+bool masks_repeat(const Array& cube, const Planner& planner, bool left_by_device, int threads);
 
-/// The mask groups worth one SVD each: big enough, and cheaper that way than
-/// the path each of their pixels would take alone. Pixels a device left
-/// (`left_by_device`) failed their fast path there, so alone they would most
-/// likely go to gelsd.
+/// The mask groups worth one SVD each (group_pays).
 std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, bool left_by_device = false);
 
 }  // namespace cubesolve::detail

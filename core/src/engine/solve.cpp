@@ -51,7 +51,7 @@ double group_pass(Job& job, std::vector<PathCounts>& counts, const Progress& pro
   }
   const Array& look = after_device ? left_cube : job.cube;
   if (!use_groups(job.options, job.weights != nullptr) || (after_device ? left.size() : job.P) < kMinGroup ||
-      !(job.planner.exact_only || masks_repeat(look, job.r.threads)))
+      !(job.planner.exact_only || masks_repeat(look, job.planner, after_device, job.r.threads)))
     return done;
   const MaskStats masks = analyze_masks(look, nullptr, part(progress, done, done + 0.1 * (1 - done)));
   done += 0.1 * (1 - done);

@@ -626,7 +626,8 @@ private slots:
 
   // The sample that decides whether masks are grouped at all: the whole of a
   // small cube, runs of neighbours in a large one; every word of a mask of
-  // more than 64 observations, in float32 and float64 cubes alike.
+  // more than 64 observations, in float32 and float64 cubes alike; only
+  // masks whose groups would pay count.
   void masksRepeatSeesWholeMasks() {
     for (const std::size_t size : {40, 100}) {  // 1600 pixels, and 10000 (runs)
       const std::size_t n = 130, P = size * size;
@@ -638,12 +639,40 @@ private slots:
       for (std::size_t i = 0; i < n; ++i)  // one of three masks, by rows of the image
         for (std::size_t p = 0; p < P; ++p)
           if ((i + p / size) % 3 == 0 && i % 7 == 0) shared.y[i * P + p] = kNaN;
+      const Design design(design_of(shared));
+      const detail::Planner planner = detail::make_planner(design, false, {});
       for (const DType t : {DType::Float32, DType::Float64}) {
-        QVERIFY(!detail::masks_repeat(make_cube(t, n, size, size, distinct.y), 2));
-        QVERIFY(detail::masks_repeat(make_cube(t, n, size, size, shared.y), 2));
-        QVERIFY(detail::masks_repeat(make_cube(t, 30, size, size, blob_case(30, 6, size, 2, 0.3 * size, 5).y), 1));
+        QVERIFY(!detail::masks_repeat(make_cube(t, n, size, size, distinct.y), planner, false, 2));
+        QVERIFY(detail::masks_repeat(make_cube(t, n, size, size, shared.y), planner, false, 2));
       }
     }
+    // Clouds (as in the solve case "mask groups"): in the whole of a 64 x 64
+    // cube, and in the runs of a 128 x 128 one.
+    for (const std::size_t size : {64, 128}) {
+      const Case blobs = blob_case(30, 6, size, 2, 22.0 * static_cast<double>(size) / 64, 5);
+      const Design design(design_of(blobs));
+      const detail::Planner planner = detail::make_planner(design, false, {});
+      QVERIFY(detail::masks_repeat(make_cube(DType::Float32, 30, size, size, blobs.y), planner, false, 1));
+    }
+  }
+
+  // Masks that repeat but would not pay as groups (full masks, and masks of
+  // one or two missing rows whose own paths cost little) do not make the
+  // solve read the whole cube for groups: N=50, M=100 with 10 % missing.
+  void cheapRepeatsSkipGrouping() {
+    const Case c = random_case(50, 100, 100, 100, 0.1, 0.0, 42);
+    const Design design(design_of(c));
+    const detail::Planner planner = detail::make_planner(design, false, {});
+    const Array cube = make_cube(DType::Float32, c.n, c.h, c.w, c.y);
+    QVERIFY(!detail::masks_repeat(cube, planner, false, 2));
+    // Every fourth row of pixels with the same mask (its first 25 observations
+    // missing): 2,500 pixels whose own paths (systems of 25 rows) cost more
+    // than one SVD shared among them.
+    Case d = c;
+    for (std::size_t i = 0; i < c.n; ++i)
+      for (std::size_t p = 0; p < c.h * c.w; ++p)
+        if ((p / c.w) % 4 == 0) d.y[i * c.h * c.w + p] = i < 25 ? kNaN : 1.0;
+    QVERIFY(detail::masks_repeat(make_cube(DType::Float32, d.n, d.h, d.w, d.y), planner, false, 2));
   }
 
   void randomMasksSkipGrouping() {
