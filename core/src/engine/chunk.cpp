@@ -252,7 +252,7 @@ CUBESOLVE_SIMD_CLONES void gather_rows_typed(const T* cube, std::size_t N, std::
 }
 
 /// ws.nv from the masks' bits.
-void count_valid(Workspace& ws, std::size_t N, std::size_t B) {
+CUBESOLVE_SIMD_CLONES void count_valid(Workspace& ws, std::size_t N, std::size_t B) {
   const std::size_t words = (N + 63) / 64;
   for (std::size_t k = 0; k < B; ++k) {
     int nv = 0;
