@@ -325,16 +325,34 @@ CUBESOLVE_KERNEL void batched_cholesky(typename Lanes<V>::E* s, std::size_t n, t
       if (i + 2 <= n) cholesky_update_tile<2, V>(s, i, j0, jb), i += 2;
       if (i < n) cholesky_update_tile<1, V>(s, i, j0, jb);
     }
-    for (std::size_t j = j0; j < j0 + jb; ++j) {  // the block itself
+    for (std::size_t j = j0; j < j0 + jb; ++j) {  // the block's own columns, within it
       V d = loadv<V>(at(j, j));
       for (std::size_t c = j0; c < j; ++c) d -= loadv<V>(at(j, c)) * loadv<V>(at(j, c));
       const V inv = pivot_inverse(d, floor, bad);
       storev<V>(at(j, j), inv);  // the reciprocal: the solve multiplies
-      for (std::size_t i = j + 1; i < n; ++i) {
+      for (std::size_t i = j + 1; i < j0 + jb; ++i) {
         V v = loadv<V>(at(i, j));
         for (std::size_t c = j0; c < j; ++c) v -= loadv<V>(at(i, c)) * loadv<V>(at(j, c));
         storev<V>(at(i, j), v * inv);
       }
+    }
+    if (jb < 4) continue;  // the last block: no rows below it
+    // The rows below the block, each on its own (their chains overlap): a
+    // triangular solve with the block's factor, held in registers.
+    const V i0 = loadv<V>(at(j0, j0)), i1 = loadv<V>(at(j0 + 1, j0 + 1)), i2 = loadv<V>(at(j0 + 2, j0 + 2)),
+            i3 = loadv<V>(at(j0 + 3, j0 + 3));
+    const V l10 = loadv<V>(at(j0 + 1, j0)), l20 = loadv<V>(at(j0 + 2, j0)), l21 = loadv<V>(at(j0 + 2, j0 + 1)),
+            l30 = loadv<V>(at(j0 + 3, j0)), l31 = loadv<V>(at(j0 + 3, j0 + 1)), l32 = loadv<V>(at(j0 + 3, j0 + 2));
+    for (std::size_t i = j0 + 4; i < n; ++i) {
+      typename Lanes<V>::E* r = at(i, j0);
+      const V x0 = loadv<V>(r) * i0;
+      const V x1 = (loadv<V>(r + L) - x0 * l10) * i1;
+      const V x2 = (loadv<V>(r + 2 * L) - x0 * l20 - x1 * l21) * i2;
+      const V x3 = (loadv<V>(r + 3 * L) - x0 * l30 - x1 * l31 - x2 * l32) * i3;
+      storev<V>(r, x0);
+      storev<V>(r + L, x1);
+      storev<V>(r + 2 * L, x2);
+      storev<V>(r + 3 * L, x3);
     }
   }
   for (std::size_t l = 0; l < L; ++l) ok[l] = bad[l] == 0;
