@@ -376,7 +376,28 @@ CUBESOLVE_KERNEL void batched_cholesky_solve(const typename Lanes<V>::E* s, std:
     for (; c < i; ++c) a0 -= loadv<V>(ri + c * L) * loadv<V>(b + c * L);
     storev<V>(b + i * L, ((a0 + a1) + (a2 + a3)) * loadv<V>(ri + i * L));
   }
-  for (std::size_t c = n; c-- > 0;) {  // L^T by rows of L: b[c] is final, then leaves b[i < c]
+  // L^T by rows of L: b[c] is final, then leaves b[i < c]. Four rows at a
+  // time, so that each load and store of b[i] serves four of them (in the
+  // same order as one at a time).
+  std::size_t c = n;
+  for (; c >= 4; c -= 4) {
+    const auto *r3 = s + tri(c - 1) * L, *r2 = s + tri(c - 2) * L, *r1 = s + tri(c - 3) * L, *r0 = s + tri(c - 4) * L;
+    const V v3 = loadv<V>(b + (c - 1) * L) * loadv<V>(r3 + (c - 1) * L);
+    const V v2 = (loadv<V>(b + (c - 2) * L) - loadv<V>(r3 + (c - 2) * L) * v3) * loadv<V>(r2 + (c - 2) * L);
+    const V v1 = (loadv<V>(b + (c - 3) * L) - loadv<V>(r3 + (c - 3) * L) * v3 - loadv<V>(r2 + (c - 3) * L) * v2) *
+                 loadv<V>(r1 + (c - 3) * L);
+    const V v0 = (loadv<V>(b + (c - 4) * L) - loadv<V>(r3 + (c - 4) * L) * v3 - loadv<V>(r2 + (c - 4) * L) * v2 -
+                  loadv<V>(r1 + (c - 4) * L) * v1) *
+                 loadv<V>(r0 + (c - 4) * L);
+    storev<V>(b + (c - 1) * L, v3);
+    storev<V>(b + (c - 2) * L, v2);
+    storev<V>(b + (c - 3) * L, v1);
+    storev<V>(b + (c - 4) * L, v0);
+    for (std::size_t i = 0; i + 4 < c; ++i)
+      storev<V>(b + i * L, loadv<V>(b + i * L) - loadv<V>(r3 + i * L) * v3 - loadv<V>(r2 + i * L) * v2 -
+                               loadv<V>(r1 + i * L) * v1 - loadv<V>(r0 + i * L) * v0);
+  }
+  for (; c-- > 0;) {
     const auto* rc = s + tri(c) * L;
     const V v = loadv<V>(b + c * L) * loadv<V>(rc + c * L);
     storev<V>(b + c * L, v);
