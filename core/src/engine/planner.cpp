@@ -147,6 +147,8 @@ bool masks_repeat(const Array& cube, const Planner& planner, bool left_by_device
           std::fill(acc, acc + len, 0);
           for (std::size_t i = w * 64; i < std::min(N, w * 64 + 64); ++i) {
             const auto* row = values + i * P + first;
+            if (i + 4 < N)  // rows lie far apart: each is a new stream the prefetcher has not seen
+              for (std::size_t k = 0; k < len; k += 64 / sizeof(*row)) __builtin_prefetch(row + 4 * P + k);
             const std::uint64_t bit = std::uint64_t{1} << (i % 64);
             for (std::size_t k = 0; k < len; ++k)
               acc[k] |= bit & (std::uint64_t{0} - std::isfinite(static_cast<double>(row[k])));
