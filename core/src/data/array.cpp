@@ -1,12 +1,18 @@
 #include <cubesolve/data/array.hpp>
 #include <cubesolve/error.hpp>
 
+#include "data/pages.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
 
 namespace cubesolve {
+
+namespace {
+constexpr std::size_t kMappedArray = std::size_t{8} << 20;  // at most a quarter lost to the last page
+}  // namespace
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
@@ -62,7 +68,14 @@ Array Array::uninitialized(DType dtype, Shape shape) {
   if (a.size_ > std::numeric_limits<std::size_t>::max() / 8)
     throw InputError("array shape " + shape_string(a.shape_) + " is too large");
   a.words_ = (a.size_ * dtype_size(dtype) + 7) / 8;
-  a.owner_ = std::shared_ptr<double[]>(new double[std::max<std::size_t>(1, a.words_)]);  // default-initialised: untouched
+  // Untouched memory. A large block on huge pages: a solve's outputs are
+  // written once, and faulting them in 4 KiB at a time cost it more than
+  // the writing (a cube read at scattered rows gains too).
+  const std::size_t bytes = a.words_ * 8;
+  if (bytes >= kMappedArray && detail::mappable(bytes))
+    a.owner_ = std::shared_ptr<void>(detail::map_pages(bytes), [bytes](void* p) { detail::unmap_pages(p, bytes); });
+  else
+    a.owner_ = std::shared_ptr<double[]>(new double[std::max<std::size_t>(1, a.words_)]);
   a.data_ = a.owner_.get();
   return a;
 }
