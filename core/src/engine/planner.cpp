@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 namespace cubesolve::detail {
@@ -162,7 +163,7 @@ bool masks_repeat(const Array& cube, const Planner& planner, bool left_by_device
   else if (cube.dtype() == DType::Float64) sample(cube.data<double>());
   else return false;  // not a cube of values: check_inputs says so
   std::vector<std::size_t> order(count);
-  for (std::size_t k = 0; k < count; ++k) order[k] = k;
+  std::iota(order.begin(), order.end(), std::size_t{0});
   auto key = [&](std::size_t k) { return keys.begin() + static_cast<std::ptrdiff_t>(k * words); };
   auto same = [&](std::size_t a, std::size_t b) { return std::equal(key(a), key(a + 1), key(b)); };
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -174,7 +175,7 @@ bool masks_repeat(const Array& cube, const Planner& planner, bool left_by_device
     const std::uint64_t* mask = keys.data() + order[k] * words;
     std::size_t nv = 0;
     for (std::size_t w = 0; w < words; ++w) nv += static_cast<std::size_t>(__builtin_popcountll(mask[w]));
-    const std::size_t seen = end - k, size = seen * P / std::max<std::size_t>(count, 1);
+    const std::size_t seen = end - k, size = seen * P / count;  // count > 0 here
     if (seen > 1 && group_pays(planner, nv, size, mask, left_by_device)) repeated += seen;
   }
   return repeated * 20 >= count;
