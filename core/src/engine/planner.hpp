@@ -93,4 +93,13 @@ bool masks_repeat(const Array& cube, const Planner& planner, bool left_by_device
 /// The mask groups worth one SVD each (group_pays).
 std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, bool left_by_device = false);
 
+/// Pixels per chunk of the CPU paths, for P pixels of N rows and M unknowns
+/// on `threads` threads with `memory` bytes: a chunk's values (B x N doubles)
+/// should stay in a core's cache, every thread should get chunks, and small
+/// chunks keep cancelling prompt. Exact-only solves (a pixel takes
+/// milliseconds) take at most 64 pixels a chunk and as few as one, so that a
+/// handful of pixels (a check's sample) still spreads over the threads.
+std::size_t cpu_chunk(std::size_t P, std::size_t N, std::size_t M, std::size_t threads, std::size_t memory,
+                      bool exact_only);
+
 }  // namespace cubesolve::detail

@@ -24,18 +24,6 @@ Progress part(const Progress& p, double lo, double hi) {
   return [p, lo, hi](double f) { return p(lo + (hi - lo) * f); };
 }
 
-/// Pixels per chunk of the CPU paths: a chunk's values (B x N doubles)
-/// should stay in a core's cache, and small chunks keep cancelling prompt
-/// (a chunk of exact pixels takes milliseconds).
-std::size_t cpu_chunk(const Job& job) {
-  const std::size_t N = job.N, M = job.M, threads = static_cast<std::size_t>(job.r.threads);
-  const std::size_t per_pixel = 8 * (3 * N + 3 * M) + N + 64;
-  const std::size_t budget = std::max<std::size_t>(job.options.memory / threads, 1 << 20);
-  const std::size_t fair = (job.P + threads * 4 - 1) / (threads * 4);
-  const std::size_t cached = std::clamp<std::size_t>((std::size_t{1} << 19) / (8 * N), 512, 2048);
-  return std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, job.planner.exact_only ? 64 : cached);
-}
-
 /// Mask groups among the pixels not yet taken: pixels sharing a mask share
 /// one SVD where that is cheaper than their own paths (and it keeps a mask
 /// that breaks the rank, which a device leaves, on one SVD). After a device
@@ -100,7 +88,10 @@ double group_pass(Job& job, std::vector<PathCounts>& counts, const Progress& pro
 void cpu_pass(Job& job, std::vector<Workspace>& ws, const Progress& progress) {
   const bool rows = use_rows_kernel(job);
   parallel_for(
-      job.P, cpu_chunk(job), job.r.threads,
+      job.P,
+      cpu_chunk(job.P, job.N, job.M, static_cast<std::size_t>(job.r.threads), job.options.memory,
+                job.planner.exact_only),
+      job.r.threads,
       [&](int t, std::size_t b, std::size_t e) {
         Workspace& w = ws[static_cast<std::size_t>(t)];
         if (rows) solve_chunk_rows(job, w, b, e);

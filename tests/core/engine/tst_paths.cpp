@@ -675,6 +675,25 @@ private slots:
     QVERIFY(detail::masks_repeat(make_cube(DType::Float32, d.n, d.h, d.w, d.y), planner, false, 2));
   }
 
+  // The CPU's chunks: an exact-only solve of a few pixels (the device's
+  // self-check, bench's and verify's samples: milliseconds a pixel at InSAR
+  // size) spreads them over every thread; large cubes keep chunks that fill
+  // a core's cache.
+  void chunksSpreadOverThreads() {
+    const std::size_t GiB = std::size_t{1} << 30;
+    for (const std::size_t threads : {2, 16}) {
+      for (const std::size_t P : {2, 8, 32, 100}) {
+        const std::size_t chunk = detail::cpu_chunk(P, 1231, 270, threads, 4 * GiB, true);
+        QVERIFY(chunk >= 1);
+        QVERIFY((P + chunk - 1) / chunk >= std::min(P, threads));  // a chunk for every thread that can have one
+      }
+      QCOMPARE(detail::cpu_chunk(400000, 1231, 270, threads, 4 * GiB, true), std::size_t{64});
+      const std::size_t fast = detail::cpu_chunk(250000, 50, 100, threads, 4 * GiB, false);
+      QVERIFY(fast >= 64 && fast <= 2048);
+      QCOMPARE(detail::cpu_chunk(32, 50, 100, threads, 4 * GiB, false), std::size_t{64});  // whole lanes of pixels
+    }
+  }
+
   void randomMasksSkipGrouping() {
     const Case c = random_case(30, 6, 64, 64, 0.3, 0.0, 6);
     const SolveResult r = run(c, {});
