@@ -17,6 +17,9 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+/// Pixels of a device solve checked against gelsd afterwards (at most).
+constexpr std::size_t kDeviceChecks = 8;
+
 /// The device's names for the paths it takes (everything else: kSkip).
 constexpr std::pair<Kind, std::uint8_t> kDeviceKinds[] = {{Kind::Full, gpu::kFull},
                                                            {Kind::Deletion, gpu::kDeletion},
@@ -78,7 +81,7 @@ void solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
     job.write_diagnostics(begin + k, rank_status(rank, M), static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);
     ++ws.paths[static_cast<std::size_t>(path_of(kind))];
     ++ws.device_pixels;
-    if (ws.gpu_sample.size() < 8 && kind != Kind::Full) ws.gpu_sample.push_back(begin + k);
+    if (ws.gpu_sample.size() < kDeviceChecks && kind != Kind::Full) ws.gpu_sample.push_back(begin + k);
   }
 }
 
@@ -146,6 +149,13 @@ bool device_results_hold(const Job& job, const std::vector<Workspace>& ws) {
   std::vector<std::size_t> sample;
   for (const auto& w : ws) sample.insert(sample.end(), w.gpu_sample.begin(), w.gpu_sample.end());
   if (sample.empty()) return true;
+  // At most kDeviceChecks of them, spread over the feeders' samples: each is
+  // one gelsd, and at InSAR size one takes tens of milliseconds.
+  if (sample.size() > kDeviceChecks) {
+    std::vector<std::size_t> spread;
+    for (std::size_t i : spread_pixels(sample.size(), kDeviceChecks)) spread.push_back(sample[i]);
+    sample.swap(spread);
+  }
   const SampleCheck check = check_pixels(job.cube, job.design, job.weights, job.r.x, sample, options);
   return summarize(check.pixels, tol, max_cond).ok();
 }
