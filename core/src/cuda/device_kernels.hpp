@@ -52,6 +52,7 @@ template <class R> struct Piece {
   int* rows = nullptr;     // a system's rows (missing ones; valid ones for gather), a-th at a * ld + k
   int* q = nullptr;        // per pixel: its system's size
   int* nv = nullptr;       // per pixel: valid values
+  double* ymax = nullptr;  // per pixel: its largest |value| (the growth limit's scale)
   std::uint8_t* kind = nullptr;
   std::uint8_t* done = nullptr;  // per pixel: 1 = solved here
   int* counts = nullptr;   // kBuckets: systems per batch
@@ -82,11 +83,13 @@ template <class R> CUBESOLVE_HD void prepare_pixel(const Piece<R>& p, int k) {
   if (kd == kFull && nv != p.n) kd = kSkip;
   if ((kd == kDeletion || kd == kDual || kd == kGather) && (q == 0 || q > p.max_q)) kd = kSkip;
   int c = 0;
+  double ymax = 0;
   for (int i = 0; i < p.n; ++i) {
     const long long e = static_cast<long long>(i) * p.ld + k;
     const double v = static_cast<double>(p.raw[e]);
     const bool ok = valid(e, v);
     p.y[e] = ok ? v : 0.0;
+    if (ok) ymax = (v < 0 ? -v : v) > ymax ? (v < 0 ? -v : v) : ymax;
     if (p.r) p.r[e] = ok ? v : 0.0;
     if (p.w) {
       const double wt = ok ? (p.weights ? p.weights[e] : 1.0) : 0.0;
@@ -112,6 +115,7 @@ template <class R> CUBESOLVE_HD void prepare_pixel(const Piece<R>& p, int k) {
   p.order[k] = k;
   p.q[k] = q;
   p.nv[k] = nv;
+  p.ymax[k] = ymax;
   p.kind[k] = static_cast<std::uint8_t>(kd);
   p.done[k] = kd == kFull ? 1 : 0;
 }
@@ -171,6 +175,7 @@ template <class T> struct Batch {
   T* S = nullptr;             // count systems, qb x qb column-major each
   T* z = nullptr;             // count right-hand sides / solutions, qb each
   double* y = nullptr;        // y~, n x ld observation-major
+  const double* ymax = nullptr;  // per pixel of the piece: its largest |y~|
   double* u = nullptr;        // the unknowns: y (deletion, dual), w (gather, n x ld) or x (gram, m x ld)
   const int* info = nullptr;  // the factorization's status per system
   std::uint8_t* done = nullptr;  // per pixel: 1 = the device vouches for it
@@ -259,11 +264,8 @@ template <class T> CUBESOLVE_HD void scatter_system(const Batch<T>& b, int j, bo
   const int q = b.q[k];
   const T* z = b.z + static_cast<long long>(j) * b.qb;
   if (bounded && b.growth > 0) {
-    double ymax = 0, zmax = 0;
-    for (int i = 0; i < b.n; ++i) {
-      const double v = abs_of(b.y[static_cast<long long>(i) * b.ld + k]);
-      ymax = v > ymax ? v : ymax;
-    }
+    const double ymax = b.ymax[k];
+    double zmax = 0;
     for (int a = 0; a < q; ++a) zmax = abs_of(static_cast<double>(z[a])) > zmax ? abs_of(static_cast<double>(z[a])) : zmax;
     // Written so that NaN fails.
     if (!(zmax <= b.growth * (ymax > 1e-300 ? ymax : 1e-300))) {

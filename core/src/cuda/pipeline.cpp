@@ -331,6 +331,7 @@ private:
     dv(pc.rows, static_cast<std::size_t>(d_.max_q) * count);  // the systems' rows
     dv(pc.q, count);
     dv(pc.nv, count);
+    dv(pc.ymax, count);
     dv(pc.key, count);                                // sort keys: batch, then the system's rows
     dv(b.sorted, count);
     dv(pc.order, count);
@@ -515,6 +516,7 @@ private:
     b.rows = bf.pc.rows;
     b.A = d_.a;
     b.y = bf.pc.y;
+    b.ymax = bf.pc.ymax;
     b.info = bf.info + s;
     b.done = bf.pc.done;
     return b;

@@ -405,6 +405,63 @@ private slots:
                             [&](std::size_t j, std::size_t k) { return r.x[j * B + k]; }) <= 1e-9);
   }
 
+  // A solution that grows beyond `growth` times the pixel's largest value is
+  // refused (left to the CPU) and not applied; one within it is applied. The
+  // scale is each pixel's own, found when its values are read.
+  void growthLimitIsPerPixel() {
+    constexpr int n = 4, m = 2, ld = 2;
+    const double raw[n * ld] = {1, -300, kNaN, 2, -5, kNaN, 0.5, 1};  // pixel 0: row 1 missing, |y| <= 5; pixel 1: row 2, 300
+    std::uint8_t table[n + 1] = {gpu::kSkip, gpu::kSkip, gpu::kDeletion, gpu::kDeletion, gpu::kFull};
+    double y[n * ld], ymax[ld];
+    int rows[ld], q[ld], nv[ld], counts[gpu::kBuckets] = {}, order[ld];
+    std::uint64_t key[ld];
+    std::uint8_t kind[ld], done[ld];
+    gpu::Piece<double> pc;
+    pc.n = n;
+    pc.m = m;
+    pc.ld = ld;
+    pc.max_q = 1;
+    pc.raw = raw;
+    pc.table = table;
+    pc.y = y;
+    pc.rows = rows;
+    pc.q = q;
+    pc.nv = nv;
+    pc.ymax = ymax;
+    pc.kind = kind;
+    pc.done = done;
+    pc.counts = counts;
+    pc.key = key;
+    pc.order = order;
+    for (int k = 0; k < ld; ++k) gpu::prepare_pixel(pc, k);
+    QCOMPARE(ymax[0], 5.0);
+    QCOMPARE(ymax[1], 300.0);
+    QCOMPARE(int(kind[0]), int(gpu::kDeletion));
+    const int pix[ld] = {0, 1};
+    double z[ld] = {-4000, -4000};  // 800 times pixel 0's scale, 13 times pixel 1's
+    gpu::Batch<double> b;
+    b.n = n;
+    b.m = m;
+    b.ld = ld;
+    b.qb = 1;
+    b.count = ld;
+    b.pix = pix;
+    b.q = q;
+    b.rows = rows;
+    b.z = z;
+    b.y = y;
+    b.u = y;
+    b.ymax = ymax;
+    b.done = done;
+    b.growth = 100;
+    done[0] = done[1] = 1;
+    for (int j = 0; j < ld; ++j) gpu::scatter_system(b, j, true);
+    QCOMPARE(int(done[0]), 0);  // refused, y~ left as it was
+    QCOMPARE(y[1 * ld + 0], 0.0);
+    QCOMPARE(int(done[1]), 1);  // applied: y~_I -= z
+    QCOMPARE(y[2 * ld + 1], 4000.0);
+  }
+
   // Per-pixel normal equations, pixel after pixel, on the device (the bench's comparison)
   // solves the normal equations: gelsd's answer where A_V has full rank.
   void normalEquationsLoop() {
