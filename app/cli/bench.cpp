@@ -7,6 +7,7 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/workflow/bench.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -32,9 +33,13 @@ void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
       .field("device_precision", b.options.device_float64 ? "float64" : "mixed").field("weights", weights_name(b.weights));
   if (r.floor_gram > 0) j.field("gram_floor_seconds", r.floor_gram).field("engine_over_gram_floor", r.engine / r.floor_gram);
   if (r.normal > 0) j.field("normal_equations_seconds", r.normal).field("normal_equations_speedup", r.normal / r.engine);
-  if (r.device == Device::Cuda)
-    j.field("normal_equations_device_seconds", r.normal_device)
-        .field("normal_equations_device_speedup", r.normal_device / r.engine);
+  if (r.device == Device::Cuda) {
+    j.field("device_gemm_floor_seconds", r.floor_device_gemm).field("upload_seconds", r.floor_upload)
+        .field("engine_over_device_floor", r.engine / std::max(r.floor_device_gemm, r.floor_upload));
+    if (r.normal_device > 0)
+      j.field("normal_equations_device_seconds", r.normal_device)
+          .field("normal_equations_device_speedup", r.normal_device / r.engine);
+  }
   j.field("max_rel_error", r.check.max_error).field("device", device_name(r.device)).field("device_pixels", r.device_pixels);
   json_paths(j, r.paths);
   j.end_object();
@@ -53,8 +58,15 @@ void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
   std::printf("  engine, X in float64  %9.4f s   (one run; the errors below are from it)\n", r.engine_float64);
   std::printf("  engine, with rss      %9.4f s   %.2fx the engine (best of %d; as --diag and the desktop solve)\n",
               r.engine_rss, r.engine_rss / r.engine, b.repeat);
-  std::printf("  floor: GEMM P*Y       %9.4f s   engine/floor %.2f\n", r.floor_gemm, r.engine / r.floor_gemm);
+  std::printf("  floor: GEMM P*Y       %9.4f s   engine/floor %.2f%s\n", r.floor_gemm, r.engine / r.floor_gemm,
+              cuda ? " (on the host's cores)" : "");
   std::printf("  floor: read Y once    %9.4f s\n", r.floor_read);
+  if (cuda) {
+    std::printf("  floor: device GEMM    %9.4f s   (P*Y in float64 on the device)\n", r.floor_device_gemm);
+    std::printf("  floor: upload Y       %9.4f s   (the cube as stored, from the host's memory)\n", r.floor_upload);
+    std::printf("  engine/device floor   %9.2f     (against the larger of the two; the device overlaps them)\n",
+                r.engine / std::max(r.floor_device_gemm, r.floor_upload));
+  }
   if (r.floor_gram > 0)
     std::printf("  floor: Gram GEMM      %9.4f s   engine/floor %.2f (packed row products times the weights)\n", r.floor_gram,
                 r.engine / r.floor_gram);

@@ -41,6 +41,20 @@ struct LaneHold {
   LaneHold& operator=(const LaneHold&) = delete;
 };
 
+/// A device allocation, released when this goes.
+struct Memory {
+  Backend& dev;
+  void* p;
+  Memory(Backend& d, std::size_t bytes) : dev(d), p(d.alloc(bytes)) {}
+  ~Memory() { dev.release(p); }
+  Memory(const Memory&) = delete;
+  Memory& operator=(const Memory&) = delete;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 /// Lays out one piece's buffers in one allocation: offsets in bytes.
 struct Layout {
   std::size_t bytes = 0;
@@ -647,16 +661,11 @@ double normal_equations(const std::vector<double>& a, std::size_t m, const std::
     for (std::size_t j = 0; j < m; ++j)
       for (std::size_t r = 0; r < nv; ++r) av[k][j * nv + r] = a[static_cast<std::size_t>(pixels[k].rows[r]) * m + j];
   }
-  struct Memory {
-    Backend& dev;
-    void* p;
-    ~Memory() { dev.release(p); }
-  };
-  const Memory g{*dev, dev->alloc(m * m * sizeof(double))};
-  const Memory rhs{*dev, dev->alloc(count * m * sizeof(double))};
-  const Memory av_d{*dev, dev->alloc(std::max<std::size_t>(n * m, 1) * sizeof(double))};
-  const Memory y_d{*dev, dev->alloc(std::max<std::size_t>(n, 1) * sizeof(double))};
-  const Memory info{*dev, dev->alloc(count * sizeof(int))};
+  const Memory g(*dev, m * m * sizeof(double));
+  const Memory rhs(*dev, count * m * sizeof(double));
+  const Memory av_d(*dev, std::max<std::size_t>(n * m, 1) * sizeof(double));
+  const Memory y_d(*dev, std::max<std::size_t>(n, 1) * sizeof(double));
+  const Memory info(*dev, count * sizeof(int));
   auto* G = static_cast<double*>(g.p);
   auto* R = static_cast<double*>(rhs.p);
   auto* A = static_cast<double*>(av_d.p);
@@ -680,10 +689,52 @@ double normal_equations(const std::vector<double>& a, std::size_t m, const std::
   dev->download(L, x.data(), R, count * m * sizeof(double));
   dev->download(L, status.data(), I, count * sizeof(int));
   dev->sync(L);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = seconds_since(t0);
   for (std::size_t k = 0; k < count; ++k)
     if (status[k] != 0 || pixels[k].y.empty()) std::fill(x.begin() + static_cast<long>(k * m), x.begin() + static_cast<long>((k + 1) * m), std::numeric_limits<double>::quiet_NaN());
   return seconds;
+}
+
+Floors floors(std::size_t m, std::size_t n, std::size_t pixels, const void* cube, std::size_t bytes) {
+  std::shared_ptr<Backend> dev = shared_backend();
+  Floors out;
+  const LaneHold held(*dev);
+  const int L = held.lane;
+  {  // the GEMM on up to 65,536 columns, scaled to all of them
+    const std::size_t cols = std::max<std::size_t>(1, std::min<std::size_t>(pixels, 65536));
+    std::vector<double> a(m * n), b(n * cols);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37 * static_cast<double>(i));  // not zeros
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.61 * static_cast<double>(i));
+    const Memory da(*dev, a.size() * sizeof(double)), db(*dev, b.size() * sizeof(double)),
+        dc(*dev, m * cols * sizeof(double));
+    dev->upload(L, da.p, a.data(), a.size() * sizeof(double));
+    dev->upload(L, db.p, b.data(), b.size() * sizeof(double));
+    dev->sync(L);
+    double best = std::numeric_limits<double>::infinity();
+    for (int rep = 0; rep < 3; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      dev->gemm(L, 'N', 'N', static_cast<int>(m), static_cast<int>(cols), static_cast<int>(n), 1.0,
+                static_cast<const double*>(da.p), static_cast<int>(m), static_cast<const double*>(db.p),
+                static_cast<int>(n), 0.0, static_cast<double*>(dc.p), static_cast<int>(m));
+      dev->sync(L);
+      best = std::min(best, seconds_since(t0));
+    }
+    out.gemm = best * static_cast<double>(pixels) / static_cast<double>(cols);
+  }
+  {  // the cube up, in pieces of at most 256 MiB into one buffer
+    const std::size_t piece = std::max<std::size_t>(1, std::min<std::size_t>(bytes, std::size_t{256} << 20));
+    const Memory dst(*dev, piece);
+    const char* src = static_cast<const char*>(cube);
+    double best = std::numeric_limits<double>::infinity();
+    for (int rep = 0; rep < 2; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (std::size_t at = 0; at < bytes; at += piece) dev->upload(L, dst.p, src + at, std::min(piece, bytes - at));
+      dev->sync(L);
+      best = std::min(best, seconds_since(t0));
+    }
+    out.upload = best;
+  }
+  return out;
 }
 
 }  // namespace cubesolve::detail::gpu

@@ -164,8 +164,13 @@ BenchReport run_bench(const BenchSettings& b) {
   r.check = summarize(check.pixels, 1e-9, 1e300);
   r.exact = check.exact_seconds * scale;
   if (!weights) r.normal = normal_equations_seconds(d.cube, design, pick, r.threads) * scale;
-  // On a device, the per-pixel loop also runs there.
-  if (r.device == Device::Cuda && !weights) r.normal_device = normal_equations_device_seconds(d.cube, design, pick) * scale;
+  // On a device, its own floors, and the per-pixel loop there too.
+  if (r.device == Device::Cuda) {
+    const detail::gpu::Floors f = detail::gpu::floors(b.m, b.n, P, d.cube.raw(), d.cube.nbytes());
+    r.floor_device_gemm = f.gemm;
+    r.floor_upload = f.upload;
+    if (!weights) r.normal_device = normal_equations_device_seconds(d.cube, design, pick) * scale;
+  }
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <cubesolve/data/demo.hpp>
 #include <cubesolve/engine/device.hpp>
 #include <cubesolve/error.hpp>
+#include <cubesolve/workflow/bench.hpp>
 
 #include "cuda/backend.hpp"
 #include "cuda/gpu.hpp"
@@ -484,6 +485,26 @@ private slots:
       QCOMPARE(static_cast<std::size_t>(lstsq(c.a, c.n, c.m, y.data() + p * c.n, nullptr).rank), c.m);
     QVERIFY(max_lstsq_error(c.a, c.n, c.m, P, [&](std::size_t i, std::size_t p) { return y[p * c.n + i]; },
                             [&](std::size_t j, std::size_t p) { return x[p * c.m + j]; }) <= 1e-8);
+  }
+
+  // bench on a device times the device's own floors (its GEMM and the
+  // cube's upload) besides the host's, and the per-pixel loop there.
+  void benchTimesTheDevicesFloors() {
+    const Emulated device(256 * kMiB);
+    bench::BenchSettings b;
+    b.n = 30;
+    b.m = 8;
+    b.size = 24;
+    b.sample = 20;
+    b.repeat = 1;
+    b.options.device = Device::Cuda;
+    const bench::BenchReport r = bench::run_bench(b);
+    QCOMPARE(r.device, Device::Cuda);
+    QVERIFY(r.device_pixels > 0);
+    QVERIFY(r.floor_device_gemm > 0);
+    QVERIFY(r.floor_upload > 0);
+    QVERIFY(r.normal_device > 0);
+    QVERIFY(r.floor_gemm > 0);  // the host's, as without a device
   }
 
   void insarDemoOnTheDevice() {

@@ -64,6 +64,9 @@ struct BenchReport {
   double exact = 0;         // the exact path, per pixel, scaled from the sample
   double normal = 0;        // per-pixel normal equations (LU), scaled from the sample
   double normal_device = 0; // the same loop on the device (0 without one)
+  /// On a device, its own floors: one float64 GEMM the size of P·Y there,
+  /// and the cube's upload from the host's memory (0 without one).
+  double floor_device_gemm = 0, floor_upload = 0;
   CheckSummary check;       // the float64 run against gelsd on the sample
   PathCounts paths{};
   Device device = Device::Cpu;
