@@ -695,44 +695,63 @@ double normal_equations(const std::vector<double>& a, std::size_t m, const std::
   return seconds;
 }
 
+namespace {
+
+/// Best of `reps` runs of f (which ends with the lane synchronised), in seconds.
+template <class F> double best_of(int reps, F f) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int rep = 0; rep < reps; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, seconds_since(t0));
+  }
+  return best;
+}
+
+}  // namespace
+
 Floors floors(std::size_t m, std::size_t n, std::size_t pixels, const void* cube, std::size_t bytes) {
   std::shared_ptr<Backend> dev = shared_backend();
   Floors out;
   const LaneHold held(*dev);
   const int L = held.lane;
-  {  // the GEMM on up to 65,536 columns, scaled to all of them
-    const std::size_t cols = std::max<std::size_t>(1, std::min<std::size_t>(pixels, 65536));
-    std::vector<double> a(m * n), b(n * cols);
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37 * static_cast<double>(i));  // not zeros
-    for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.61 * static_cast<double>(i));
-    const Memory da(*dev, a.size() * sizeof(double)), db(*dev, b.size() * sizeof(double)),
-        dc(*dev, m * cols * sizeof(double));
-    dev->upload(L, da.p, a.data(), a.size() * sizeof(double));
-    dev->upload(L, db.p, b.data(), b.size() * sizeof(double));
-    dev->sync(L);
-    double best = std::numeric_limits<double>::infinity();
-    for (int rep = 0; rep < 3; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      dev->gemm(L, 'N', 'N', static_cast<int>(m), static_cast<int>(cols), static_cast<int>(n), 1.0,
-                static_cast<const double*>(da.p), static_cast<int>(m), static_cast<const double*>(db.p),
-                static_cast<int>(n), 0.0, static_cast<double*>(dc.p), static_cast<int>(m));
+  // The GEMM on up to 65,536 columns, scaled to all of them; fewer where the
+  // device has too little memory left beside the solver's buffers.
+  for (std::size_t cols = std::max<std::size_t>(1, std::min<std::size_t>(pixels, 65536));; cols /= 2) {
+    try {
+      std::vector<double> a(m * n), b(n * cols);
+      for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37 * static_cast<double>(i));  // not zeros
+      for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.61 * static_cast<double>(i));
+      const Memory da(*dev, a.size() * sizeof(double)), db(*dev, b.size() * sizeof(double)),
+          dc(*dev, m * cols * sizeof(double));
+      dev->upload(L, da.p, a.data(), a.size() * sizeof(double));
+      dev->upload(L, db.p, b.data(), b.size() * sizeof(double));
       dev->sync(L);
-      best = std::min(best, seconds_since(t0));
+      out.gemm = best_of(3, [&] {
+        dev->gemm(L, 'N', 'N', static_cast<int>(m), static_cast<int>(cols), static_cast<int>(n), 1.0,
+                  static_cast<const double*>(da.p), static_cast<int>(m), static_cast<const double*>(db.p),
+                  static_cast<int>(n), 0.0, static_cast<double*>(dc.p), static_cast<int>(m));
+        dev->sync(L);
+      }) * static_cast<double>(pixels) / static_cast<double>(cols);
+      break;
+    } catch (const OutOfMemory&) {
+      if (cols <= 256) throw;
     }
-    out.gemm = best * static_cast<double>(pixels) / static_cast<double>(cols);
   }
-  {  // the cube up, in pieces of at most 256 MiB into one buffer
-    const std::size_t piece = std::max<std::size_t>(1, std::min<std::size_t>(bytes, std::size_t{256} << 20));
-    const Memory dst(*dev, piece);
-    const char* src = static_cast<const char*>(cube);
-    double best = std::numeric_limits<double>::infinity();
-    for (int rep = 0; rep < 2; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      for (std::size_t at = 0; at < bytes; at += piece) dev->upload(L, dst.p, src + at, std::min(piece, bytes - at));
-      dev->sync(L);
-      best = std::min(best, seconds_since(t0));
+  // The cube up, in pieces into one buffer (at most 256 MiB, less where
+  // the device has less).
+  for (std::size_t piece = std::max<std::size_t>(1, std::min<std::size_t>(bytes, std::size_t{256} << 20));; piece /= 2) {
+    try {
+      const Memory dst(*dev, piece);
+      const char* src = static_cast<const char*>(cube);
+      out.upload = best_of(2, [&] {
+        for (std::size_t at = 0; at < bytes; at += piece) dev->upload(L, dst.p, src + at, std::min(piece, bytes - at));
+        dev->sync(L);
+      });
+      break;
+    } catch (const OutOfMemory&) {
+      if (piece <= (std::size_t{1} << 20)) throw;
     }
-    out.upload = best;
   }
   return out;
 }
