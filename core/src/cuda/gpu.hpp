@@ -194,11 +194,13 @@ double normal_equations(const std::vector<double>& a, std::size_t m, const std::
 
 /// The device's own floors for a solve of `pixels` pixels of n values and m
 /// unknowns: one float64 GEMM the size of P·Y on the device (timed on up to
-/// 65,536 columns, best of 3, scaled to all), and the upload of the cube's
-/// `bytes` from the host's memory as stored (best of 2).
+/// 65,536 columns, best of 3, scaled to all), the upload of the cube's
+/// `bytes` from the host's memory as stored, and the download of `x_bytes`
+/// (X in the output's type) to the host's memory (each best of 2).
 struct Floors {
-  double gemm = 0, upload = 0;  // seconds
+  double gemm = 0, upload = 0, download = 0;  // seconds
 };
-Floors floors(std::size_t m, std::size_t n, std::size_t pixels, const void* cube, std::size_t bytes);
+Floors floors(std::size_t m, std::size_t n, std::size_t pixels, const void* cube, std::size_t bytes,
+              std::size_t x_bytes);
 
 }  // namespace cubesolve::detail::gpu

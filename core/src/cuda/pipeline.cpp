@@ -710,7 +710,8 @@ template <class F> double best_of(int reps, F f) {
 
 }  // namespace
 
-Floors floors(std::size_t m, std::size_t n, std::size_t pixels, const void* cube, std::size_t bytes) {
+Floors floors(std::size_t m, std::size_t n, std::size_t pixels, const void* cube, std::size_t bytes,
+              std::size_t x_bytes) {
   std::shared_ptr<Backend> dev = shared_backend();
   Floors out;
   const LaneHold held(*dev);
@@ -738,14 +739,21 @@ Floors floors(std::size_t m, std::size_t n, std::size_t pixels, const void* cube
       if (cols <= 256) throw;
     }
   }
-  // The cube up, in pieces into one buffer (at most 256 MiB, less where
-  // the device has less).
-  for (std::size_t piece = std::max<std::size_t>(1, std::min<std::size_t>(bytes, std::size_t{256} << 20));; piece /= 2) {
+  // The cube up, and X down, in pieces through one device buffer (at most
+  // 256 MiB, less where the device has less); X into one host buffer of a
+  // piece, written before so that the copies are all that is timed.
+  const std::size_t most = std::max(bytes, x_bytes);
+  for (std::size_t piece = std::max<std::size_t>(1, std::min<std::size_t>(most, std::size_t{256} << 20));; piece /= 2) {
     try {
-      const Memory dst(*dev, piece);
+      const Memory buffer(*dev, piece);
       const char* src = static_cast<const char*>(cube);
       out.upload = best_of(2, [&] {
-        for (std::size_t at = 0; at < bytes; at += piece) dev->upload(L, dst.p, src + at, std::min(piece, bytes - at));
+        for (std::size_t at = 0; at < bytes; at += piece) dev->upload(L, buffer.p, src + at, std::min(piece, bytes - at));
+        dev->sync(L);
+      });
+      std::vector<char> host(std::min(piece, x_bytes), 1);
+      out.download = best_of(2, [&] {
+        for (std::size_t at = 0; at < x_bytes; at += piece) dev->download(L, host.data(), buffer.p, std::min(piece, x_bytes - at));
         dev->sync(L);
       });
       break;

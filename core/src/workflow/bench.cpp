@@ -166,9 +166,11 @@ BenchReport run_bench(const BenchSettings& b) {
   if (!weights) r.normal = normal_equations_seconds(d.cube, design, pick, r.threads) * scale;
   // On a device, its own floors, and the per-pixel loop there too.
   if (r.device == Device::Cuda) {
-    const detail::gpu::Floors f = detail::gpu::floors(b.m, b.n, P, d.cube.raw(), d.cube.nbytes());
+    const detail::gpu::Floors f =
+        detail::gpu::floors(b.m, b.n, P, d.cube.raw(), d.cube.nbytes(), b.m * P * dtype_size(d.cube.dtype()));
     r.floor_device_gemm = f.gemm;
     r.floor_upload = f.upload;
+    r.floor_download = f.download;
     if (!weights) r.normal_device = normal_equations_device_seconds(d.cube, design, pick) * scale;
   }
   return r;

@@ -503,14 +503,16 @@ private slots:
     QVERIFY(r.device_pixels > 0);
     QVERIFY(r.floor_device_gemm > 0);
     QVERIFY(r.floor_upload > 0);
+    QVERIFY(r.floor_download > 0);
     QVERIFY(r.normal_device > 0);
     QVERIFY(r.floor_gemm > 0);  // the host's, as without a device
     // A device with little room: the floors are timed on less at a time.
     const Emulated small(64 * kMiB, kMiB);
     const std::vector<float> cube(1 << 20, 1.0f);  // 4 MiB
-    const gpu::Floors f = gpu::floors(50, 100, 250000, cube.data(), cube.size() * sizeof(float));
+    const gpu::Floors f = gpu::floors(50, 100, 250000, cube.data(), cube.size() * sizeof(float), 8 << 20);
     QVERIFY(f.gemm > 0);
     QVERIFY(f.upload > 0);
+    QVERIFY(f.download > 0);
   }
 
   void insarDemoOnTheDevice() {

@@ -65,8 +65,9 @@ struct BenchReport {
   double normal = 0;        // per-pixel normal equations (LU), scaled from the sample
   double normal_device = 0; // the same loop on the device (0 without one)
   /// On a device, its own floors: one float64 GEMM the size of P·Y there,
-  /// and the cube's upload from the host's memory (0 without one).
-  double floor_device_gemm = 0, floor_upload = 0;
+  /// the cube's upload from the host's memory, and X's download (in the
+  /// cube's type, as `solve` writes it) to it (0 without one).
+  double floor_device_gemm = 0, floor_upload = 0, floor_download = 0;
   CheckSummary check;       // the float64 run against gelsd on the sample
   PathCounts paths{};
   Device device = Device::Cpu;
