@@ -7,7 +7,6 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/workflow/bench.hpp>
 
-#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -36,7 +35,7 @@ void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
   if (r.device == Device::Cuda) {
     j.field("device_gemm_floor_seconds", r.floor_device_gemm).field("upload_seconds", r.floor_upload)
         .field("download_seconds", r.floor_download)
-        .field("engine_over_device_floor", r.engine / std::max({r.floor_device_gemm, r.floor_upload, r.floor_download}));
+        .field("engine_over_device_floor", r.engine / r.device_floor());
     if (r.normal_device > 0)
       j.field("normal_equations_device_seconds", r.normal_device)
           .field("normal_equations_device_speedup", r.normal_device / r.engine);
@@ -67,7 +66,7 @@ void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
     std::printf("  floor: upload Y       %9.4f s   (the cube as stored, from the host's memory)\n", r.floor_upload);
     std::printf("  floor: download X     %9.4f s   (in the cube's type, to the host's memory)\n", r.floor_download);
     std::printf("  engine/device floor   %9.2f     (against the largest of the three; the device overlaps them)\n",
-                r.engine / std::max({r.floor_device_gemm, r.floor_upload, r.floor_download}));
+                r.engine / r.device_floor());
   }
   if (r.floor_gram > 0)
     std::printf("  floor: Gram GEMM      %9.4f s   engine/floor %.2f (packed row products times the weights)\n", r.floor_gram,

@@ -55,6 +55,17 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// Best of `reps` runs of f (which ends with the lane synchronised), in seconds.
+template <class F> double best_of(int reps, F f) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int rep = 0; rep < reps; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, seconds_since(t0));
+  }
+  return best;
+}
+
 /// Lays out one piece's buffers in one allocation: offsets in bytes.
 struct Layout {
   std::size_t bytes = 0;
@@ -695,21 +706,6 @@ double normal_equations(const std::vector<double>& a, std::size_t m, const std::
   return seconds;
 }
 
-namespace {
-
-/// Best of `reps` runs of f (which ends with the lane synchronised), in seconds.
-template <class F> double best_of(int reps, F f) {
-  double best = std::numeric_limits<double>::infinity();
-  for (int rep = 0; rep < reps; ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, seconds_since(t0));
-  }
-  return best;
-}
-
-}  // namespace
-
 Floors floors(std::size_t m, std::size_t n, std::size_t pixels, const void* cube, std::size_t bytes,
               std::size_t x_bytes) {
   std::shared_ptr<Backend> dev = shared_backend();
@@ -718,10 +714,11 @@ Floors floors(std::size_t m, std::size_t n, std::size_t pixels, const void* cube
   const int L = held.lane;
   // The GEMM on up to 65,536 columns, scaled to all of them; fewer where the
   // device has too little memory left beside the solver's buffers.
+  std::vector<double> a(m * n);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37 * static_cast<double>(i));  // not zeros
   for (std::size_t cols = std::max<std::size_t>(1, std::min<std::size_t>(pixels, 65536));; cols /= 2) {
     try {
-      std::vector<double> a(m * n), b(n * cols);
-      for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.37 * static_cast<double>(i));  // not zeros
+      std::vector<double> b(n * cols);
       for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::cos(0.61 * static_cast<double>(i));
       const Memory da(*dev, a.size() * sizeof(double)), db(*dev, b.size() * sizeof(double)),
           dc(*dev, m * cols * sizeof(double));

@@ -9,6 +9,7 @@
 #include <cubesolve/engine/check.hpp>
 #include <cubesolve/engine/engine.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -68,6 +69,8 @@ struct BenchReport {
   /// the cube's upload from the host's memory, and X's download (in the
   /// cube's type, as `solve` writes it) to it (0 without one).
   double floor_device_gemm = 0, floor_upload = 0, floor_download = 0;
+  /// The device's floor: the largest of its three (it overlaps them).
+  double device_floor() const { return std::max({floor_device_gemm, floor_upload, floor_download}); }
   CheckSummary check;       // the float64 run against gelsd on the sample
   PathCounts paths{};
   Device device = Device::Cpu;
