@@ -254,11 +254,7 @@ CUBESOLVE_SIMD_CLONES void gather_rows_typed(const T* cube, std::size_t N, std::
 /// ws.nv from the masks' bits.
 CUBESOLVE_SIMD_CLONES void count_valid(Workspace& ws, std::size_t N, std::size_t B) {
   const std::size_t words = (N + 63) / 64;
-  for (std::size_t k = 0; k < B; ++k) {
-    int nv = 0;
-    for (std::size_t w = 0; w < words; ++w) nv += __builtin_popcountll(ws.bits[k * words + w]);
-    ws.nv[k] = nv;
-  }
+  for (std::size_t k = 0; k < B; ++k) ws.nv[k] = bit_count(ws.bits.data() + k * words, words);
 }
 
 }  // namespace

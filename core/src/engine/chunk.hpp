@@ -105,6 +105,13 @@ void fill_unsolved(Workspace& ws, std::size_t k, std::size_t M);
 /// The pixel-major values and flags of pixel k from the observation-major copy.
 void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B);
 
+/// How many bits are set in `words` words of `bits`.
+CUBESOLVE_KERNEL int bit_count(const std::uint64_t* bits, std::size_t words) {
+  int count = 0;
+  for (std::size_t w = 0; w < words; ++w) count += __builtin_popcountll(bits[w]);
+  return count;
+}
+
 /// The indices i < n whose bit in `bits` equals `want`.
 CUBESOLVE_KERNEL int bit_list(const std::uint64_t* bits, std::size_t n, bool want, int* out) {
   int count = 0;

@@ -173,8 +173,7 @@ bool masks_repeat(const Array& cube, const Planner& planner, bool left_by_device
   for (std::size_t k = 0, end = 0; k < count; k = end) {  // each run of equal masks
     for (end = k + 1; end < count && same(order[k], order[end]);) ++end;
     const std::uint64_t* mask = keys.data() + order[k] * words;
-    std::size_t nv = 0;
-    for (std::size_t w = 0; w < words; ++w) nv += static_cast<std::size_t>(__builtin_popcountll(mask[w]));
+    const auto nv = static_cast<std::size_t>(bit_count(mask, words));
     const std::size_t seen = end - k, size = seen * P / count;  // count > 0 here
     if (seen > 1 && group_pays(planner, nv, size, mask, left_by_device)) repeated += seen;
   }
