@@ -64,6 +64,13 @@ CUBESOLVE_KERNEL void transpose4(Vec4& r0, Vec4& r1, Vec4& r2, Vec4& r3) {
   r3 = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
 }
 
+/// v with its first 4 - r lanes 0 (0 < r <= 4): the last r entries of a row
+/// whose last four v holds, the others summed already.
+CUBESOLVE_KERNEL Vec4 tail_of(Vec4 v, std::size_t r) {
+  const Mask4 keep = Mask4{0, 1, 2, 3} >= static_cast<long long>(4 - r);
+  return keep ? v : Vec4{};
+}
+
 /// Four independent vector sums: bound by throughput, not by the latency of
 /// one chain of additions.
 CUBESOLVE_KERNEL double dot(const double* a, const double* b, std::size_t n) {
@@ -76,6 +83,10 @@ CUBESOLVE_KERNEL double dot(const double* a, const double* b, std::size_t n) {
     s3 += load4(a + i + 12) * load4(b + i + 12);
   }
   for (; i + 4 <= n; i += 4) s0 += load4(a + i) * load4(b + i);
+  if (i < n && n >= 4) {  // the last n - i: the last four, less those already summed
+    s1 += load4(a + n - 4) * tail_of(load4(b + n - 4), n - i);
+    i = n;
+  }
   double s = sum4((s0 + s1) + (s2 + s3));
   for (; i < n; ++i) s += a[i] * b[i];
   return s;
@@ -103,6 +114,14 @@ CUBESOLVE_KERNEL void dot4(const double* const r[4], const double* x, std::size_
     s1 += load4(r[1] + i) * xv;
     s2 += load4(r[2] + i) * xv;
     s3 += load4(r[3] + i) * xv;
+  }
+  if (i < n && n >= 4) {  // the last n - i, as in dot
+    const Vec4 xv = tail_of(load4(x + n - 4), n - i);
+    t0 += load4(r[0] + n - 4) * xv;
+    t1 += load4(r[1] + n - 4) * xv;
+    t2 += load4(r[2] + n - 4) * xv;
+    t3 += load4(r[3] + n - 4) * xv;
+    i = n;
   }
   out[0] = sum4(s0 + t0);
   out[1] = sum4(s1 + t1);
@@ -187,10 +206,18 @@ CUBESOLVE_KERNEL void row_axpys(const double* mat, std::size_t n, const int* row
     const double* r3 = mat + static_cast<std::size_t>(rows[a + 3]) * n;
     const double c0 = coef[a * stride], c1 = coef[(a + 1) * stride], c2 = coef[(a + 2) * stride],
                  c3 = coef[(a + 3) * stride];
-    std::size_t i = 0;
-    for (; i + 4 <= n; i += 4)
-      store4(x + i, load4(x + i) + c0 * load4(r0 + i) + c1 * load4(r1 + i) + c2 * load4(r2 + i) + c3 * load4(r3 + i));
-    for (; i < n; ++i) x[i] += c0 * r0[i] + c1 * r1[i] + c2 * r2[i] + c3 * r3[i];
+    auto sum = [&](std::size_t i) __attribute__((always_inline)) {
+      return load4(x + i) + c0 * load4(r0 + i) + c1 * load4(r1 + i) + c2 * load4(r2 + i) + c3 * load4(r3 + i);
+    };
+    if (n < 4) {
+      for (std::size_t i = 0; i < n; ++i) x[i] += c0 * r0[i] + c1 * r1[i] + c2 * r2[i] + c3 * r3[i];
+      continue;
+    }
+    // The last four first, from x as it is: where the loop's last four
+    // overlap them, it makes the same sums, so storing them after it holds.
+    const Vec4 last = sum(n - 4);
+    for (std::size_t i = 0; i + 4 < n; i += 4) store4(x + i, sum(i));
+    store4(x + n - 4, last);
   }
   for (; a < q; ++a) axpy(coef[a * stride], mat + static_cast<std::size_t>(rows[a]) * n, x, n);
 }

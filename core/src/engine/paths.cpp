@@ -60,12 +60,16 @@ CUBESOLVE_KERNEL void put_systems(const LaneSystem* sys, std::size_t n, std::siz
     diag[l] = sys[l].K ? (sys[l].deletion ? 1.0 : 0.0) : 1.0;
     if (sys[l].K) common = std::min(common, sys[l].q);
   }
+  const int *I0 = s0.I, *I1 = s1.I, *I2 = s2.I, *I3 = s3.I;
   for (std::size_t a = 0; a < common; ++a) {
-    const double *r0 = s0.K + static_cast<std::size_t>(s0.I[a]) * n, *r1 = s1.K + static_cast<std::size_t>(s1.I[a]) * n,
-                 *r2 = s2.K + static_cast<std::size_t>(s2.I[a]) * n, *r3 = s3.K + static_cast<std::size_t>(s3.I[a]) * n;
+    const double *r0 = s0.K + static_cast<std::size_t>(I0[a]) * n, *r1 = s1.K + static_cast<std::size_t>(I1[a]) * n,
+                 *r2 = s2.K + static_cast<std::size_t>(I2[a]) * n, *r3 = s3.K + static_cast<std::size_t>(I3[a]) * n;
+    // The rows' addresses as values of their own: folded back into
+    // K + I[a]·n + I[c], the loop would need twice the registers it has.
+    __asm__("" : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3));
     double* Srow = S + tri(a) * L;
     for (std::size_t c = 0; c <= a; ++c)
-      store4(Srow + c * L, sign * Vec4{r0[s0.I[c]], r1[s1.I[c]], r2[s2.I[c]], r3[s3.I[c]]});
+      store4(Srow + c * L, sign * Vec4{r0[I0[c]], r1[I1[c]], r2[I2[c]], r3[I3[c]]});
     store4(Srow + a * L, load4(Srow + a * L) + diag);
   }
   for (std::size_t l = 0; l < L; ++l) {  // the rows after `common`, lane by lane
