@@ -544,6 +544,45 @@ private slots:
     }
   }
 
+  // dot, dot4 and row_axpys, which end a row that is not a multiple of four
+  // with one vector step over its last four entries, against plain sums:
+  // every length through the steps of four and eight, each entry counted
+  // once, nothing written past a row's end.
+  void rowKernelsCountEachEntryOnce() {
+    Rng rng(5);
+    for (std::size_t n = 1; n <= 19; ++n) {
+      const std::size_t rows = 9, pad = 4;
+      std::vector<double> mat(rows * n), v(n), coef(rows * 2);
+      for (double& e : mat) e = rng.uniform() - 0.5;
+      for (double& e : v) e = rng.uniform() + 1.0;
+      for (double& e : coef) e = rng.uniform() - 0.5;
+      auto plain = [&](std::size_t r) {
+        double s = 0;
+        for (std::size_t i = 0; i < n; ++i) s += mat[r * n + i] * v[i];
+        return s;
+      };
+      const QString at = QString("n=%1").arg(n);
+      QVERIFY2(std::fabs(detail::dot(mat.data(), v.data(), n) - plain(0)) <= 1e-14, qPrintable(at));
+      const std::size_t src[4] = {3, 1, 4, 2};
+      const double* four[4] = {&mat[src[0] * n], &mat[src[1] * n], &mat[src[2] * n], &mat[src[3] * n]};
+      double out[4];
+      detail::dot4(four, v.data(), n, out);
+      for (std::size_t t = 0; t < 4; ++t) QVERIFY2(std::fabs(out[t] - plain(src[t])) <= 1e-14, qPrintable(at));
+      for (std::size_t q = 1; q <= rows; ++q) {
+        std::vector<int> which(q);
+        for (std::size_t a = 0; a < q; ++a) which[a] = static_cast<int>((a * 5) % rows);
+        std::vector<double> x(n + pad, 7.0), want(n);
+        for (std::size_t i = 0; i < n; ++i) x[i] = want[i] = rng.uniform();
+        for (std::size_t a = 0; a < q; ++a)
+          for (std::size_t i = 0; i < n; ++i) want[i] += coef[a * 2] * mat[static_cast<std::size_t>(which[a]) * n + i];
+        detail::row_axpys(mat.data(), n, which.data(), q, coef.data(), 2, x.data());
+        for (std::size_t i = 0; i < n; ++i)
+          QVERIFY2(std::fabs(x[i] - want[i]) <= 1e-14, qPrintable(at + QString(" q=%1 entry %2").arg(q).arg(i)));
+        for (std::size_t i = n; i < n + pad; ++i) QCOMPARE(x[i], 7.0);
+      }
+    }
+  }
+
   // The float32 factorization and its float64 refinement against the
   // float64 Cholesky, lane by lane, over sizes through the blocks and tiles:
   // well-conditioned lanes; a tridiagonal lane of condition ~1e3 (several
