@@ -191,7 +191,13 @@ CUBESOLVE_KERNEL void cholesky_solve(const double* l, std::size_t n, double* b) 
 
 /// y += alpha * x
 CUBESOLVE_KERNEL void axpy(double alpha, const double* x, double* y, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+  if (n < 4) {
+    for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+    return;
+  }
+  const Vec4 last = load4(y + n - 4) + alpha * load4(x + n - 4);  // as in row_axpys
+  for (std::size_t i = 0; i + 4 < n; i += 4) store4(y + i, load4(y + i) + alpha * load4(x + i));
+  store4(y + n - 4, last);
 }
 
 /// x += sum over a < q of coef[a * stride] * mat[rows[a], :] (row-major,

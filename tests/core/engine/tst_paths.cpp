@@ -544,7 +544,7 @@ private slots:
     }
   }
 
-  // dot, dot4 and row_axpys, which end a row that is not a multiple of four
+  // dot, dot4, row_axpys and axpy, which end a row that is not a multiple of four
   // with one vector step over its last four entries, against plain sums:
   // every length through the steps of four and eight, each entry counted
   // once, nothing written past a row's end.
@@ -576,6 +576,8 @@ private slots:
         for (std::size_t a = 0; a < q; ++a)
           for (std::size_t i = 0; i < n; ++i) want[i] += coef[a * 2] * mat[static_cast<std::size_t>(which[a]) * n + i];
         detail::row_axpys(mat.data(), n, which.data(), q, coef.data(), 2, x.data());
+        detail::axpy(0.25, v.data(), x.data(), n);
+        for (std::size_t i = 0; i < n; ++i) want[i] += 0.25 * v[i];
         for (std::size_t i = 0; i < n; ++i)
           QVERIFY2(std::fabs(x[i] - want[i]) <= 1e-14, qPrintable(at + QString(" q=%1 entry %2").arg(q).arg(i)));
         for (std::size_t i = n; i < n + pad; ++i) QCOMPARE(x[i], 7.0);
