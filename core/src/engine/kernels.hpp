@@ -189,15 +189,25 @@ CUBESOLVE_KERNEL void cholesky_solve(const double* l, std::size_t n, double* b) 
   }
 }
 
+/// Rewrites x[0, n) (n >= 4) four entries at a time, x[i, i + 4) becoming
+/// part(i), made from x as it is: the last four first, then the others from
+/// the start. Where the others' last four overlap them, part makes the same
+/// values from the same x, so storing them after the loop holds and n need
+/// not be a multiple of four.
+template <class Part>
+CUBESOLVE_KERNEL void store_by_fours(double* x, std::size_t n, Part part) {
+  const Vec4 last = part(n - 4);
+  for (std::size_t i = 0; i + 4 < n; i += 4) store4(x + i, part(i));
+  store4(x + n - 4, last);
+}
+
 /// y += alpha * x
 CUBESOLVE_KERNEL void axpy(double alpha, const double* x, double* y, std::size_t n) {
   if (n < 4) {
     for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
     return;
   }
-  const Vec4 last = load4(y + n - 4) + alpha * load4(x + n - 4);  // as in row_axpys
-  for (std::size_t i = 0; i + 4 < n; i += 4) store4(y + i, load4(y + i) + alpha * load4(x + i));
-  store4(y + n - 4, last);
+  store_by_fours(y, n, [&](std::size_t i) __attribute__((always_inline)) { return load4(y + i) + alpha * load4(x + i); });
 }
 
 /// x += sum over a < q of coef[a * stride] * mat[rows[a], :] (row-major,
@@ -212,18 +222,13 @@ CUBESOLVE_KERNEL void row_axpys(const double* mat, std::size_t n, const int* row
     const double* r3 = mat + static_cast<std::size_t>(rows[a + 3]) * n;
     const double c0 = coef[a * stride], c1 = coef[(a + 1) * stride], c2 = coef[(a + 2) * stride],
                  c3 = coef[(a + 3) * stride];
-    auto sum = [&](std::size_t i) __attribute__((always_inline)) {
-      return load4(x + i) + c0 * load4(r0 + i) + c1 * load4(r1 + i) + c2 * load4(r2 + i) + c3 * load4(r3 + i);
-    };
     if (n < 4) {
       for (std::size_t i = 0; i < n; ++i) x[i] += c0 * r0[i] + c1 * r1[i] + c2 * r2[i] + c3 * r3[i];
       continue;
     }
-    // The last four first, from x as it is: where the loop's last four
-    // overlap them, it makes the same sums, so storing them after it holds.
-    const Vec4 last = sum(n - 4);
-    for (std::size_t i = 0; i + 4 < n; i += 4) store4(x + i, sum(i));
-    store4(x + n - 4, last);
+    store_by_fours(x, n, [&](std::size_t i) __attribute__((always_inline)) {
+      return load4(x + i) + c0 * load4(r0 + i) + c1 * load4(r1 + i) + c2 * load4(r2 + i) + c3 * load4(r3 + i);
+    });
   }
   for (; a < q; ++a) axpy(coef[a * stride], mat + static_cast<std::size_t>(rows[a]) * n, x, n);
 }
