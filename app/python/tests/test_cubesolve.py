@@ -104,7 +104,9 @@ def test_shapes_and_design_reuse():
     assert r2.x.shape == (5, 48) and r2.rss.shape == (48,)
     assert r1.x.shape == (5,) and r1.status.shape == ()
     assert np.array_equal(r3.x.reshape(5, 48), r2.x, equal_nan=True)
-    assert np.array_equal(r2.x[:, 10], r1.x, equal_nan=True)
+    # One pixel alone goes through BLAS's one-column kernels, whose sums run
+    # in another order: the same solution to rounding.
+    assert np.abs(r2.x[:, 10] - r1.x).max() <= 1e-14 * np.abs(r1.x).max()
     assert sum(r3.paths.values()) == 48 and r3.engine_seconds > 0
 
 
