@@ -5,13 +5,18 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 // Hot loops get an AVX2/FMA clone chosen at load time where the processor
-// has it, and stay portable where it does not.
+// has it, and stay portable where it does not; where it has 512-bit vectors
+// (x86-64-v4), their clone runs, and the float32 factorization takes twice
+// the lanes (see wide_lanes).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define CUBESOLVE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define CUBESOLVE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define CUBESOLVE_WIDE_CLONE 1
 #else
 #define CUBESOLVE_SIMD_CLONES
+#define CUBESOLVE_WIDE_CLONE 0
 #endif
 
 // The kernels below, and the helpers that call them, are inlined into the
@@ -250,8 +255,19 @@ namespace cubesolve::detail {
 constexpr std::size_t kLanes = 4;
 CUBESOLVE_KERNEL constexpr std::size_t tri(std::size_t a) { return a * (a + 1) / 2; }
 
-/// Eight floats: the lanes of the float32 factorization (see factor_in_lanes).
+/// Eight or sixteen floats: the lanes of the float32 factorization (see
+/// factor_in_lanes), sixteen where the processor has 512-bit vectors.
 typedef float Vec8f __attribute__((vector_size(32)));
+typedef float Vec16f __attribute__((vector_size(64)));
+/// Whether this processor runs the 512-bit clone: elsewhere a Vec16f would
+/// be emulated by narrower vectors.
+inline bool wide_lanes() {
+#if CUBESOLVE_WIDE_CLONE
+  return __builtin_cpu_supports("x86-64-v4");
+#else
+  return false;
+#endif
+}
 /// A lane vector's element type and width.
 template <class V>
 struct Lanes;
@@ -264,6 +280,11 @@ template <>
 struct Lanes<Vec8f> {
   using E = float;
   static constexpr std::size_t W = 8;
+};
+template <>
+struct Lanes<Vec16f> {
+  using E = float;
+  static constexpr std::size_t W = 16;
 };
 template <class V>
 CUBESOLVE_KERNEL V loadv(const typename Lanes<V>::E* p) {
@@ -285,18 +306,18 @@ CUBESOLVE_KERNEL void cholesky_update_tile(typename Lanes<V>::E* s, std::size_t 
   using E = typename Lanes<V>::E;
   constexpr std::size_t L = Lanes<V>::W;
   const E* li[R];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (std::size_t r = 0; r < R; ++r) li[r] = s + tri(i + r) * L;
   const E* l0 = s + tri(j0) * L;
   const E* l1 = s + tri(j0 + (jb > 1 ? 1 : 0)) * L;
   const E* l2 = s + tri(j0 + (jb > 2 ? 2 : 0)) * L;
   const E* l3 = s + tri(j0 + (jb > 3 ? 3 : 0)) * L;
   V acc[R][4];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (std::size_t r = 0; r < R; ++r) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = V{};
   for (std::size_t c = 0; c < j0 * L; c += L) {
     const V y0 = loadv<V>(l0 + c), y1 = loadv<V>(l1 + c), y2 = loadv<V>(l2 + c), y3 = loadv<V>(l3 + c);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (std::size_t r = 0; r < R; ++r) {
       const V x = loadv<V>(li[r] + c);
       acc[r][0] += x * y0;
@@ -305,7 +326,7 @@ CUBESOLVE_KERNEL void cholesky_update_tile(typename Lanes<V>::E* s, std::size_t 
       acc[r][3] += x * y3;
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (std::size_t r = 0; r < R; ++r)
     for (std::size_t t = 0; t < jb && j0 + t <= i + r; ++t) {
       E* p = s + (tri(i + r) + j0 + t) * L;
@@ -359,6 +380,10 @@ CUBESOLVE_KERNEL void batched_cholesky(typename Lanes<V>::E* s, std::size_t n, t
     const std::size_t jb = n - j0 < 4 ? n - j0 : 4;
     if (j0 > 0) {  // the columns before the block, applied to it
       std::size_t i = j0;
+      // Six rows a tile where 32 vector registers hold their 24 sums (the
+      // 512-bit lanes come with them), else three.
+      if constexpr (L == 16)
+        for (; i + 6 <= n; i += 6) cholesky_update_tile<6, V>(s, i, j0, jb);
       for (; i + 3 <= n; i += 3) cholesky_update_tile<3, V>(s, i, j0, jb);
       if (i + 2 <= n) cholesky_update_tile<2, V>(s, i, j0, jb), i += 2;
       if (i < n) cholesky_update_tile<1, V>(s, i, j0, jb);
@@ -493,45 +518,49 @@ CUBESOLVE_KERNEL void batched_residual(const double* s, std::size_t n, const dou
 constexpr int kMaxRefine = 8;
 constexpr double kRefineTol = 1e-13;
 
-/// Two groups of kLanes SPD systems (S: two packed systems of tri(q) x
-/// kLanes, as batched_cholesky takes them, one after the other; z[g]: group
-/// g's right-hand sides, q x kLanes) side by side in the eight lanes of one
-/// float32 factorization, at twice the float64 rate, and its solutions
-/// refined against float64 residuals until each lane's step shows an error
-/// below kRefineTol of its solution: the float64 Cholesky's accuracy. A lane
-/// whose float32 pivots do not clear 4 tau, or whose steps do not shrink
-/// fast, is solved in float64 (batched_cholesky with tau), which has the last
-/// word: ok[l] as there. The systems' entries must be within float32's range
-/// (the deletion systems I - H_II are within [-1, 1]). Scratch: f32 of
-/// (tri(q) + q) x 8 floats, work of 6 q kLanes doubles. S is kept but for
-/// the groups solved in float64, z[g] becomes the solutions. Returns the
-/// lanes solved in float32, bit g * kLanes + l for lane l of group g.
-CUBESOLVE_KERNEL unsigned batched_solve_mixed(double* S, std::size_t q, double* const z[2], float* f32, double* work,
+/// G (2 or 4) groups of kLanes SPD systems (S: G packed systems of tri(q)
+/// x kLanes, as batched_cholesky takes them, one after the other; z[g]:
+/// group g's right-hand sides, q x kLanes) side by side in the 8 or 16 lanes
+/// of one float32 factorization, at twice the float64 rate, and its
+/// solutions refined against float64 residuals until each lane's step shows
+/// an error below kRefineTol of its solution: the float64 Cholesky's
+/// accuracy. A lane whose float32 pivots do not clear 4 tau, or whose steps
+/// do not shrink fast, is solved in float64 (batched_cholesky with tau),
+/// which has the last word: ok[l] as there. The systems' entries must be
+/// within float32's range (the deletion systems I - H_II are within
+/// [-1, 1]). Scratch: f32 of (tri(q) + q) x 4G floats, work of 3 G q kLanes
+/// doubles. S is kept but for the groups solved in float64, z[g] becomes the
+/// solutions. Returns the lanes solved in float32, bit g * kLanes + l for
+/// lane l of group g.
+template <std::size_t G>
+CUBESOLVE_KERNEL unsigned batched_solve_mixed(double* S, std::size_t q, double* const z[G], float* f32, double* work,
                                               double tau, bool* ok) {
-  constexpr std::size_t L = kLanes, W = 2 * L;
+  static_assert(G == 2 || G == 4, "eight or sixteen float lanes");
+  using VF = std::conditional_t<G == 2, Vec8f, Vec16f>;
+  constexpr std::size_t L = kLanes, W = G * L;
   const std::size_t T = tri(q), V = q * L;  // one group's system and vector
   float *F = f32, *r32 = f32 + T * W;
-  double *b = work, *x = b + 2 * V, *r = x + 2 * V;
+  double *b = work, *x = b + G * V, *r = x + G * V;
   for (std::size_t e = 0; e < T; ++e)
-    for (std::size_t g = 0; g < 2; ++g) store4(F + e * W + g * L, load4(S + g * T * L + e * L));
+    for (std::size_t g = 0; g < G; ++g) store4(F + e * W + g * L, load4(S + g * T * L + e * L));
   bool held[W];
-  batched_cholesky<Vec8f>(F, q, static_cast<float>(4 * tau), held);
-  for (std::size_t g = 0; g < 2; ++g) {
+  batched_cholesky<VF>(F, q, static_cast<float>(4 * tau), held);
+  for (std::size_t g = 0; g < G; ++g) {
     std::copy(z[g], z[g] + V, b + g * V);
     std::copy(z[g], z[g] + V, r + g * V);
   }
-  std::fill(x, x + 2 * V, 0.0);
+  std::fill(x, x + G * V, 0.0);
   // Per lane: 1 while refining, the size of the last step.
-  Vec4 active[2], last[2];
-  for (std::size_t g = 0; g < 2; ++g)
+  Vec4 active[G], last[G];
+  for (std::size_t g = 0; g < G; ++g)
     for (std::size_t l = 0; l < L; ++l) active[g][l] = held[g * L + l] ? 1.0 : 0.0, last[g][l] = 0.0;
   bool converged[W] = {};
   for (int it = 0; it < kMaxRefine; ++it) {
     for (std::size_t a = 0; a < q; ++a)
-      for (std::size_t g = 0; g < 2; ++g) store4(r32 + a * W + g * L, load4(r + g * V + a * L));
-    batched_cholesky_solve<Vec8f>(F, q, r32);
+      for (std::size_t g = 0; g < G; ++g) store4(r32 + a * W + g * L, load4(r + g * V + a * L));
+    batched_cholesky_solve<VF>(F, q, r32);
     bool refining = false;
-    for (std::size_t g = 0; g < 2; ++g) {
+    for (std::size_t g = 0; g < G; ++g) {
       Vec4 dn = {}, xn = {};
       for (std::size_t a = 0; a < q; ++a) {
         const Vec4 d = load4(r32 + a * W + g * L) * active[g];
@@ -556,14 +585,14 @@ CUBESOLVE_KERNEL unsigned batched_solve_mixed(double* S, std::size_t q, double* 
       }
     }
     if (!refining) break;
-    for (std::size_t g = 0; g < 2; ++g)
+    for (std::size_t g = 0; g < G; ++g)
       if (active[g][0] + active[g][1] + active[g][2] + active[g][3] > 0)
         batched_residual(S + g * T * L, q, b + g * V, x + g * V, r + g * V);
   }
-  for (std::size_t g = 0; g < 2; ++g) std::copy(x + g * V, x + (g + 1) * V, z[g]);
+  for (std::size_t g = 0; g < G; ++g) std::copy(x + g * V, x + (g + 1) * V, z[g]);
   unsigned refined = 0;
   for (std::size_t l = 0; l < W; ++l) refined |= converged[l] ? 1u << l : 0u;
-  for (std::size_t g = 0; g < 2; ++g) {
+  for (std::size_t g = 0; g < G; ++g) {
     bool redo = false;
     for (std::size_t l = 0; l < L; ++l) redo = redo || !converged[g * L + l];
     if (!redo) {

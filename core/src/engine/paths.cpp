@@ -16,6 +16,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t L = kLanes;
+constexpr std::size_t kMaxGroups = 4;  // of L lanes, in one float32 factorization
 
 /// Row i of A times v, over the row's nonzeros (a design of sparse rows).
 CUBESOLVE_KERNEL double sparse_row_dot(const DesignFactors& f, std::size_t i, const double* v) {
@@ -109,24 +110,25 @@ CUBESOLVE_KERNEL void factor_group(Workspace& ws, const LaneSystem* sys, std::si
 }
 
 /// The small-system pixels of ws.buckets, smallest systems first, through
-/// the batched Cholesky: L at a time, or 2L at a time in float32
-/// (batched_solve_mixed) where the systems are deletions of at least
-/// kMixedMin rows; each batch is as large as its largest system (the others
-/// padded, see put_systems), so no lane idles where sizes differ. lane(slot, k, z)
-/// writes pixel k's right-hand side at z[a * L] (slot < 2L: the lane's own
-/// scratch) and returns its system; done(slot, k, q, z, ok) takes its
-/// solution from there (ok: its pivots held).
+/// the batched Cholesky: L at a time, or 2L (4L with 512-bit vectors) at a
+/// time in float32 (batched_solve_mixed) where the systems are deletions of
+/// at least kMixedMin rows; each batch is as large as its largest system
+/// (the others padded, see put_systems), so no lane idles where sizes
+/// differ. lane(slot, k, z) writes pixel k's right-hand side at z[a * L]
+/// (slot < kMaxGroups L: the lane's own scratch) and returns its system;
+/// done(slot, k, q, z, ok) takes its solution from there (ok: its pivots held).
 template <class Lane, class Done>
 CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, Done done) {
   ws.order.clear();
   for (const auto& bucket : ws.buckets) ws.order.insert(ws.order.end(), bucket.begin(), bucket.end());
   const std::vector<std::size_t>& pixels = ws.order;
-  ws.rhs.resize(2 * n * L);  // a system has fewer than n rows
+  const std::size_t wide = wide_lanes() ? 4 : 2;  // groups in a float32 factorization
+  ws.rhs.resize(kMaxGroups * n * L);               // a system has fewer than n rows
   for (std::size_t b0 = 0; b0 < pixels.size();) {
-    LaneSystem sys[2 * L];
-    double* z[2];
-    std::size_t lanes[2] = {}, q = 0, G = 1;
-    bool ok[2 * L], mixed = true;
+    LaneSystem sys[kMaxGroups * L];
+    double* z[kMaxGroups];
+    std::size_t lanes[kMaxGroups] = {}, q = 0, G = 1;
+    bool ok[kMaxGroups * L], mixed = true;
     for (std::size_t g = 0; g < G; ++g) {
       const std::size_t first = std::min(pixels.size(), b0 + g * L);
       lanes[g] = std::min(L, pixels.size() - first);
@@ -137,9 +139,10 @@ CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, D
         q = std::max(q, sys[g * L + l].q);
         mixed = mixed && sys[g * L + l].deletion && sys[g * L + l].shift == 0;
       }
-      if (g == 0 && sys[0].q >= kMixedMin) G = 2;  // the first system is the batch's smallest
+      if (g == 0 && sys[0].q >= kMixedMin) G = wide;  // the first system is the batch's smallest
     }
     const std::size_t T = tri(q);
+    mixed = mixed && G > 1 && lanes[G - 1] > 0;
     ws.s.resize(std::max(ws.s.size(), G * T * L));
     for (std::size_t g = 0; g < G; ++g) {
       if (lanes[g] == 0) continue;
@@ -147,18 +150,24 @@ CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, D
         for (std::size_t a = l < lanes[g] ? sys[g * L + l].q : 0; a < q; ++a) z[g][a * L + l] = 0.0;
       put_systems(sys + g * L, n, q, ws.s.data() + g * T * L);
     }
-    if (G == 2 && mixed && lanes[1] > 0) {
-      ws.s32.resize(tri(q) * 2 * L + q * 2 * L);
-      ws.refine.resize(6 * q * L);
-      batched_solve_mixed(ws.s.data(), q, z, ws.s32.data(), ws.refine.data(), kSmallTau, ok);
+    if (mixed) {
+      ws.s32.resize((T + q) * G * L);
+      ws.refine.resize(3 * G * q * L);
+      if (G == 4)
+        batched_solve_mixed<4>(ws.s.data(), q, z, ws.s32.data(), ws.refine.data(), kSmallTau, ok);
+      else
+        batched_solve_mixed<2>(ws.s.data(), q, z, ws.s32.data(), ws.refine.data(), kSmallTau, ok);
     } else {
       for (std::size_t g = 0; g < G; ++g)
         if (lanes[g] > 0) factor_group(ws, sys + g * L, q, ws.s.data() + g * T * L, z[g], ok + g * L);
     }
-    for (std::size_t g = 0; g < G; ++g)
+    std::size_t taken = 0;
+    for (std::size_t g = 0; g < G; ++g) {
       for (std::size_t l = 0; l < lanes[g]; ++l)
         done(g * L + l, pixels[b0 + g * L + l], sys[g * L + l].q, z[g] + l, ok[g * L + l]);
-    b0 += lanes[0] + lanes[1];
+      taken += lanes[g];
+    }
+    b0 += taken;
   }
 }
 
@@ -218,7 +227,7 @@ CUBESOLVE_KERNEL void pixel_done(const Job& job, Workspace& ws, std::size_t q, s
 }  // namespace
 
 CUBESOLVE_SIMD_CLONES void solve_systems(const Job& job, Workspace& ws) {
-  ws.rows.resize(job.N * 2 * L);
+  ws.rows.resize(job.N * kMaxGroups * L);
   factor_in_lanes(
       job.N, ws,
       [&](std::size_t l, std::size_t k, double* z)
@@ -301,7 +310,7 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
     }
   ws.del_rhs.resize(total);
   if (streamed) deletion_rhs(job, ws, B);
-  ws.rows.resize(N * 2 * L);
+  ws.rows.resize(N * kMaxGroups * L);
   // A deletion: (I - H_II) z = A_I x0 (= H_I y~), x = x0 + P[:, I] z.
   auto lane = [&](std::size_t l, std::size_t k, double* z) __attribute__((always_inline)) {
     if (ws.kind[k] != Kind::Deletion) return pixel_lane(job, ws, l, k, z);  // unpacked

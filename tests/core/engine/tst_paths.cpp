@@ -595,74 +595,79 @@ private slots:
   void mixedFactorMatchesFloat64() {
     constexpr std::size_t L = detail::kLanes;
     Rng rng(78);
-    for (const std::size_t n : {64, 65, 97, 130}) {
-      const std::size_t T = detail::tri(n);
-      std::vector<double> S(2 * T * L), rhs(2 * n * L);
-      for (std::size_t lane = 0; lane < 2 * L; ++lane) {
-        const std::size_t g = lane / L, l = lane % L;
-        std::vector<double> full(n * n, 0.0);
-        if (lane == 1) {  // tridiagonal (-a, 1, -a), a just below 1/2
-          for (std::size_t i = 0; i < n; ++i) {
-            full[i * n + i] = 1.0;
-            if (i > 0) full[i * n + i - 1] = full[(i - 1) * n + i] = -0.49999;
-          }
-        } else {  // (G G^T / n + I) / 2; lane 5 singular
-          std::vector<double> gm(n * n);
-          for (double& v : gm) v = rng.uniform() - 0.5;
-          if (lane == 5)
-            for (std::size_t c = 0; c < n; ++c) gm[(n - 1) * n + c] = gm[c];
-          for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t j = 0; j < n; ++j) {
-              double v = 0;
-              for (std::size_t k = 0; k < n; ++k) v += gm[i * n + k] * gm[j * n + k];
-              full[i * n + j] = lane == 5 ? v / static_cast<double>(n) : (v / static_cast<double>(n) + (i == j)) / 2;
+    for (const std::size_t G : {2, 4})  // eight float lanes, and the sixteen of 512-bit vectors
+      for (const std::size_t n : {64, 65, 97, 130}) {
+        const std::size_t T = detail::tri(n);
+        std::vector<double> S(G * T * L), rhs(G * n * L);
+        for (std::size_t lane = 0; lane < G * L; ++lane) {
+          const std::size_t g = lane / L, l = lane % L;
+          std::vector<double> full(n * n, 0.0);
+          if (lane == 1) {  // tridiagonal (-a, 1, -a), a just below 1/2
+            for (std::size_t i = 0; i < n; ++i) {
+              full[i * n + i] = 1.0;
+              if (i > 0) full[i * n + i - 1] = full[(i - 1) * n + i] = -0.49999;
             }
-        }
-        if (lane == 3) {  // the last pivot 2 tau times the largest diagonal entry
-          std::vector<double> head(n * n, 0.0), v(n - 1);
-          for (std::size_t i = 0; i + 1 < n; ++i) {
-            v[i] = full[(n - 1) * n + i];
-            for (std::size_t j = 0; j + 1 < n; ++j) head[i * (n - 1) + j] = full[i * n + j];
+          } else {  // (G G^T / n + I) / 2; lane 5 singular
+            std::vector<double> gm(n * n);
+            for (double& v : gm) v = rng.uniform() - 0.5;
+            if (lane == 5)
+              for (std::size_t c = 0; c < n; ++c) gm[(n - 1) * n + c] = gm[c];
+            for (std::size_t i = 0; i < n; ++i)
+              for (std::size_t j = 0; j < n; ++j) {
+                double v = 0;
+                for (std::size_t k = 0; k < n; ++k) v += gm[i * n + k] * gm[j * n + k];
+                full[i * n + j] = lane == 5 ? v / static_cast<double>(n) : (v / static_cast<double>(n) + (i == j)) / 2;
+              }
           }
-          std::vector<double> w = v;
-          QVERIFY(detail::cholesky(head.data(), n - 1, 0.0));
-          detail::cholesky_solve(head.data(), n - 1, w.data());
-          double dmax = 0, vw = 0;
-          for (std::size_t i = 0; i + 1 < n; ++i) dmax = std::max(dmax, full[i * n + i]), vw += v[i] * w[i];
-          full[(n - 1) * n + n - 1] = vw + 2 * detail::kSmallTau * std::max(dmax, vw);
+          if (lane == 3) {  // the last pivot 2 tau times the largest diagonal entry
+            std::vector<double> head(n * n, 0.0), v(n - 1);
+            for (std::size_t i = 0; i + 1 < n; ++i) {
+              v[i] = full[(n - 1) * n + i];
+              for (std::size_t j = 0; j + 1 < n; ++j) head[i * (n - 1) + j] = full[i * n + j];
+            }
+            std::vector<double> w = v;
+            QVERIFY(detail::cholesky(head.data(), n - 1, 0.0));
+            detail::cholesky_solve(head.data(), n - 1, w.data());
+            double dmax = 0, vw = 0;
+            for (std::size_t i = 0; i + 1 < n; ++i) dmax = std::max(dmax, full[i * n + i]), vw += v[i] * w[i];
+            full[(n - 1) * n + n - 1] = vw + 2 * detail::kSmallTau * std::max(dmax, vw);
+          }
+          for (std::size_t i = 0; i < n; ++i) {
+            for (std::size_t j = 0; j <= i; ++j) S[g * T * L + (detail::tri(i) + j) * L + l] = full[i * n + j];
+            rhs[g * n * L + i * L + l] = lane == 6 ? 0.0 : rng.uniform() - 0.5;
+          }
         }
-        for (std::size_t i = 0; i < n; ++i) {
-          for (std::size_t j = 0; j <= i; ++j) S[g * T * L + (detail::tri(i) + j) * L + l] = full[i * n + j];
-          rhs[g * n * L + i * L + l] = lane == 6 ? 0.0 : rng.uniform() - 0.5;
+        // The float64 answer, group by group.
+        std::vector<double> S64 = S, x64 = rhs;
+        bool ok64[4 * L];
+        for (std::size_t g = 0; g < G; ++g) {
+          detail::batched_cholesky(S64.data() + g * T * L, n, detail::kSmallTau, ok64 + g * L);
+          detail::batched_cholesky_solve(S64.data() + g * T * L, n, x64.data() + g * n * L);
+        }
+        std::vector<double> x = rhs, work(3 * G * n * L);
+        std::vector<float> f32((T + n) * G * L);
+        double* z[4] = {};
+        for (std::size_t g = 0; g < G; ++g) z[g] = x.data() + g * n * L;
+        bool ok[4 * L];
+        const unsigned refined =
+            G == 4 ? detail::batched_solve_mixed<4>(S.data(), n, z, f32.data(), work.data(), detail::kSmallTau, ok)
+                   : detail::batched_solve_mixed<2>(S.data(), n, z, f32.data(), work.data(), detail::kSmallTau, ok);
+        const unsigned all = (1u << (G * L)) - 1;
+        QCOMPARE(refined, all & ~(1u << 3 | 1u << 5));  // all but the two float64 ones in float32
+        for (std::size_t lane = 0; lane < G * L; ++lane) {
+          const std::size_t g = lane / L, l = lane % L;
+          const QString where = QString("%1 lanes, n=%2 lane %3").arg(G * L).arg(n).arg(lane);
+          QVERIFY2(ok[lane] == ok64[lane] && ok[lane] == (lane != 5), qPrintable(where));
+          if (!ok[lane]) continue;
+          double scale = 0, diff = 0;
+          for (std::size_t i = 0; i < n; ++i) {
+            const double a = x64[g * n * L + i * L + l], b = x[g * n * L + i * L + l];
+            scale = std::max(scale, std::fabs(a));
+            diff = std::max(diff, std::fabs(a - b));
+          }
+          QVERIFY2(diff <= 1e-12 * scale, qPrintable(where + QString(": %1 of %2").arg(diff).arg(scale)));
         }
       }
-      // The float64 answer, group by group.
-      std::vector<double> S64 = S, x64 = rhs;
-      bool ok64[2 * L];
-      for (std::size_t g = 0; g < 2; ++g) {
-        detail::batched_cholesky(S64.data() + g * T * L, n, detail::kSmallTau, ok64 + g * L);
-        detail::batched_cholesky_solve(S64.data() + g * T * L, n, x64.data() + g * n * L);
-      }
-      std::vector<double> x = rhs, work(6 * n * L);
-      std::vector<float> f32((T + n) * 2 * L);
-      double* const z[2] = {x.data(), x.data() + n * L};
-      bool ok[2 * L];
-      const unsigned refined = detail::batched_solve_mixed(S.data(), n, z, f32.data(), work.data(), detail::kSmallTau, ok);
-      QCOMPARE(refined, 0xffu & ~(1u << 3 | 1u << 5));  // all but the two float64 ones in float32
-      for (std::size_t lane = 0; lane < 2 * L; ++lane) {
-        const std::size_t g = lane / L, l = lane % L;
-        const QString where = QString("n=%1 lane %2").arg(n).arg(lane);
-        QVERIFY2(ok[lane] == ok64[lane] && ok[lane] == (lane != 5), qPrintable(where));
-        if (!ok[lane]) continue;
-        double scale = 0, diff = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-          const double a = x64[g * n * L + i * L + l], b = x[g * n * L + i * L + l];
-          scale = std::max(scale, std::fabs(a));
-          diff = std::max(diff, std::fabs(a - b));
-        }
-        QVERIFY2(diff <= 1e-12 * scale, qPrintable(where + QString(": %1 of %2").arg(diff).arg(scale)));
-      }
-    }
   }
 
   // The sample that decides whether masks are grouped at all: the whole of a
