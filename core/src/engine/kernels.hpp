@@ -256,11 +256,13 @@ constexpr std::size_t kLanes = 4;
 CUBESOLVE_KERNEL constexpr std::size_t tri(std::size_t a) { return a * (a + 1) / 2; }
 
 /// Eight or sixteen floats: the lanes of the float32 factorization (see
-/// factor_in_lanes), sixteen where the processor has 512-bit vectors.
+/// factor_in_lanes), sixteen where the processor has 512-bit vectors, which
+/// also factor two groups of float64 systems side by side (Vec8d).
 typedef float Vec8f __attribute__((vector_size(32)));
 typedef float Vec16f __attribute__((vector_size(64)));
-/// Whether this processor runs the 512-bit clone: elsewhere a Vec16f would
-/// be emulated by narrower vectors.
+typedef double Vec8d __attribute__((vector_size(64)));
+/// Whether this processor runs the 512-bit clone: elsewhere a Vec16f or
+/// Vec8d would be emulated by narrower vectors.
 inline bool wide_lanes() {
 #if CUBESOLVE_WIDE_CLONE
   return __builtin_cpu_supports("x86-64-v4");
@@ -285,6 +287,11 @@ template <>
 struct Lanes<Vec16f> {
   using E = float;
   static constexpr std::size_t W = 16;
+};
+template <>
+struct Lanes<Vec8d> {
+  using E = double;
+  static constexpr std::size_t W = 8;
 };
 template <class V>
 CUBESOLVE_KERNEL V loadv(const typename Lanes<V>::E* p) {
@@ -382,7 +389,7 @@ CUBESOLVE_KERNEL void batched_cholesky(typename Lanes<V>::E* s, std::size_t n, t
       std::size_t i = j0;
       // Six rows a tile where 32 vector registers hold their 24 sums (the
       // 512-bit lanes come with them), else three.
-      if constexpr (L == 16)
+      if constexpr (sizeof(V) == 64)
         for (; i + 6 <= n; i += 6) cholesky_update_tile<6, V>(s, i, j0, jb);
       for (; i + 3 <= n; i += 3) cholesky_update_tile<3, V>(s, i, j0, jb);
       if (i + 2 <= n) cholesky_update_tile<2, V>(s, i, j0, jb), i += 2;

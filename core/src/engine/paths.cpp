@@ -109,10 +109,32 @@ CUBESOLVE_KERNEL void factor_group(Workspace& ws, const LaneSystem* sys, std::si
   batched_cholesky_solve(S, q, z);
 }
 
+/// Two groups of L lanes (S: their packed systems one after the other, z[g]:
+/// group g's right-hand sides, as put_systems and the lanes leave them)
+/// factored and solved in float64 side by side in the eight lanes of 512-bit
+/// vectors: one pivot's latency serves both groups. Their systems are
+/// interleaved into ws.pair, their right-hand sides too, and z[g] becomes
+/// the solutions; ok[g * L + l]: lane l of group g's pivots held.
+CUBESOLVE_KERNEL void factor_pair(Workspace& ws, std::size_t q, const double* S, double* const z[2], bool* ok) {
+  constexpr std::size_t W = 2 * L;
+  const std::size_t T = tri(q);
+  ws.pair.resize((T + q) * W);
+  double *P = ws.pair.data(), *b = P + T * W;
+  for (std::size_t e = 0; e < T; ++e)
+    for (std::size_t g = 0; g < 2; ++g) store4(P + e * W + g * L, load4(S + g * T * L + e * L));
+  for (std::size_t a = 0; a < q; ++a)
+    for (std::size_t g = 0; g < 2; ++g) store4(b + a * W + g * L, load4(z[g] + a * L));
+  batched_cholesky<Vec8d>(P, q, kSmallTau, ok);
+  batched_cholesky_solve<Vec8d>(P, q, b);
+  for (std::size_t a = 0; a < q; ++a)
+    for (std::size_t g = 0; g < 2; ++g) store4(z[g] + a * L, load4(b + a * W + g * L));
+}
+
 /// The small-system pixels of ws.buckets, smallest systems first, through
-/// the batched Cholesky: L at a time, or 2L (4L with 512-bit vectors) at a
-/// time in float32 (batched_solve_mixed) where the systems are deletions of
-/// at least kMixedMin rows; each batch is as large as its largest system
+/// the batched Cholesky: L at a time (2L side by side with 512-bit vectors,
+/// see factor_pair), or 2L (4L with 512-bit vectors) at a time in float32
+/// (batched_solve_mixed) where the systems are deletions of at least
+/// kMixedMin rows; each batch is as large as its largest system
 /// (the others padded, see put_systems), so no lane idles where sizes
 /// differ. lane(slot, k, z) writes pixel k's right-hand side at z[a * L]
 /// (slot < kMaxGroups L: the lane's own scratch) and returns its system;
@@ -122,8 +144,8 @@ CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, D
   ws.order.clear();
   for (const auto& bucket : ws.buckets) ws.order.insert(ws.order.end(), bucket.begin(), bucket.end());
   const std::vector<std::size_t>& pixels = ws.order;
-  const std::size_t wide = wide_lanes() ? 4 : 2;  // groups in a float32 factorization
-  ws.rhs.resize(kMaxGroups * n * L);               // a system has fewer than n rows
+  const bool wide = wide_lanes();
+  ws.rhs.resize(kMaxGroups * n * L);  // a system has fewer than n rows
   for (std::size_t b0 = 0; b0 < pixels.size();) {
     LaneSystem sys[kMaxGroups * L];
     double* z[kMaxGroups];
@@ -139,10 +161,11 @@ CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, D
         q = std::max(q, sys[g * L + l].q);
         mixed = mixed && sys[g * L + l].deletion && sys[g * L + l].shift == 0;
       }
-      if (g == 0 && sys[0].q >= kMixedMin) G = wide;  // the first system is the batch's smallest
+      if (g == 0)  // groups in one factorization; the first system is the batch's smallest
+        G = sys[0].q >= kMixedMin ? (wide ? 4 : 2) : (wide ? 2 : 1);
     }
     const std::size_t T = tri(q);
-    mixed = mixed && G > 1 && lanes[G - 1] > 0;
+    mixed = mixed && sys[0].q >= kMixedMin && G > 1 && lanes[G - 1] > 0;
     ws.s.resize(std::max(ws.s.size(), G * T * L));
     for (std::size_t g = 0; g < G; ++g) {
       if (lanes[g] == 0) continue;
@@ -158,8 +181,17 @@ CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, D
       else
         batched_solve_mixed<2>(ws.s.data(), q, z, ws.s32.data(), ws.refine.data(), kSmallTau, ok);
     } else {
-      for (std::size_t g = 0; g < G; ++g)
-        if (lanes[g] > 0) factor_group(ws, sys + g * L, q, ws.s.data() + g * T * L, z[g], ok + g * L);
+      for (std::size_t g = 0; g < G; ++g) {
+        if (lanes[g] == 0) continue;
+        const LaneSystem* two = sys + g * L;  // this group and the next
+        if (wide && g + 1 < G && lanes[g + 1] > 0 &&
+            std::none_of(two, two + 2 * L, [](const LaneSystem& s) { return s.shift > 0; })) {
+          factor_pair(ws, q, ws.s.data() + g * T * L, z + g, ok + g * L);
+          ++g;
+          continue;
+        }
+        factor_group(ws, two, q, ws.s.data() + g * T * L, z[g], ok + g * L);
+      }
     }
     std::size_t taken = 0;
     for (std::size_t g = 0; g < G; ++g) {

@@ -345,6 +345,54 @@ double pixel_error(const Case& c, const detail::Workspace& ws, std::size_t k, do
 
 }  // namespace
 
+/// The batched Cholesky in the lanes of V against the one-system kernel
+/// (see TestPaths::batchedCholeskyMatchesOneSystem).
+template <class V>
+void batched_matches_one(std::uint64_t seed) {
+  constexpr std::size_t L = detail::Lanes<V>::W;
+  Rng rng(seed);
+  for (const std::size_t n : {1, 2, 3, 4, 5, 7, 8, 9, 13, 31, 64, 123}) {
+    std::vector<double> packed(detail::tri(n) * L), b(n * L);
+    std::vector<std::vector<double>> full(L, std::vector<double>(n * n));
+    for (std::size_t l = 0; l < L; ++l) {
+      // G G^T / n + I, lane 2 made singular (rank n - 1) where n > 1.
+      std::vector<double> g(n * n);
+      for (double& v : g) v = rng.uniform() - 0.5;
+      if (l == 2 && n > 1)
+        for (std::size_t c = 0; c < n; ++c) g[(n - 1) * n + c] = g[c];
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+          double v = 0;
+          for (std::size_t k = 0; k < n; ++k) v += g[i * n + k] * g[j * n + k];
+          full[l][i * n + j] = l == 2 && n > 1 ? v : v / static_cast<double>(n) + (i == j);
+        }
+      for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = 0; j <= i; ++j) packed[(detail::tri(i) + j) * L + l] = full[l][i * n + j];
+        b[i * L + l] = rng.uniform();
+      }
+    }
+    const std::vector<double> rhs = b;
+    bool ok[L];
+    detail::batched_cholesky<V>(packed.data(), n, detail::kSmallTau, ok);
+    detail::batched_cholesky_solve<V>(packed.data(), n, b.data());
+    for (std::size_t l = 0; l < L; ++l) {
+      std::vector<double> one = full[l];
+      const bool one_ok = detail::cholesky(one.data(), n, detail::kSmallTau);
+      QVERIFY2(ok[l] == one_ok, qPrintable(QString("%1 lanes, n=%2 lane %3").arg(L).arg(n).arg(l)));
+      QVERIFY2(ok[l] == !(l == 2 && n > 1), qPrintable(QString("%1 lanes, n=%2 lane %3").arg(L).arg(n).arg(l)));
+      if (!ok[l]) continue;
+      for (std::size_t i = 0; i < n; ++i)  // the diagonal is kept as its reciprocals
+        for (std::size_t j = 0; j <= i; ++j)
+          QVERIFY(std::fabs(packed[(detail::tri(i) + j) * L + l] - (i == j ? 1 / one[i * n + j] : one[i * n + j])) <= 1e-13);
+      for (std::size_t i = 0; i < n; ++i) {  // A x = b
+        double r = -rhs[i * L + l];
+        for (std::size_t j = 0; j < n; ++j) r += full[l][i * n + j] * b[j * L + l];
+        QVERIFY2(std::fabs(r) <= 1e-12, qPrintable(QString("%1 lanes, n=%2 lane %3 row %4: %5").arg(L).arg(n).arg(l).arg(i).arg(r)));
+      }
+    }
+  }
+}
+
 class TestPaths : public QObject {
   Q_OBJECT
 private slots:
@@ -498,50 +546,12 @@ private slots:
 
   // The batched Cholesky against the one-system kernel, lane by lane: every
   // size through the blocks of four columns and the row tiles, a lane whose
-  // pivot fails beside lanes that hold, and the solve after it.
+  // pivot fails beside lanes that hold, and the solve after it; in the four
+  // lanes of 256-bit vectors and the eight of 512-bit ones (two groups side
+  // by side, with tiles of six rows).
   void batchedCholeskyMatchesOneSystem() {
-    constexpr std::size_t L = detail::kLanes;
-    Rng rng(77);
-    for (const std::size_t n : {1, 2, 3, 4, 5, 7, 8, 9, 13, 31, 64, 123}) {
-      std::vector<double> packed(detail::tri(n) * L), b(n * L);
-      std::vector<std::vector<double>> full(L, std::vector<double>(n * n));
-      for (std::size_t l = 0; l < L; ++l) {
-        // G G^T / n + I, lane 2 made singular (rank n - 1) where n > 1.
-        std::vector<double> g(n * n);
-        for (double& v : g) v = rng.uniform() - 0.5;
-        if (l == 2 && n > 1)
-          for (std::size_t c = 0; c < n; ++c) g[(n - 1) * n + c] = g[c];
-        for (std::size_t i = 0; i < n; ++i)
-          for (std::size_t j = 0; j < n; ++j) {
-            double v = 0;
-            for (std::size_t k = 0; k < n; ++k) v += g[i * n + k] * g[j * n + k];
-            full[l][i * n + j] = l == 2 && n > 1 ? v : v / static_cast<double>(n) + (i == j);
-          }
-        for (std::size_t i = 0; i < n; ++i) {
-          for (std::size_t j = 0; j <= i; ++j) packed[(detail::tri(i) + j) * L + l] = full[l][i * n + j];
-          b[i * L + l] = rng.uniform();
-        }
-      }
-      const std::vector<double> rhs = b;
-      bool ok[L];
-      detail::batched_cholesky(packed.data(), n, detail::kSmallTau, ok);
-      detail::batched_cholesky_solve(packed.data(), n, b.data());
-      for (std::size_t l = 0; l < L; ++l) {
-        std::vector<double> one = full[l];
-        const bool one_ok = detail::cholesky(one.data(), n, detail::kSmallTau);
-        QVERIFY2(ok[l] == one_ok, qPrintable(QString("n=%1 lane %2").arg(n).arg(l)));
-        QVERIFY2(ok[l] == !(l == 2 && n > 1), qPrintable(QString("n=%1 lane %2").arg(n).arg(l)));
-        if (!ok[l]) continue;
-        for (std::size_t i = 0; i < n; ++i)  // the diagonal is kept as its reciprocals
-          for (std::size_t j = 0; j <= i; ++j)
-            QVERIFY(std::fabs(packed[(detail::tri(i) + j) * L + l] - (i == j ? 1 / one[i * n + j] : one[i * n + j])) <= 1e-13);
-        for (std::size_t i = 0; i < n; ++i) {  // A x = b
-          double r = -rhs[i * L + l];
-          for (std::size_t j = 0; j < n; ++j) r += full[l][i * n + j] * b[j * L + l];
-          QVERIFY2(std::fabs(r) <= 1e-12, qPrintable(QString("n=%1 lane %2 row %3: %4").arg(n).arg(l).arg(i).arg(r)));
-        }
-      }
-    }
+    batched_matches_one<detail::Vec4>(77);
+    batched_matches_one<detail::Vec8d>(78);
   }
 
   // dot, dot4, row_axpys and axpy, which end a row that is not a multiple of four
