@@ -87,6 +87,11 @@ DesignFactors factor_design(const std::vector<double>& a, std::size_t n, std::si
   // H = VT_r^T VT_r  (n, n).
   f.hat.assign(n * n, 0.0);
   if (r > 0) lapack::gemm('T', 'N', N, N, R, 1.0, vt.data(), K, vt.data(), K, 0.0, f.hat.data(), N);
+  if (r == m && m < n) {  // the deletion systems' source (see DesignFactors::hat_lower)
+    f.hat_lower.resize(n * (n + 1) / 2);
+    for (std::size_t i = 0, at = 0; i < n; at += ++i)
+      std::copy(f.hat.begin() + i * n, f.hat.begin() + i * n + i + 1, f.hat_lower.begin() + at);
+  }
 
   // C = A A^T from A directly (any rank: C_VV = A_V A_V^T serves every
   // underdetermined pixel); for full row rank also Q = VT^T S^-2 VT.

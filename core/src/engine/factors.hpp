@@ -25,6 +25,10 @@ struct DesignFactors {
   LargeDoubles pinv;
   /// H = A A^+ (n, n), symmetric. Empty when n is too large to keep.
   LargeDoubles hat;
+  /// For full column rank (m < n): H's lower triangle packed by rows (row
+  /// i's i + 1 entries from i(i + 1)/2), the rows kernel's source of the
+  /// deletion systems: their scattered reads spread over half the memory.
+  LargeDoubles hat_lower;
   /// For full column rank (rank == m <= n): U with U^T U = A^T A, (m, m)
   /// column-major upper triangle, so that |A x| = |U x|; else empty.
   LargeDoubles gram_root;

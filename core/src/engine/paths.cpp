@@ -41,6 +41,9 @@ struct LaneSystem {
   std::size_t q = 0;  // its size: the rows after it, to the batch's size, are the identity's
   bool deletion = false;
   double shift = 0;  // with a custom rcond: the system less shift·I must stay positive definite (see Planner)
+  bool packed = false;  // K's lower triangle packed by rows (DesignFactors::hat_lower)
+  /// Row i of K, from its first entry (its entries up to i where packed).
+  const double* row(std::size_t i, std::size_t n) const { return K + (packed ? tri(i) : i * n); }
 };
 
 /// Fills the packed systems of all lanes (q rows: the batch's largest
@@ -63,8 +66,8 @@ CUBESOLVE_KERNEL void put_systems(const LaneSystem* sys, std::size_t n, std::siz
   }
   const int *I0 = s0.I, *I1 = s1.I, *I2 = s2.I, *I3 = s3.I;
   for (std::size_t a = 0; a < common; ++a) {
-    const double *r0 = s0.K + static_cast<std::size_t>(I0[a]) * n, *r1 = s1.K + static_cast<std::size_t>(I1[a]) * n,
-                 *r2 = s2.K + static_cast<std::size_t>(I2[a]) * n, *r3 = s3.K + static_cast<std::size_t>(I3[a]) * n;
+    const double *r0 = s0.row(static_cast<std::size_t>(I0[a]), n), *r1 = s1.row(static_cast<std::size_t>(I1[a]), n),
+                 *r2 = s2.row(static_cast<std::size_t>(I2[a]), n), *r3 = s3.row(static_cast<std::size_t>(I3[a]), n);
     // The rows' addresses as values of their own: folded back into
     // K + I[a]·n + I[c], the loop would need twice the registers it has.
     __asm__("" : "+r"(r0), "+r"(r1), "+r"(r2), "+r"(r3));
@@ -84,7 +87,7 @@ CUBESOLVE_KERNEL void put_systems(const LaneSystem* sys, std::size_t n, std::siz
         Srow[a * L] = dmax > 0 ? dmax : 1.0;
         continue;
       }
-      const double* r = s.K + static_cast<std::size_t>(s.I[a]) * n;
+      const double* r = s.row(static_cast<std::size_t>(s.I[a]), n);
       for (std::size_t c = 0; c <= a; ++c) Srow[c * L] = sign[l] * r[s.I[c]];
       Srow[a * L] += diag[l];
       dmax = std::max(dmax, Srow[a * L]);
@@ -356,7 +359,7 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
       if (!streamed) row_dots(job.design.values().data(), M, I, q, x0, b, 1);
       for (std::size_t a = 0; a < q; ++a) z[a * L] = b[a];
     }
-    return LaneSystem{job.f.hat.data(), I, q, true, job.planner.shift_deletion};
+    return LaneSystem{job.f.hat_lower.data(), I, q, true, job.planner.shift_deletion, true};
   };
   auto done = [&](std::size_t l, std::size_t k, std::size_t q, const double* z, bool ok)
       __attribute__((always_inline)) {
