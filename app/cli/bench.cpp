@@ -118,7 +118,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   device_options(args, b.options, "cpu");
   if (args.flag("scaling")) {  // the engine as the cube grows, a table
     if (b.weights != bench::BenchWeights::None) throw InputError("--scaling: expected no --weights (it times the unweighted engine)");
-    if (!args.get("repeat")) b.repeat = 2;
+    if (!args.get("repeat")) b.repeat = 3;  // the first solves of a process run cold (heap, BLAS buffers)
     const auto rows = bench::run_scaling(b);
     if (args.flag("json")) {
       Json j;
