@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 // Hot loops get an AVX2/FMA clone chosen at load time where the processor
 // has it, and stay portable where it does not; where it has 512-bit vectors
@@ -270,28 +271,11 @@ inline bool wide_lanes() {
   return false;
 #endif
 }
-/// A lane vector's element type and width.
+/// A lane vector's element type and width (Vec4, Vec8d, Vec8f, Vec16f).
 template <class V>
-struct Lanes;
-template <>
-struct Lanes<Vec4> {
-  using E = double;
-  static constexpr std::size_t W = 4;
-};
-template <>
-struct Lanes<Vec8f> {
-  using E = float;
-  static constexpr std::size_t W = 8;
-};
-template <>
-struct Lanes<Vec16f> {
-  using E = float;
-  static constexpr std::size_t W = 16;
-};
-template <>
-struct Lanes<Vec8d> {
-  using E = double;
-  static constexpr std::size_t W = 8;
+struct Lanes {
+  using E = std::remove_reference_t<decltype(std::declval<V&>()[0])>;
+  static constexpr std::size_t W = sizeof(V) / sizeof(E);
 };
 template <class V>
 CUBESOLVE_KERNEL V loadv(const typename Lanes<V>::E* p) {
