@@ -503,6 +503,15 @@ CUBESOLVE_KERNEL void batched_residual(const double* s, std::size_t n, const dou
   }
 }
 
+/// G groups of kLanes lanes side by side in G kLanes lanes: entry e of
+/// group g's lane l (at src[(g count + e) kLanes + l], the groups one after
+/// the other) to out[(e G + g) kLanes + l], in out's type (float narrows).
+template <class E>
+CUBESOLVE_KERNEL void side_by_side(const double* src, std::size_t count, std::size_t G, E* out) {
+  for (std::size_t e = 0; e < count; ++e)
+    for (std::size_t g = 0; g < G; ++g) store4(out + (e * G + g) * kLanes, load4(src + (g * count + e) * kLanes));
+}
+
 /// The float32 factorization's refinement (batched_solve_mixed): at most
 /// this many solves, and the error it leaves, relative to the solution, as
 /// estimated from its steps.
@@ -532,8 +541,7 @@ CUBESOLVE_KERNEL unsigned batched_solve_mixed(double* S, std::size_t q, double* 
   const std::size_t T = tri(q), V = q * L;  // one group's system and vector
   float *F = f32, *r32 = f32 + T * W;
   double *b = work, *x = b + G * V, *r = x + G * V;
-  for (std::size_t e = 0; e < T; ++e)
-    for (std::size_t g = 0; g < G; ++g) store4(F + e * W + g * L, load4(S + g * T * L + e * L));
+  side_by_side(S, T, G, F);
   bool held[W];
   batched_cholesky<VF>(F, q, static_cast<float>(4 * tau), held);
   for (std::size_t g = 0; g < G; ++g) {
@@ -547,8 +555,7 @@ CUBESOLVE_KERNEL unsigned batched_solve_mixed(double* S, std::size_t q, double* 
     for (std::size_t l = 0; l < L; ++l) active[g][l] = held[g * L + l] ? 1.0 : 0.0, last[g][l] = 0.0;
   bool converged[W] = {};
   for (int it = 0; it < kMaxRefine; ++it) {
-    for (std::size_t a = 0; a < q; ++a)
-      for (std::size_t g = 0; g < G; ++g) store4(r32 + a * W + g * L, load4(r + g * V + a * L));
+    side_by_side(r, q, G, r32);
     batched_cholesky_solve<VF>(F, q, r32);
     bool refining = false;
     for (std::size_t g = 0; g < G; ++g) {

@@ -123,8 +123,7 @@ CUBESOLVE_KERNEL void factor_pair(Workspace& ws, std::size_t q, const double* S,
   const std::size_t T = tri(q);
   ws.pair.resize((T + q) * W);
   double *P = ws.pair.data(), *b = P + T * W;
-  for (std::size_t e = 0; e < T; ++e)
-    for (std::size_t g = 0; g < 2; ++g) store4(P + e * W + g * L, load4(S + g * T * L + e * L));
+  side_by_side(S, T, 2, P);
   for (std::size_t a = 0; a < q; ++a)
     for (std::size_t g = 0; g < 2; ++g) store4(b + a * W + g * L, load4(z[g] + a * L));
   batched_cholesky<Vec8d>(P, q, kSmallTau, ok);
