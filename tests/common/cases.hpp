@@ -135,4 +135,63 @@ inline Case split_network_case(bool others_full = false) {
   return c;
 }
 
+/// The network of the report that found rank-breaking deletions: dates
+/// 0..5, pairs (0,2) (1,2) (2,4) (2,3) (3,5) (4,5); one pixel lacks (0,2),
+/// the only row that ties date 0 to the rest (a bridge: h_ii = 1), so
+/// rank(A_V) = 4 of 5.
+inline Case bridge_report_case() {
+  const std::vector<std::pair<std::size_t, std::size_t>> pairs = {{0, 2}, {1, 2}, {2, 4}, {2, 3}, {3, 5}, {4, 5}};
+  Case c{6, 5, 1, 1, std::vector<double>(30, 0.0), {kNaN, 1, 2, 0.5, 3, 1}, {}};
+  for (std::size_t k = 0; k < 6; ++k) {
+    c.a[k * 5 + pairs[k].second - 1] = 1.0;
+    if (pairs[k].first > 0) c.a[k * 5 + pairs[k].first - 1] = -1.0;
+  }
+  return c;
+}
+
+/// Rows of a network of 40 dates in three clusters (dates 1-13, 14-26,
+/// 27-39, pairs up to 6 dates apart within each) tied together, and date 0
+/// to the first, by one pair each: the bridges (0, 1), (13, 14) and
+/// (26, 27), rows 0, 1 and 2 (N = 205, M = 39).
+inline std::vector<std::pair<std::size_t, std::size_t>> bridged_pairs() {
+  std::vector<std::pair<std::size_t, std::size_t>> pairs = {{0, 1}, {13, 14}, {26, 27}};
+  for (std::size_t i = 1; i < 40; ++i)
+    for (std::size_t j = i + 1; j < 40 && j - i <= 6 && (j - 1) / 13 == (i - 1) / 13; ++j) pairs.emplace_back(i, j);
+  return pairs;
+}
+constexpr std::size_t kBridges = 3;
+
+/// That network's values, y = A x + noise, 8 x 8 pixels; pixel p lacks
+/// bridge p % 3 and, by p % 4: nothing else (a 1 x 1 deletion system
+/// 1 - h_ii, zero but for rounding), two other rows, 69 other rows (a
+/// system for the float32 factorization); or, where p % 4 is 3, 70 rows
+/// but the bridges (a deletion that keeps the rank, mostly).
+inline Case bridged_network_case() {
+  const std::vector<std::pair<std::size_t, std::size_t>> pairs = bridged_pairs();
+  const std::size_t N = pairs.size(), M = 39, P = 64;
+  Case c = random_case(N, M, 8, 8, 0.0, 0.0, 91);
+  std::fill(c.a.begin(), c.a.end(), 0.0);
+  for (std::size_t k = 0; k < N; ++k) {
+    c.a[k * M + pairs[k].second - 1] = 1.0;
+    if (pairs[k].first > 0) c.a[k * M + pairs[k].first - 1] = -1.0;
+  }
+  Rng rng(92);
+  std::vector<double> x(M);
+  for (std::size_t p = 0; p < P; ++p) {
+    for (double& v : x) v = rng.normal();
+    for (std::size_t i = 0; i < N; ++i) {
+      double v = 0.01 * rng.normal();
+      for (std::size_t j = 0; j < M; ++j) v += c.a[i * M + j] * x[j];
+      c.y[i * P + p] = v;
+    }
+    const std::size_t kind = p % 4, others = kind == 1 ? 2 : kind >= 2 ? 69 + (kind == 3) : 0;
+    if (kind != 3) c.y[(p % kBridges) * P + p] = kNaN;
+    for (std::size_t lost = 0; lost < others;) {
+      const std::size_t i = kBridges + static_cast<std::size_t>(rng.uniform() * static_cast<double>(N - kBridges)) % (N - kBridges);
+      if (!std::isnan(c.y[i * P + p])) c.y[i * P + p] = kNaN, ++lost;
+    }
+  }
+  return c;
+}
+
 }  // namespace testing

@@ -235,8 +235,9 @@ template <class T> CUBESOLVE_HD void rhs_entry(const Batch<T>& b, long long e) {
 }
 
 /// After the factorization, for position j: the CPU's pivot rule on its
-/// system, every pivot L_aa^2 > tau * (the largest diagonal entry), and that
-/// its rows are its leader's (a hash can collide). Sets done.
+/// system, every pivot L_aa^2 > tau * its scale (the largest diagonal entry;
+/// for a deletion's I - H_II at least 1, see kSmallTau), and that its rows
+/// are its leader's (a hash can collide). Sets done.
 template <class T> CUBESOLVE_HD void check_system(const Batch<T>& b, int j) {
   const int q = b.q[b.pix[j]], s = b.system_of(j), lead = b.leader(s);
   const T* L = b.S + static_cast<long long>(s) * b.qb * b.qb;
@@ -248,9 +249,10 @@ template <class T> CUBESOLVE_HD void check_system(const Batch<T>& b, int j) {
     dmax = d > dmax ? d : dmax;
   }
   good = good && dmax > 0;
+  const double scale = b.kind == kDeletion && dmax < 1.0 ? 1.0 : dmax;
   for (int a = 0; a < q && good; ++a) {
     const double l = static_cast<double>(L[static_cast<long long>(a) * b.qb + a]);
-    good = l * l > b.tau * dmax;
+    good = l * l > b.tau * scale;
   }
   b.done[b.pix[j]] = good ? 1 : 0;
 }

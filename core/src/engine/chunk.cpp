@@ -289,7 +289,8 @@ void unpack(Workspace& ws, std::size_t k, std::size_t N, std::size_t B) {
 
 bool use_rows_kernel(const Job& job) {
   const auto& f = job.f;
-  return !job.weights && job.options.ridge == 0 && job.planner.fast_ok && !job.planner.exact_only &&
+  return job.planner.steer.rows_kernel && !job.weights && job.options.ridge == 0 && job.planner.fast_ok &&
+         !job.planner.exact_only &&
          f.full_column_rank() && job.N > job.M && !f.hat_lower.empty() &&
          std::find(job.kinds.begin(), job.kinds.end(), Kind::Deletion) != job.kinds.end();
 }

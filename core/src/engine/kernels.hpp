@@ -325,10 +325,14 @@ CUBESOLVE_KERNEL void cholesky_update_tile(typename Lanes<V>::E* s, std::size_t 
     }
 }
 
-/// tau times each lane's largest diagonal entry; at(i, i) points to entry (i, i).
+/// tau times each lane's scale: its largest diagonal entry, or `least`
+/// where that is larger; at(i, i) points to entry (i, i). A system whose
+/// singularity is measured against a known scale (a deletion's I - H_II
+/// against 1, see kSmallTau) passes it as `least`: its own entries may all
+/// be tiny, and a floor relative to them would pass any pivot.
 template <class V, class At>
-CUBESOLVE_KERNEL V pivot_floor(At at, std::size_t n, typename Lanes<V>::E tau) {
-  V floor = {};
+CUBESOLVE_KERNEL V pivot_floor(At at, std::size_t n, typename Lanes<V>::E tau, V least = V{}) {
+  V floor = least;
   for (std::size_t i = 0; i < n; ++i) {
     const V d = loadv<V>(at(i, i));
     floor = floor > d ? floor : d;
@@ -359,13 +363,15 @@ CUBESOLVE_KERNEL V pivot_inverse(V d, V floor, Mask& bad) {
 /// packed lower triangles, element (a, c), c <= a, of system l at
 /// s[(tri(a) + c) * W + l]), left-looking by blocks of four columns; the
 /// diagonal of the factor is stored as its reciprocals. ok[l] becomes false
-/// for a system whose pivot falls below tau times its largest diagonal
-/// entry; that system's factor is then not to be used.
+/// for a system whose pivot falls below tau times its scale (its largest
+/// diagonal entry, or least[l] where larger: see pivot_floor); that
+/// system's factor is then not to be used.
 template <class V = Vec4>
-CUBESOLVE_KERNEL void batched_cholesky(typename Lanes<V>::E* s, std::size_t n, typename Lanes<V>::E tau, bool* ok) {
+CUBESOLVE_KERNEL void batched_cholesky(typename Lanes<V>::E* s, std::size_t n, typename Lanes<V>::E tau, bool* ok,
+                                       V least = V{}) {
   constexpr std::size_t L = Lanes<V>::W;
   auto at = [s](std::size_t a, std::size_t c) { return s + (tri(a) + c) * L; };
-  const V floor = pivot_floor<V>(at, n, tau);
+  const V floor = pivot_floor<V>(at, n, tau, least);
   decltype(V{} > V{}) bad = {};
   for (std::size_t j0 = 0; j0 < n; j0 += 4) {
     const std::size_t jb = n - j0 < 4 ? n - j0 : 4;
@@ -526,9 +532,9 @@ constexpr double kRefineTol = 1e-13;
 /// an error below kRefineTol of its solution: the float64 Cholesky's
 /// accuracy. A lane whose float32 pivots do not clear 4 tau, or whose steps
 /// do not shrink fast, is solved in float64 (batched_cholesky with tau),
-/// which has the last word: ok[l] as there. The systems' entries must be
-/// within float32's range (the deletion systems I - H_II are within
-/// [-1, 1]). Scratch: f32 of (tri(q) + q) x 4G floats, work of 3 G q kLanes
+/// which has the last word: ok[l] as there. The systems are deletions
+/// I - H_II (entries within [-1, 1], float32's range), their pivots judged
+/// against 1 (see kSmallTau), padding lanes the identity. Scratch: f32 of (tri(q) + q) x 4G floats, work of 3 G q kLanes
 /// doubles. S is kept but for the groups solved in float64, z[g] becomes the
 /// solutions. Returns the lanes solved in float32, bit g * kLanes + l for
 /// lane l of group g.
@@ -543,7 +549,7 @@ CUBESOLVE_KERNEL unsigned batched_solve_mixed(double* S, std::size_t q, double* 
   double *b = work, *x = b + G * V, *r = x + G * V;
   side_by_side(S, T, G, F);
   bool held[W];
-  batched_cholesky<VF>(F, q, static_cast<float>(4 * tau), held);
+  batched_cholesky<VF>(F, q, static_cast<float>(4 * tau), held, VF{} + 1);
   for (std::size_t g = 0; g < G; ++g) {
     std::copy(z[g], z[g] + V, b + g * V);
     std::copy(z[g], z[g] + V, r + g * V);
@@ -600,7 +606,7 @@ CUBESOLVE_KERNEL unsigned batched_solve_mixed(double* S, std::size_t q, double* 
     double* zg = r + g * V;  // float64 from the right-hand sides, for the lanes that need it
     std::copy(b + g * V, b + (g + 1) * V, zg);
     bool ok64[L];
-    batched_cholesky(S + g * T * L, q, tau, ok64);
+    batched_cholesky(S + g * T * L, q, tau, ok64, Vec4{} + 1);
     batched_cholesky_solve(S + g * T * L, q, zg);
     for (std::size_t l = 0; l < L; ++l) {
       ok[g * L + l] = converged[g * L + l] || ok64[l];

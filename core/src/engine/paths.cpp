@@ -95,6 +95,15 @@ CUBESOLVE_KERNEL void put_systems(const LaneSystem* sys, std::size_t n, std::siz
   }
 }
 
+/// The scale of each of W lanes' pivots (see kSmallTau): 1 for a deletion,
+/// else 0 (the system's own largest diagonal entry decides).
+template <class V>
+CUBESOLVE_KERNEL V deletion_scale(const LaneSystem* sys) {
+  V least = {};
+  for (std::size_t l = 0; l < Lanes<V>::W; ++l) least[l] = sys[l].K && sys[l].deletion ? 1.0 : 0.0;
+  return least;
+}
+
 /// One group of L lanes (S and z as put_systems and the lanes leave them)
 /// factored and solved in float64, in place; ok[l]: lane l's pivots held.
 CUBESOLVE_KERNEL void factor_group(Workspace& ws, const LaneSystem* sys, std::size_t q, double* S, double* z,
@@ -107,18 +116,20 @@ CUBESOLVE_KERNEL void factor_group(Workspace& ws, const LaneSystem* sys, std::si
       for (std::size_t l = 0; l < L; ++l) ws.shifted[(tri(a) + a) * L + l] -= sys[l].shift;
     batched_cholesky(ws.shifted.data(), q, 0.0, ok);
   }
-  batched_cholesky(S, q, kSmallTau, held);
+  batched_cholesky(S, q, kSmallTau, held, deletion_scale<Vec4>(sys));
   for (std::size_t l = 0; l < L; ++l) ok[l] = ok[l] && held[l];
   batched_cholesky_solve(S, q, z);
 }
 
-/// Two groups of L lanes (S: their packed systems one after the other, z[g]:
-/// group g's right-hand sides, as put_systems and the lanes leave them)
+/// Two groups of L lanes (sys: their 2L systems, S: their packed systems one
+/// after the other, z[g]: group g's right-hand sides, as put_systems and the
+/// lanes leave them)
 /// factored and solved in float64 side by side in the eight lanes of 512-bit
 /// vectors: one pivot's latency serves both groups. Their systems are
 /// interleaved into ws.pair, their right-hand sides too, and z[g] becomes
 /// the solutions; ok[g * L + l]: lane l of group g's pivots held.
-CUBESOLVE_KERNEL void factor_pair(Workspace& ws, std::size_t q, const double* S, double* const z[2], bool* ok) {
+CUBESOLVE_KERNEL void factor_pair(Workspace& ws, const LaneSystem* sys, std::size_t q, const double* S,
+                                  double* const z[2], bool* ok) {
   constexpr std::size_t W = 2 * L;
   const std::size_t T = tri(q);
   ws.pair.resize((T + q) * W);
@@ -126,7 +137,7 @@ CUBESOLVE_KERNEL void factor_pair(Workspace& ws, std::size_t q, const double* S,
   side_by_side(S, T, 2, P);
   for (std::size_t a = 0; a < q; ++a)
     for (std::size_t g = 0; g < 2; ++g) store4(b + a * W + g * L, load4(z[g] + a * L));
-  batched_cholesky<Vec8d>(P, q, kSmallTau, ok);
+  batched_cholesky<Vec8d>(P, q, kSmallTau, ok, deletion_scale<Vec8d>(sys));
   batched_cholesky_solve<Vec8d>(P, q, b);
   for (std::size_t a = 0; a < q; ++a)
     for (std::size_t g = 0; g < 2; ++g) store4(z[g] + a * L, load4(b + a * W + g * L));
@@ -188,7 +199,7 @@ CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, D
         const LaneSystem* two = sys + g * L;  // this group and the next
         if (wide && g + 1 < G && lanes[g + 1] > 0 &&
             std::none_of(two, two + 2 * L, [](const LaneSystem& s) { return s.shift > 0; })) {
-          factor_pair(ws, q, ws.s.data() + g * T * L, z + g, ok + g * L);
+          factor_pair(ws, two, q, ws.s.data() + g * T * L, z + g, ok + g * L);
           ++g;
           continue;
         }

@@ -70,8 +70,9 @@ double Planner::gram_cost(bool band) const {
 std::pair<Kind, double> Planner::choose(std::size_t nv) const {
   if (nv == 0 || nv < min_valid) return {Kind::Skip, 0.0};
   std::pair<Kind, double> best{Kind::Exact, exact_cost(nv)};
-  if (exact_only) return best;
+  if (exact_only || steer.prefer == Kind::Exact) return best;
   auto consider = [&](Kind k, double c) {
+    if (steer.prefer == k) c = -1;  // steered there wherever it is safe
     if (c < best.second) best = {k, c};
   };
   const bool band = weighted || band_unweighted;
@@ -130,6 +131,7 @@ bool use_groups(const SolveOptions& options, bool weighted) {
 }
 
 bool masks_repeat(const Array& cube, const Planner& planner, bool left_by_device, int threads) {
+  if (planner.steer.prefer == Kind::Group) return true;
   const std::size_t N = cube.dim(0), P = cube.dim(1) * cube.dim(2), words = (N + 63) / 64;
   constexpr std::size_t kRuns = 16, kRun = 256;
   // Every pixel of a small cube; else kRuns runs of kRun, spread over it.
@@ -181,9 +183,11 @@ bool masks_repeat(const Array& cube, const Planner& planner, bool left_by_device
 }
 
 bool group_pays(const Planner& planner, std::size_t nv, std::size_t size, const std::uint64_t* mask, bool left_by_device) {
-  if (size < kMinGroup) return false;
+  const bool steered = planner.steer.prefer == Kind::Group;
+  if (size < (steered ? 2 : kMinGroup)) return false;
   const auto [kind, fast_cost] = planner.choose(nv);
   if (kind == Kind::Skip || kind == Kind::Full) return false;
+  if (steered) return true;
   double cost = left_by_device ? planner.exact_cost(nv) : fast_cost;
   const double group_cost =
       planner.exact_cost(nv) / static_cast<double>(size) + 2.0 * static_cast<double>(planner.f.m * nv) / kGemmSpeed;

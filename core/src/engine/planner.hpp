@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -16,7 +17,21 @@ namespace cubesolve::detail {
 
 constexpr std::size_t kMaxSmall = 512;     // largest system the deletion and dual paths factor
 constexpr std::size_t kMinGroup = 32;      // smallest mask group worth its own factorization
-constexpr double kSmallTau = 1e-4;         // smallest relative pivot of I - H_II, Q_II or C_VV
+/// Smallest pivot of the small systems, relative to each system's scale.
+/// Q_II and C_VV: their largest diagonal entry. A deletion's I - H_II: 1,
+/// whatever its entries. H is an orthogonal projector, so the eigenvalues of
+/// I - H_II lie in [0, 1], and λ_min(I - H_II) bounds what deleting the rows
+/// I does to A's conditioning: σ_min(A_V)² >= σ_min(A)²·λ_min(I - H_II)
+/// >= σ_max(A_V)²·λ_min / cond(A)². A row of leverage h_ii = 1 (an
+/// interferogram that alone ties a date to the network: a bridge; a set of
+/// rows that cuts it) makes I - H_II exactly singular, its rounding leaving
+/// pivots of the order of eps; all of its entries may be that small (one
+/// bridge: the 1 x 1 system 1 - h_ii), so a floor relative to its own
+/// entries would pass them. Against 1, a pivot that clears kSmallTau shows
+/// the deletion keeps the rank with cond(A_V) <= cond(A)/sqrt(kSmallTau),
+/// far from what gelsd counts as rank-deficient; one that does not sends
+/// the pixel to a path that decides the rank as gelsd does.
+constexpr double kSmallTau = 1e-4;
 constexpr std::size_t kMixedMin = 64;      // smallest deletion systems factored in float32 and refined
 constexpr double kGramTau = 1e-6;          // smallest relative pivot of a Gram matrix
 constexpr double kGramStep = 1e-6;         // largest |step| / |x| of the band Gram path's refinement
@@ -35,6 +50,15 @@ std::size_t fast_rank(Kind k, std::size_t nv, const DesignFactors& f);
 PixelStatus rank_status(std::size_t rank, std::size_t m);
 /// Throws InputError for options out of range, naming the field.
 void check_options(const SolveOptions& o);
+
+/// For tests: a path the planner takes wherever it is safe for a pixel, over
+/// cheaper ones (Group: every mask that two pixels share), and whether the
+/// rows kernel may serve. The planner's safety rules still decide which
+/// pixels a path may take, and a pixel a path cannot vouch for still moves on.
+struct Steering {
+  std::optional<Kind> prefer;
+  bool rows_kernel = true;
+};
 
 /// Chooses each pixel's path from its valid-row count and a flop-count cost model.
 struct Planner {
@@ -57,6 +81,7 @@ struct Planner {
   /// rows split the network) go to the band Gram path, which ties the split
   /// down (see solve_gram), instead of to gelsd.
   bool network_gram = false;
+  Steering steer{};
 
   double exact_cost(std::size_t nv) const;
   /// The path of a pixel with nv valid rows, and its cost in flops.
@@ -99,6 +124,11 @@ std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, 
 /// chunks keep cancelling prompt. Exact-only solves (a pixel takes
 /// milliseconds) take at most 64 pixels a chunk and as few as one, so that a
 /// handful of pixels (a check's sample) still spreads over the threads.
+/// solve() steered (see Steering): what the tests use to run each path on
+/// every pixel it may take.
+SolveResult solve_steered(const Array& cube, const Design& design, const Array* weights, const SolveOptions& options,
+                          const Steering& steer, const Progress& progress = {});
+
 std::size_t cpu_chunk(std::size_t P, std::size_t N, std::size_t M, std::size_t threads, std::size_t memory,
                       bool exact_only);
 

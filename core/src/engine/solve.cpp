@@ -115,8 +115,8 @@ void add_counts(SolveResult& r, const std::vector<Workspace>& ws, const std::vec
 /// and so are its rank, residuals and condition. A pixel unique in z is of
 /// minimum norm in x (with a ridge, its solution stays unique).
 SolveResult solve_in_row_space(const Array& cube, const Design& design, const Design& reduced, const Array* weights,
-                               const SolveOptions& options, const Progress& progress) {
-  SolveResult r = solve(cube, reduced, weights, options, progress);
+                               const SolveOptions& options, const Steering& steer, const Progress& progress) {
+  SolveResult r = solve_steered(cube, reduced, weights, options, steer, progress);
   const auto t0 = std::chrono::steady_clock::now();
   const std::size_t M = design.cols(), R = reduced.cols(), H = cube.dim(1), W = cube.dim(2), P = H * W;
   const std::vector<double>& q = design.factors().row_basis;
@@ -143,14 +143,20 @@ SolveResult solve_in_row_space(const Array& cube, const Design& design, const De
 
 SolveResult solve(const Array& cube, const Design& design, const Array* weights, const SolveOptions& options,
                   const Progress& progress) {
+  return solve_steered(cube, design, weights, options, {}, progress);
+}
+
+SolveResult detail::solve_steered(const Array& cube, const Design& design, const Array* weights,
+                                  const SolveOptions& options, const Steering& steer, const Progress& progress) {
   check_inputs(cube, design, weights);
   check_options(options);
   if (const Design* reduced = design.reduced(); reduced && options.method == Method::Auto)
-    return solve_in_row_space(cube, design, *reduced, weights, options, progress);
+    return solve_in_row_space(cube, design, *reduced, weights, options, steer, progress);
   const auto t0 = std::chrono::steady_clock::now();
   SolveResult r = allocate_result(cube, design, options);
   const Device device = options.device == Device::Auto ? resolve_device(Device::Auto) : options.device;
-  const Planner planner = make_planner(design, weights != nullptr, options, device == Device::Cpu);
+  Planner planner = make_planner(design, weights != nullptr, options, device == Device::Cpu);
+  planner.steer = steer;
   Job job(cube, design, weights, options, planner, r);
   std::vector<Workspace> ws;
   for (int t = 0; t < r.threads; ++t) ws.emplace_back(design, job.N, options.ridge > 0);
@@ -178,7 +184,7 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
     if (!device_results_hold(job, ws)) {
       SolveOptions cpu = options;
       cpu.device = Device::Cpu;
-      SolveResult again = solve(cube, design, weights, cpu, progress);
+      SolveResult again = solve_steered(cube, design, weights, cpu, steer, progress);
       again.warnings.push_back("the CUDA results failed their check against the exact path; solved on the CPU");
       return again;
     }

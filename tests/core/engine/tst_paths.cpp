@@ -801,6 +801,54 @@ private slots:
     QCOMPARE(ra.paths, rb.paths);
   }
 
+  // A deletion that breaks the rank (a bridge of the network among the
+  // missing rows: I - H_II singular, its entries of the order of eps for a
+  // bridge alone) must leave its path, in each kernel that factors deletion
+  // systems (the rows kernel from the packed H, the general one, and the
+  // float32 factorization of systems of 64 rows and more) and each output
+  // precision, with gelsd's rank and status; deletions that keep the rank
+  // stay on it.
+  void bridgesLeaveTheDeletion_data() {
+    QTest::addColumn<bool>("rows_kernel");
+    QTest::addColumn<bool>("float32");
+    for (const bool rows : {true, false})
+      for (const bool f32 : {false, true})
+        QTest::newRow(qPrintable(QString("%1 kernel, %2").arg(rows ? "rows" : "general", f32 ? "float32" : "float64")))
+            << rows << f32;
+  }
+  void bridgesLeaveTheDeletion() {
+    QFETCH(bool, rows_kernel);
+    QFETCH(bool, float32);
+    detail::Steering steer;
+    steer.prefer = Kind::Deletion;
+    steer.rows_kernel = rows_kernel;
+    SolveOptions o;
+    o.device = Device::Cpu;
+    o.output = float32 ? DType::Float32 : DType::Float64;
+    const double tol = float32 ? 1e-6 : 1e-9;
+    {  // the report's pixel
+      const Case c = bridge_report_case();
+      const SolveResult r = detail::solve_steered(make_cube(DType::Float64, c.n, 1, 1, c.y), Design(design_of(c)), nullptr, o, steer);
+      QCOMPARE(r.rank.data<std::int32_t>()[0], 4);
+      QCOMPARE(static_cast<PixelStatus>(r.status.data<std::uint8_t>()[0]), PixelStatus::MinNorm);
+      const double want[] = {-1.95, -0.95, -0.575, 1.175, 2.3};
+      for (std::size_t j = 0; j < 5; ++j) QVERIFY(std::fabs(r.x.value(j) - want[j]) <= 1e-6);
+      QVERIFY(max_error(c, r, o) <= tol);
+    }
+    const Case c = bridged_network_case();
+    {  // rounding leaves some bridge's 1 - h_ii above 0: a tiny pivot, not a negative one, to catch
+      const detail::DesignFactors f = detail::factor_design(c.a, c.n, c.m);
+      bool positive = false;
+      for (std::size_t b = 0; b < kBridges; ++b) positive = positive || 1.0 - f.hat[b * c.n + b] > 0;
+      QVERIFY(positive);
+    }
+    const SolveResult r = detail::solve_steered(make_cube(DType::Float64, c.n, c.h, c.w, c.y), Design(design_of(c)), nullptr, o, steer);
+    // Only the pixels that keep the bridge (16, most of which keep the rank) may stay.
+    QVERIFY2(count(r, SolvePath::Deletion) >= 12 && count(r, SolvePath::Deletion) <= 16, qPrintable(describe(r)));
+    QVERIFY2(r.count(PixelStatus::MinNorm) >= 48, qPrintable(QString::number(r.count(PixelStatus::MinNorm))));
+    QVERIFY(max_error(c, r, o) <= tol);
+  }
+
   // An SBAS network on the CPU: the band form of the Gram path, unweighted,
   // for every pixel with data, the split field's too (of minimum norm, with
   // the rank gelsd finds).
