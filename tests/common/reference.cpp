@@ -10,7 +10,7 @@
 namespace testing {
 
 Reference lstsq(const std::vector<double>& a, std::size_t n, std::size_t m, const double* y, const double* w,
-                double rcond) {
+                double rcond, double ridge) {
   Reference r;
   std::vector<std::size_t> rows;
   for (std::size_t i = 0; i < n; ++i)
@@ -20,17 +20,20 @@ Reference lstsq(const std::vector<double>& a, std::size_t n, std::size_t m, cons
     r.x.assign(m, std::numeric_limits<double>::quiet_NaN());
     return r;
   }
-  const int mm = static_cast<int>(rows.size()), nn = static_cast<int>(m), nrhs = 1;
+  const int nv = static_cast<int>(rows.size()), mm = nv + (ridge > 0 ? static_cast<int>(m) : 0);
+  const int nn = static_cast<int>(m), nrhs = 1;
   const int lda = mm, ldb = std::max(mm, nn);
-  std::vector<double> A(static_cast<std::size_t>(lda) * m), b(static_cast<std::size_t>(ldb), 0.0),
+  std::vector<double> A(static_cast<std::size_t>(lda) * m, 0.0), b(static_cast<std::size_t>(ldb), 0.0),
       s(static_cast<std::size_t>(std::min(mm, nn)));
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const double sw = w ? std::sqrt(w[rows[k]]) : 1.0;
     for (std::size_t j = 0; j < m; ++j) A[j * static_cast<std::size_t>(lda) + k] = sw * a[rows[k] * m + j];
     b[k] = sw * y[rows[k]];
   }
+  if (ridge > 0)
+    for (std::size_t j = 0; j < m; ++j) A[j * static_cast<std::size_t>(lda) + rows.size() + j] = std::sqrt(ridge);
   const std::vector<double> A0 = A, b0 = b;
-  if (rcond < 0) rcond = std::numeric_limits<double>::epsilon() * std::max(mm, nn);
+  if (rcond < 0) rcond = std::numeric_limits<double>::epsilon() * std::max(nv, nn);
   int info = 0, lwork = -1, iw = 0;
   double wq = 0;
   dgelsd_(&mm, &nn, &nrhs, A.data(), &lda, b.data(), &ldb, s.data(), &rcond, &r.rank, &wq, &lwork, &iw, &info);
@@ -41,7 +44,8 @@ Reference lstsq(const std::vector<double>& a, std::size_t n, std::size_t m, cons
           iwork.data(), &info);
   if (info != 0) throw std::runtime_error("reference dgelsd failed");
   r.x.assign(b.begin(), b.begin() + nn);
-  for (int k = 0; k < mm; ++k) {
+  r.sigma = s;
+  for (int k = 0; k < nv; ++k) {
     double f = 0;
     for (std::size_t j = 0; j < m; ++j) f += A0[j * static_cast<std::size_t>(lda) + static_cast<std::size_t>(k)] * r.x[j];
     r.rss += (f - b0[static_cast<std::size_t>(k)]) * (f - b0[static_cast<std::size_t>(k)]);

@@ -15,12 +15,16 @@ struct Reference {
   int rank = 0;
   int nvalid = 0;
   double rss = 0;
+  std::vector<double> sigma;  // the singular values of the system solved, descending
 };
 
 /// numpy.linalg.lstsq(diag(sqrt(w_V)) A_V, diag(sqrt(w_V)) y_V, rcond) for one
 /// pixel; A row-major (N, M); w null for unit weights; rcond < 0: eps*max(|V|, M).
+/// With ridge > 0 the system is that one stacked over sqrt(ridge)·I (M rows
+/// of zeros on the right): argmin |W^1/2 (A_V x - y_V)|^2 + ridge |x|^2; rss
+/// is then over the pixel's rows alone.
 Reference lstsq(const std::vector<double>& a, std::size_t n, std::size_t m, const double* y, const double* w,
-                double rcond = -1);
+                double rcond = -1, double ridge = 0);
 
 /// Ridge solution from the normal equations (A_V^T W A_V + lambda I) x = A_V^T W y.
 std::vector<double> ridge(const std::vector<double>& a, std::size_t n, std::size_t m, const double* y,

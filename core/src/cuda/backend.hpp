@@ -136,6 +136,8 @@ public:
   /// x[e] = from[e] where kind[e % ld] == want, n entries (select_entry).
   virtual void select(int lane, const std::uint8_t* kind, int want, const double* from, double* x, int ld,
                       std::size_t n) = 0;
+  /// t[e] = w[e] (y[e] - t[e]), n entries (weigh_entry).
+  virtual void weigh(int lane, const double* w, const double* y, double* t, std::size_t n) = 0;
   virtual void zero(int lane, void* p, std::size_t bytes) = 0;
   virtual void narrow(int lane, const double* src, float* dst, std::size_t n) = 0;  // narrow_entry
 

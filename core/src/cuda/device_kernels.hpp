@@ -155,7 +155,11 @@ CUBESOLVE_HD long long packed_index(int a, int c, int m) {
 /// u -= z: from u = 0 that is the solution, and a second pass with r in
 /// float64 refines a float32 one. Systems and their solutions are in the work
 /// precision T, everything else in float64; Gram systems, whose condition is
-/// that of A_V squared, are always float64.
+/// that of A_V squared, are always float64, and their second pass refines
+/// against the least-squares residual itself, r = ridge u - A^T W (y - A u)
+/// (in `refine`, m x ld), as the CPU's Gram path does: the normal equations
+/// lose cond(A_V)^2 eps, and the step leaves about cond(A_V) eps; a step
+/// larger than `step` |u| leaves the pixel to the CPU.
 template <class T> struct Batch {
   int n = 0, m = 0, ld = 0, qb = 0, count = 0, kind = kDeletion;
   // Pixels with the same rows share a system: position j (0 <= j < count)
@@ -181,6 +185,8 @@ template <class T> struct Batch {
   std::uint8_t* done = nullptr;  // per pixel: 1 = the device vouches for it
   double tau = 0;     // smallest relative pivot
   double growth = 0;  // largest |z| / |y~|; 0: unbounded
+  const double* refine = nullptr;  // Gram's refinement pass: A^T W (y - A u), m x ld observation-major
+  double step = 0;                 // Gram's refinement pass: largest |z| / |u|
 
   CUBESOLVE_HD int row(int j, int a) const {
     return kind == kGram ? a : rows[static_cast<long long>(a) * ld + pix[j]];
@@ -226,6 +232,8 @@ template <class T> CUBESOLVE_HD void rhs_entry(const Batch<T>& b, long long e) {
       v = b.t[k * b.n + row];
     } else if (b.kind == kGather) {
       v = b.t[k * b.n + row] - b.y[static_cast<long long>(row) * b.ld + k];
+    } else if (b.refine) {  // ridge u - A^T W (y - A u)
+      v = b.ridge * b.u[static_cast<long long>(a) * b.ld + k] - b.refine[static_cast<long long>(a) * b.ld + k];
     } else {  // G x - b
       for (int c = 0; c < b.m; ++c) v += b.gram(k, a, c) * b.u[static_cast<long long>(c) * b.ld + k];
       v -= b.b[static_cast<long long>(a) * b.ld + k];
@@ -275,8 +283,23 @@ template <class T> CUBESOLVE_HD void scatter_system(const Batch<T>& b, int j, bo
       return;
     }
   }
+  if (b.refine && b.step > 0) {  // Gram's refinement: a step too large to trust leaves the pixel
+    double zz = 0, uu = 0;
+    for (int a = 0; a < q; ++a) {
+      const double u = b.u[static_cast<long long>(b.row(j, a)) * b.ld + k], d = static_cast<double>(z[a]);
+      zz += d * d;
+      uu += u * u;
+    }
+    if (!(zz <= b.step * b.step * uu)) {
+      b.done[k] = 0;
+      return;
+    }
+  }
   for (int a = 0; a < q; ++a) b.u[static_cast<long long>(b.row(j, a)) * b.ld + k] -= static_cast<double>(z[a]);
 }
+
+/// t = w (y - t) at entry e: the weighted residual from the model t = A u.
+CUBESOLVE_HD void weigh_entry(const double* w, const double* y, double* t, long long e) { t[e] = w[e] * (y[e] - t[e]); }
 
 /// The solutions of one kind's pixels into X (both m x ld observation-major).
 CUBESOLVE_HD void select_entry(const std::uint8_t* kind, int want, const double* from, double* x, int ld, long long e) {

@@ -81,6 +81,9 @@ __global__ void k_select(const std::uint8_t* kind, int want, const double* from,
 __global__ void k_narrow(const double* src, float* dst, long long count) {
   CUBESOLVE_GRID_LOOP(e, count) narrow_entry(src, dst, e);
 }
+__global__ void k_weigh(const double* w, const double* y, double* t, long long count) {
+  CUBESOLVE_GRID_LOOP(e, count) weigh_entry(w, y, t, e);
+}
 /// The pointer arrays of the batched routines: base + (which[j] - which0)
 /// * stride, or base + j * stride without `which`.
 template <class T>
@@ -230,6 +233,11 @@ public:
     const auto count = static_cast<long long>(n);
     k_select<<<blocks_for(count), kThreads, 0, lanes_[lane].stream>>>(kind, want, from, x, ld, count);
     check(cudaGetLastError(), "select");
+  }
+  void weigh(int lane, const double* w, const double* y, double* t, std::size_t n) override {
+    const auto count = static_cast<long long>(n);
+    k_weigh<<<blocks_for(count), kThreads, 0, lanes_[lane].stream>>>(w, y, t, count);
+    check(cudaGetLastError(), "weigh");
   }
   void zero(int lane, void* p, std::size_t bytes) override {
     check(cudaMemsetAsync(p, 0, bytes, lanes_[lane].stream), "cudaMemsetAsync");

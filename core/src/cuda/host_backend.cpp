@@ -128,6 +128,9 @@ public:
   void select(int, const std::uint8_t* kind, int want, const double* from, double* x, int ld, std::size_t n) override {
     for (std::size_t e = 0; e < n; ++e) select_entry(kind, want, from, x, ld, static_cast<long long>(e));
   }
+  void weigh(int, const double* w, const double* y, double* t, std::size_t n) override {
+    for (std::size_t e = 0; e < n; ++e) weigh_entry(w, y, t, static_cast<long long>(e));
+  }
   void zero(int, void* p, std::size_t bytes) override { std::memset(p, 0, bytes); }
   void narrow(int, const double* src, float* dst, std::size_t n) override {
     for (std::size_t e = 0; e < n; ++e) narrow_entry(src, dst, static_cast<long long>(e));

@@ -548,8 +548,9 @@ private:
   }
 
   /// Pass 1 solves; in float32, pass 2 refines from the float64 residuals
-  /// with the same factors. Y~ and W are (C x N) column-major as stored, so
-  /// the products take them transposed.
+  /// with the same factors; the Gram solutions are refined once against the
+  /// least-squares residual (see Batch). Y~ and W are (C x N) column-major
+  /// as stored, so the products take them transposed.
   void solve_batches(PieceBuffers<T, R>& bf, const Batches<T>& batches, std::size_t count) {
     const int M = static_cast<int>(d_.m), N = static_cast<int>(d_.n), C = static_cast<int>(count);
     const int L = lane_;
@@ -579,6 +580,18 @@ private:
       for (const auto& b : batches.small) run_batch(b);
       if (pass == 0)
         for (const auto& b : batches.gram) run_batch(b);
+    }
+    if (batches.has[kGram]) {  // one refinement of the Gram solutions against W (y - A x): three products
+      dev_.gemm(L, 'N', 'N', C, N, M, 1.0, bf.ugram, C, d_.a, M, 0.0, bf.pc.wy, C);  // A u, where w y was
+      dev_.weigh(L, bf.pc.w, bf.pc.y, bf.pc.wy, d_.n * count);
+      dev_.gemm(L, 'N', 'T', C, M, N, 1.0, bf.pc.wy, C, d_.a, M, 0.0, bf.b, C);  // A^T W r, where A^T W y was
+      for (Batch<double> b : batches.gram) {
+        b.refine = bf.b;
+        b.step = d_.settings.gram_step;
+        dev_.rhs(L, b);
+        dev_.solve(L, b.S, b.z, b.qb, b.count, b.gid, b.g0);
+        dev_.scatter(L, b, false);
+      }
     }
   }
 

@@ -80,6 +80,7 @@ struct Workspace {
   std::vector<int> rows;
   std::vector<double> s, rhs, model, wm, wy, g;   // the paths' scratch
   std::vector<double> shifted;                    // the lanes' systems less their shift (a custom rcond)
+  std::vector<double> step;                       // a dense Gram pixel's refinement (see refine_gram)
   std::vector<double> pair;                       // two groups' systems side by side (factor_pair)
   std::vector<float> s32;                         // float32 systems (batched_solve_mixed)
   std::vector<double> refine;                     // their refinement's float64 vectors

@@ -88,6 +88,22 @@ inline int svd(int m, int n, double* a, double* s, double* u, double* vt) {
   return info;
 }
 
+/// Minimum-norm least squares by LAPACK's dgelsd: the column-major (m, n)
+/// `a` (overwritten) against the nrhs columns of b (ldb >= max(m, n); their
+/// first n entries become the solutions); s (min(m, n)) the singular values,
+/// rank those above rcond·s[0]. Returns LAPACK's info (0 = converged).
+inline int gelsd(int m, int n, int nrhs, double* a, double* b, int ldb, double* s, double rcond, int& rank) {
+  const int lda = m > 1 ? m : 1;
+  int lwork = -1, info = 0, iwq = 0;
+  double query = 0;
+  dgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, &rank, &query, &lwork, &iwq, &info);
+  std::vector<double> work(static_cast<std::size_t>(query) + 1);
+  std::vector<int> iwork(static_cast<std::size_t>(iwq > 1 ? iwq : 1));
+  lwork = static_cast<int>(work.size());
+  dgelsd_(&m, &n, &nrhs, a, &lda, b, &ldb, s, &rcond, &rank, work.data(), &lwork, iwork.data(), &info);
+  return info;
+}
+
 /// Sets the BLAS's thread count (when the BLAS is OpenBLAS) while it lives,
 /// and restores it after.
 class BlasThreads {

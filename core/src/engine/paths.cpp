@@ -451,6 +451,48 @@ void gram_to_exact(Workspace& ws, std::size_t k, std::size_t M) {
   ws.kind[k] = Kind::Exact;
 }
 
+/// One step of iterative refinement of a dense Gram pixel k's solution x of
+/// S x = A_V^T W y (S = A_V^T W A_V + ridge I, its factor applied by
+/// solve_with): d = S^-1 (A_V^T W (y - A_V x) - ridge x), as the band form
+/// takes it (see solve_gram_banded). The normal equations lose about
+/// cond(A_V)^2 eps; the step estimates that error and, taken, leaves one of
+/// the order of cond(A_V) eps, as a QR would. Its residual pass sums the
+/// pixel's rss. Returns false, x unchanged, where the step exceeds
+/// kGramStep |x|: the factor is too far off for one step to mend.
+template <class Solve>
+bool refine_gram(const Job& job, Workspace& ws, std::size_t k, double* x, Solve solve_with) {
+  const std::size_t N = job.N, M = job.M, words = (N + 63) / 64;
+  const double* A = job.design.values().data();
+  const double ridge = job.options.ridge;
+  ws.rows.resize(std::max(ws.rows.size(), N));
+  ws.step.resize(N + 2 * M);
+  double *r = ws.step.data(), *g = r + N, *d = g + M;
+  const int* I = ws.rows.data();
+  const auto q = static_cast<std::size_t>(bit_list(ws.bits.data() + k * words, N, true, ws.rows.data()));
+  row_dots(A, M, I, q, x, r, 1);
+  double rs = 0;
+  for (std::size_t a = 0; a < q; ++a) {
+    const std::size_t i = static_cast<std::size_t>(I[a]);
+    const double w = job.weights ? ws.w[k * N + i] : 1.0, e = ws.y[k * N + i] - r[a];
+    rs += w * e * e;
+    r[a] = w * e;
+  }
+  for (std::size_t j = 0; j < M; ++j) g[j] = -ridge * x[j];
+  row_axpys(A, M, I, q, r, 1, g);
+  std::copy(g, g + M, d);
+  solve_with(d);
+  double dd = 0, xx = 0, dg = 0;
+  for (std::size_t j = 0; j < M; ++j) {
+    dd += d[j] * d[j];
+    xx += x[j] * x[j];
+    dg += d[j] * (g[j] + ridge * (2 * x[j] + d[j]));
+  }
+  if (!(dd <= kGramStep * kGramStep * xx)) return false;
+  for (std::size_t j = 0; j < M; ++j) x[j] += d[j];
+  ws.rss[k] = std::max(rs - dg, 0.0);
+  return true;
+}
+
 /// The components of the dates that lane l's rows (weight not 0) link, for
 /// a network design (see DesignFactors::link_from): comp[d] = -1 for the
 /// dates linked to date 0, else the first date of d's component. Returns the
@@ -665,11 +707,11 @@ void solve_gram_dense(const Job& job, Workspace& ws) {
     // The pivots of U^T U are the squares of U's diagonal.
     bool ok = q > 0 && lapack::cholesky_upper(m, S, m) == 0;
     for (std::size_t a = 0; ok && a < M; ++a) ok = S[a * M + a] * S[a * M + a] > kGramTau * dmax;
-    if (!ok) {
-      gram_to_exact(ws, k, M);
-      continue;
+    if (ok) {
+      lapack::cholesky_upper_solve(m, S, m, x);
+      ok = refine_gram(job, ws, k, x, [&](double* b) { lapack::cholesky_upper_solve(m, S, m, b); });
     }
-    lapack::cholesky_upper_solve(m, S, m, x);
+    if (!ok) gram_to_exact(ws, k, M);
   }
 }
 
@@ -721,16 +763,25 @@ CUBESOLVE_SIMD_CLONES void solve_gram(const Job& job, Workspace& ws) {
     for (std::size_t a = 0; a < M; ++a) S[a * M + a] += job.options.ridge;
     double* x = ws.x.data() + k * M;
     std::copy(ws.model.data() + c * M, ws.model.data() + (c + 1) * M, x);
-    if (!cholesky(S, M, kGramTau)) {
-      gram_to_exact(ws, k, M);
-      continue;
+    bool ok = cholesky(S, M, kGramTau);
+    if (ok) {
+      cholesky_solve(S, M, x);
+      ok = refine_gram(job, ws, k, x, [&](double* b) { cholesky_solve(S, M, b); });
     }
-    cholesky_solve(S, M, x);
+    if (!ok) gram_to_exact(ws, k, M);
   }
 }
 
 CUBESOLVE_SIMD_CLONES void solve_exact(Job& job, Workspace& ws, std::size_t begin) {
   const std::size_t N = job.N, M = job.M;
+  if (job.planner.steer.defer_svd) {  // left to the design's own SVD (see Steering)
+    for (std::size_t k : ws.exact_list) {
+      ws.kind[k] = Kind::Exact;
+      std::fill(ws.x.data() + k * M, ws.x.data() + (k + 1) * M, kNaN);
+      job.write_diagnostics(begin + k, PixelStatus::Failed, -1, kNaN, kNaN, ws.nv[k]);
+    }
+    return;
+  }
   const double* A = job.design.values().data();
   std::vector<double> yv(N), sw(N);
   ws.rows.resize(std::max(ws.rows.size(), N));
@@ -883,35 +934,30 @@ void solve_group_block(Job& job, const std::uint64_t* mask, const std::vector<st
   std::vector<std::size_t> rows;
   for (std::size_t i = 0; i < N; ++i)
     if ((mask[i / 64] >> (i % 64)) & 1) rows.push_back(i);
-  const std::size_t nv = rows.size(), k = std::min(nv, M);
+  const std::size_t nv = rows.size(), ldb = std::max<std::size_t>({nv, M, 1});
   const double* A = job.design.values().data();
-  // A_V column-major (nv, M), kept for the residuals.
-  std::vector<double> av(nv * M), work_a, s(k), u(nv * k), vt(k * M);
+  // A_V column-major (nv, M), kept for the residuals; the pixels' values as
+  // gelsd's right-hand sides: the SVD of A_V and the rank it decides are the
+  // exact path's, pixel for pixel, and one SVD serves the group.
+  std::vector<double> av(nv * M), work_a, s(std::min(nv, M)), b(ldb * G, 0.0), y(nv * G);
   for (std::size_t j = 0; j < M; ++j)
     for (std::size_t a = 0; a < nv; ++a) av[j * nv + a] = A[rows[a] * M + j];
   work_a = av;
-  const int m_ = static_cast<int>(nv), n_ = static_cast<int>(M), ldu = m_;
-  const int info = lapack::svd(m_, n_, work_a.data(), s.data(), u.data(), vt.data());
-
-  std::vector<double> y(nv * G), x(M * G, kNaN);
   for (std::size_t c = 0; c < G; ++c)
-    for (std::size_t a = 0; a < nv; ++a) y[c * nv + a] = job.cube.value(rows[a] * job.P + pixels[begin + c]);
-  std::size_t rank = 0;
+    for (std::size_t a = 0; a < nv; ++a)
+      b[c * ldb + a] = y[c * nv + a] = job.cube.value(rows[a] * job.P + pixels[begin + c]);
+  const double rcond = job.options.rcond < 0 ? default_rcond(nv, M) : job.options.rcond;
+  int rank = 0;
+  const int info = lapack::gelsd(static_cast<int>(nv), static_cast<int>(M), static_cast<int>(G), work_a.data(), b.data(),
+                                 static_cast<int>(ldb), s.data(), rcond, rank);
+  std::vector<double> x(M * G, kNaN);
   double cond = kNaN;
   if (info == 0) {
-    const double rcond = job.options.rcond < 0 ? default_rcond(nv, M) : job.options.rcond;
-    while (rank < k && s[rank] > rcond * s[0]) ++rank;
-    // pinv = VT_r^T S_r^-1 U_r^T  (M, nv); X = pinv · Y.
-    std::vector<double> vs(k * M, 0.0), pinv(M * nv, 0.0);
-    for (std::size_t j = 0; j < M; ++j)
-      for (std::size_t q = 0; q < rank; ++q) vs[j * k + q] = vt[j * k + q] / s[q];
-    if (rank > 0) {
-      lapack::gemm('T', 'T', n_, m_, static_cast<int>(rank), 1.0, vs.data(), static_cast<int>(k), u.data(), ldu, 0.0,
-                   pinv.data(), n_);
-    }
-    lapack::gemm('N', 'N', n_, static_cast<int>(G), m_, 1.0, pinv.data(), n_, y.data(), m_, 0.0, x.data(), n_);
-    cond = rank > 0 ? s[0] / s[rank - 1] : std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < G; ++c) std::copy(b.begin() + static_cast<std::ptrdiff_t>(c * ldb),
+                                                  b.begin() + static_cast<std::ptrdiff_t>(c * ldb + M), x.begin() + static_cast<std::ptrdiff_t>(c * M));
+    cond = rank > 0 ? s[0] / s[static_cast<std::size_t>(rank) - 1] : std::numeric_limits<double>::infinity();
   }
+  const int m_ = static_cast<int>(nv), n_ = static_cast<int>(M);
   std::vector<double> model;
   if (job.options.residuals && info == 0) {
     model.resize(nv * G);
@@ -923,8 +969,8 @@ void solve_group_block(Job& job, const std::uint64_t* mask, const std::vector<st
       rss = 0;
       for (std::size_t a = 0; a < nv; ++a) rss += (model[c * nv + a] - y[c * nv + a]) * (model[c * nv + a] - y[c * nv + a]);
     }
-    const PixelStatus st = info != 0 ? PixelStatus::Failed : rank_status(rank, M);
-    job.write_pixel(pixels[begin + c], x.data() + c * M, st, static_cast<int>(rank), cond, rss, static_cast<int>(nv));
+    const PixelStatus st = info != 0 ? PixelStatus::Failed : rank_status(static_cast<std::size_t>(rank), M);
+    job.write_pixel(pixels[begin + c], x.data() + c * M, st, rank, cond, rss, static_cast<int>(nv));
   }
   paths[static_cast<std::size_t>(SolvePath::Group)] += G;
 }

@@ -34,7 +34,7 @@ constexpr std::size_t kMinGroup = 32;      // smallest mask group worth its own 
 constexpr double kSmallTau = 1e-4;
 constexpr std::size_t kMixedMin = 64;      // smallest deletion systems factored in float32 and refined
 constexpr double kGramTau = 1e-6;          // smallest relative pivot of a Gram matrix
-constexpr double kGramStep = 1e-6;         // largest |step| / |x| of the band Gram path's refinement
+constexpr double kGramStep = 1e-6;         // largest |step| / |x| of the Gram path's refinement
 constexpr double kMaxGrowth = 1e6;         // largest |x - x0| / |x0| a correction may have
 constexpr double kMaxFastCondition = 1e4;  // cond(A) above which only SVD-based paths run
 constexpr double kGemmSpeed = 4;           // a BLAS-3 flop costs this many times less than a scalar one
@@ -51,13 +51,19 @@ PixelStatus rank_status(std::size_t rank, std::size_t m);
 /// Throws InputError for options out of range, naming the field.
 void check_options(const SolveOptions& o);
 
-/// For tests: a path the planner takes wherever it is safe for a pixel, over
-/// cheaper ones (Group: every mask that two pixels share), and whether the
-/// rows kernel may serve. The planner's safety rules still decide which
-/// pixels a path may take, and a pixel a path cannot vouch for still moves on.
+/// How a solve is directed beyond its options. For tests and the
+/// differential fuzzer: a path the planner takes wherever it is safe for a
+/// pixel, over cheaper ones (Group: every mask that two pixels share), and
+/// whether the rows kernel may serve; the planner's safety rules still
+/// decide which pixels a path may take, and a pixel a path cannot vouch for
+/// still moves on. For the two passes of a design of deficient rank (see
+/// solve_in_row_space): `defer_svd` leaves the pixels that need an SVD
+/// (exact and group paths) unsolved, NaN with rank -1, and `svd_only`
+/// solves every pixel by those paths.
 struct Steering {
   std::optional<Kind> prefer;
   bool rows_kernel = true;
+  bool defer_svd = false, svd_only = false;
 };
 
 /// Chooses each pixel's path from its valid-row count and a flop-count cost model.

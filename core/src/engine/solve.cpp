@@ -6,6 +6,7 @@
 #include "cuda/gpu.hpp"
 #include "engine/chunk.hpp"
 #include "engine/device_pass.hpp"
+#include "engine/exact.hpp"
 #include "engine/lapack.hpp"
 #include "engine/parallel.hpp"
 #include "engine/paths.hpp"
@@ -13,6 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 
 namespace cubesolve {
 namespace {
@@ -29,6 +32,7 @@ Progress part(const Progress& p, double lo, double hi) {
 /// that breaks the rank, which a device leaves, on one SVD). After a device
 /// only the pixels it left are looked at. Returns the progress reached.
 double group_pass(Job& job, std::vector<PathCounts>& counts, const Progress& progress, double done) {
+  if (job.planner.steer.defer_svd) return done;  // the groups' SVDs come in the second pass
   const bool after_device = !job.taken.empty();
   std::vector<std::size_t> left;  // after a device: the pixels it left
   Array left_cube;
@@ -109,32 +113,106 @@ void add_counts(SolveResult& r, const std::vector<Workspace>& ws, const std::vec
     for (std::size_t i = 0; i < kPathCount; ++i) r.paths[i] += c[i];
 }
 
+/// Whether pixel p's rows of A (weighted) lie far enough above the singular
+/// values that A's row space leaves out (`dropped`, the largest) that gelsd
+/// on them would count those directions as rounding too: their share of the
+/// pixel's system, sqrt(max w)·dropped, within eps·max(|V|, M) of its
+/// largest singular value, of which the rows give a lower bound (the largest
+/// row, and the rows' Frobenius norm over the square root of the rank).
+/// Pixels whose rows all lie at a far smaller scale than A's (a design whose
+/// columns differ by many decades) fail it. Pixels with no valid row pass.
+bool sees_row_space_only(const Array& cube, const Array* weights, const std::vector<double>& row_norm2, double dropped,
+                         std::size_t M, std::size_t p) {
+  const std::size_t N = cube.dim(0), P = cube.dim(1) * cube.dim(2);
+  double largest = 0, sum = 0, wmax = 0;
+  std::size_t nv = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    const double y = cube.value(i * P + p), w = weights ? weights->value(i * P + p) : 1.0;
+    if (!std::isfinite(y) || !(w > 0) || !std::isfinite(w)) continue;
+    ++nv;
+    largest = std::max(largest, w * row_norm2[i]);
+    sum += w * row_norm2[i];
+    wmax = std::max(wmax, w);
+  }
+  if (nv == 0) return true;
+  const double sigma2 = std::max(largest, sum / static_cast<double>(std::min(nv, M))), t = default_rcond(nv, M);
+  return wmax * dropped * dropped <= t * t * sigma2;
+}
+
 /// A design of rank r < M: each pixel's minimum-norm solution is Q z, z the
 /// minimum-norm solution for A·Q (full column rank), Q the orthonormal basis
 /// of A's row space; the singular values of the pixel's rows are the same,
-/// and so are its rank, residuals and condition. A pixel unique in z is of
-/// minimum norm in x (with a ridge, its solution stays unique).
+/// and so are its rank, residuals and condition, as long as the directions
+/// the row space leaves out stay below the pixel's own rounding (see
+/// sees_row_space_only). z is solved in float64 whatever the output's type,
+/// so that X is rounded to it once. The fast paths run on A·Q; the pixels
+/// that need an SVD, and those whose rows do not keep clear of the left-out
+/// directions (a cube copied with their values missing, where there are
+/// any), are solved in a second pass on A itself by the SVD paths (exact,
+/// group), as gelsd would solve them. (With a ridge every rank takes the
+/// Gram path, and the rank of the system it minimises counts A's null
+/// space: no reduction there.)
 SolveResult solve_in_row_space(const Array& cube, const Design& design, const Design& reduced, const Array* weights,
                                const SolveOptions& options, const Steering& steer, const Progress& progress) {
-  SolveResult r = solve_steered(cube, reduced, weights, options, steer, progress);
+  const std::size_t N = cube.dim(0), M = design.cols(), R = reduced.cols(), H = cube.dim(1), W = cube.dim(2), P = H * W;
+  const DesignFactors& f = design.factors();
+  std::vector<double> row_norm2(N, 0.0);
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = 0; j < M; ++j) row_norm2[i] += design(i, j) * design(i, j);
+  std::vector<std::size_t> again;  // pixels for the second pass
+  for (std::size_t p = 0; p < P; ++p)
+    if (!sees_row_space_only(cube, weights, row_norm2, f.sigma[f.rank], M, p)) again.push_back(p);
+  const std::size_t unseen = again.size();
+  Array masked;
+  if (unseen > 0) {  // their values missing in the first pass
+    masked = cube;
+    for (std::size_t p : again)
+      for (std::size_t i = 0; i < N; ++i) masked.set(i * P + p, std::numeric_limits<double>::quiet_NaN());
+  }
+  SolveOptions in_z = options;
+  in_z.output = DType::Float64;
+  Steering first = steer;
+  first.defer_svd = true;
+  SolveResult r = solve_steered(unseen > 0 ? masked : cube, reduced, weights, in_z, first, part(progress, 0, 0.9));
   const auto t0 = std::chrono::steady_clock::now();
-  const std::size_t M = design.cols(), R = reduced.cols(), H = cube.dim(1), W = cube.dim(2), P = H * W;
-  const std::vector<double>& q = design.factors().row_basis;
-  std::vector<double> z(R * P), x(M * P);
-  for (std::size_t i = 0; i < R * P; ++i) z[i] = r.x.value(i);
+  const double* z = r.x.data<double>();
+  std::vector<double> x(M * P);
   // X (M, P) = Q (M, R) · Z (R, P), row-major: X^T = Z^T Q^T in column-major terms.
   if (P > 0)
-    lapack::gemm('N', 'T', static_cast<int>(P), static_cast<int>(M), static_cast<int>(R), 1.0, z.data(), static_cast<int>(P),
-                 q.data(), static_cast<int>(M), 0.0, x.data(), static_cast<int>(P));
-  Array full(r.x.dtype(), {M, H, W});
-  for (std::size_t j = 0; j < M; ++j)
-    for (std::size_t p = 0; p < P; ++p) {
-      full.set(j * P + p, std::isnan(z[p]) ? std::numeric_limits<double>::quiet_NaN() : x[j * P + p]);
-    }
-  r.x = std::move(full);
+    lapack::gemm('N', 'T', static_cast<int>(P), static_cast<int>(M), static_cast<int>(R), 1.0, z, static_cast<int>(P),
+                 f.row_basis.data(), static_cast<int>(M), 0.0, x.data(), static_cast<int>(P));
+  for (std::size_t p = 0; p < P; ++p)
+    if (std::isnan(z[p]))
+      for (std::size_t j = 0; j < M; ++j) x[j * P + p] = std::numeric_limits<double>::quiet_NaN();
   auto* st = r.status.data<std::uint8_t>();
-  for (std::size_t p = 0; p < P && options.ridge == 0; ++p)
-    if (st[p] == static_cast<std::uint8_t>(PixelStatus::Ok)) st[p] = static_cast<std::uint8_t>(PixelStatus::MinNorm);
+  auto* rank = r.rank.data<std::int32_t>();
+  for (std::size_t p = 0; p < P; ++p) {
+    if (rank[p] < 0) again.push_back(p);  // deferred: counted as exact in the first pass
+    else if (st[p] == static_cast<std::uint8_t>(PixelStatus::Ok)) st[p] = static_cast<std::uint8_t>(PixelStatus::MinNorm);
+  }
+  r.paths[static_cast<std::size_t>(SolvePath::Skipped)] -= unseen;
+  r.paths[static_cast<std::size_t>(SolvePath::Exact)] -= again.size() - unseen;
+  if (!again.empty()) {
+    const Array sub = take_pixels(cube, again);
+    const Array wsub = weights ? take_pixels(*weights, again) : Array();
+    Steering second;
+    second.svd_only = true;
+    const SolveResult s = solve_steered(sub, design, weights ? &wsub : nullptr, in_z, second, part(progress, 0.9, 1.0));
+    for (std::size_t k = 0; k < again.size(); ++k) {
+      const std::size_t p = again[k];
+      for (std::size_t j = 0; j < M; ++j) x[j * P + p] = s.x.value(j * again.size() + k);
+      st[p] = s.status.data<std::uint8_t>()[k];
+      rank[p] = s.rank.data<std::int32_t>()[k];
+      r.n_valid.data<std::int32_t>()[p] = s.n_valid.data<std::int32_t>()[k];
+      r.rss.data<double>()[p] = s.rss.data<double>()[k];
+      r.cond.data<double>()[p] = s.cond.data<double>()[k];
+    }
+    for (std::size_t i = 0; i < kPathCount; ++i) r.paths[i] += s.paths[i];
+    r.warnings.insert(r.warnings.end(), s.warnings.begin(), s.warnings.end());
+  }
+  Array full(options.output.value_or(cube.dtype()), {M, H, W});
+  for (std::size_t i = 0; i < M * P; ++i) full.set(i, x[i]);
+  r.x = std::move(full);
   r.engine_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
@@ -150,13 +228,15 @@ SolveResult detail::solve_steered(const Array& cube, const Design& design, const
                                   const SolveOptions& options, const Steering& steer, const Progress& progress) {
   check_inputs(cube, design, weights);
   check_options(options);
-  if (const Design* reduced = design.reduced(); reduced && options.method == Method::Auto)
+  if (const Design* reduced = design.reduced(); reduced && options.method == Method::Auto && options.ridge == 0 &&
+                                                !steer.svd_only)
     return solve_in_row_space(cube, design, *reduced, weights, options, steer, progress);
   const auto t0 = std::chrono::steady_clock::now();
   SolveResult r = allocate_result(cube, design, options);
   const Device device = options.device == Device::Auto ? resolve_device(Device::Auto) : options.device;
   Planner planner = make_planner(design, weights != nullptr, options, device == Device::Cpu);
   planner.steer = steer;
+  if (steer.svd_only) planner.exact_only = true;
   Job job(cube, design, weights, options, planner, r);
   std::vector<Workspace> ws;
   for (int t = 0; t < r.threads; ++t) ws.emplace_back(design, job.N, options.ridge > 0);

@@ -1,0 +1,607 @@
+// The engine against per-pixel gelsd: a differential fuzzer. The fuzz bytes
+// choose a design with structure, a cube with its masks and weights, the
+// options and a path to steer the planner toward; every pixel of the solve is
+// then compared with LAPACK dgelsd on that pixel's own weighted valid rows.
+//
+// Designs: SBAS networks in either formulation (chains, spans, two clusters
+// joined by one row (a bridge) or by none, long links, date 0 tied by a
+// single row, random pairs); dense Gaussian designs with N < M, N = M,
+// N > M and N >> M; seasonal designs (offset, trend and monthly indicator
+// columns, or harmonics) over irregular dates; dense designs with
+// duplicated and nearly duplicated rows; any of them with its columns scaled
+// by up to 1e8 either way. Masks: none missing, random, a run of rows (a
+// cloudy month), every row that touches one unknown (a cut: a date left
+// without interferograms, a whole month), the rows that cross one date (a
+// cut of a network), the row of largest leverage (a bridge), all but one
+// row, no row; pixels share masks or not; missing as NaN, ±Inf or weight 0.
+// Weights: none, moderate, with zeros, tiny (1e-12) or huge (1e12) rows, or
+// log-uniform over 24 decades. Options: ridge, rcond, minimum valid rows,
+// float32 or float64 cube and output, residuals, threads, memory; every
+// path forced (Steering) or planned, the rows kernel or the general one,
+// the CPU or the device pipeline on the reference backend.
+//
+// The comparison rule, for every pixel (a finding is a pixel that breaks
+// it; the rule is not loosened to make a finding go away). Let V be the
+// pixel's valid rows (finite value, weight finite and > 0), A_w =
+// diag(sqrt(w_V)) A_V (with ridge λ > 0: A_w stacked over sqrt(λ)·I, the
+// system the contract minimises), σ_1 >= σ_2 >= ... its singular values and
+// t = rcond·σ_1 gelsd's threshold (rcond: the option, or eps·max(|V|, M)).
+//  1. The same NaN decision always: n_valid = |V|; |V| = 0 gives status
+//     no-data and x all NaN, |V| < min_valid too-few and x all NaN, and
+//     otherwise x has no NaN (status failed only where gelsd itself fails).
+//  2. The same rank as gelsd, #{σ_i > t}, wherever no σ_i lies within a
+//     factor 4 of t (t/4 < σ_i < 4t). Where one does, either rank is right:
+//     any rank from #{σ_i >= 4t} to #{σ_i > t/4}.
+//  3. Status ok where the rank is M or λ > 0, min-norm where it is below M.
+//  4. The solution against gelsd's at the rank r CubeSolve chose (gelsd's
+//     own where the ranks agree): with κ = σ_1/σ_r, the condition number of
+//     A_w on its numerical rank, |x - x_ref| <= tol |x_ref|, tol = 1e-9
+//     where κ <= 1e5 and 1e-14·κ beyond; a float32 output adds its own
+//     rounding, 2^-24. (Where σ_r = σ_{r+1} the solution at rank r is not
+//     defined and is not compared.) That tolerance presumes values the
+//     model accounts for: gelsd's own answer moves under its rounding by
+//     about eps·κ·ρ of itself, ρ = |b|/(σ_1 |x_ref|)·(1 + κ |r|/|b|) (b the
+//     weighted values, r gelsd's residual; ρ is 1 to 3 for a pixel whose
+//     values the model fits), so where 16 eps·κ·ρ exceeds it, that is the
+//     tolerance: a pixel whose values lie almost orthogonal to what the
+//     model can fit (ρ of 1e8 and more) has no answer that gelsd itself
+//     gives to 1e-9. (Found so: a ridge pixel whose one valid row was
+//     1e-10 in size; CubeSolve's x equalled the exact one, computed with 60
+//     digits, to 1e-16, gelsd's was 2.75e-8 off it.)
+//  5. With residuals: |rss - rss_ref| <= 1e-8 rss_ref + |A_w|·e·(2 sqrt(rss_ref)
+//     + |A_w|·e) + 1e-12 |W^1/2 y_V|^2, e = tol |x_ref|: what an error of
+//     tol in x moves the residual by, and the rounding of summing it.
+//  6. cond, where the path reports one (an SVD was taken), within
+//     κ (1e-9 + 1e-13 κ) of κ: the rounding of σ_r.
+//
+// A finding prints the pixel, the rule it broke, the problem's description
+// and the paths taken, then aborts. To study one: FUZZ_DUMP=FILE writes the
+// problem (N M H W weighted, then A, the cube's values and the weights, one
+// number a line), and FUZZ_GO_ON=1 reports every pixel that breaks the rule
+// instead of stopping at the first.
+#include "fuzz.hpp"
+
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/error.hpp>
+
+#include "cuda/backend.hpp"
+#include "engine/lapack.hpp"
+#include "engine/planner.hpp"
+#include "reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace cubesolve;
+namespace detail = cubesolve::detail;
+namespace gpu = cubesolve::detail::gpu;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Problem {
+  std::size_t n = 0, m = 0, h = 1, w = 1;
+  std::vector<double> a;                   // (n, m) row-major
+  std::vector<double> y, wt;               // (n, P) observation-major; wt empty: no weights
+  std::vector<std::pair<int, int>> pairs;  // a network's (from, to) dates, else empty
+  std::string what;                        // how it was made, for the report
+};
+
+/// A few values chosen by a byte.
+template <class T, std::size_t K>
+T pick(fuzz::Bytes& in, const T (&values)[K]) {
+  return values[in.in(0, K - 1)];
+}
+
+// ---------------------------------------------------------------- designs
+
+/// An SBAS network of `dates` dates: phase rows (-1, 1 at the dates'
+/// unknowns, date 0 the reference) or velocity rows (the intervals between
+/// the dates).
+void network(fuzz::Bytes& in, testing::Rng& rng, Problem& p) {
+  const int D = static_cast<int>(in.in(3, 28));
+  const std::size_t topology = in.in(0, 5), span = in.in(1, 4);
+  std::vector<std::vector<char>> linked(static_cast<std::size_t>(D), std::vector<char>(static_cast<std::size_t>(D), 0));
+  auto link = [&](int i, int j) {
+    if (i > j) std::swap(i, j);
+    if (i == j || linked[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)]) return;
+    linked[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] = 1;
+    p.pairs.emplace_back(i, j);
+  };
+  const int cut = static_cast<int>(in.in(1, static_cast<std::size_t>(D - 1)));  // clusters [0, cut), [cut, D)
+  for (int i = 0; i < D; ++i)
+    for (int j = i + 1; j < D && j - i <= static_cast<int>(span); ++j) {
+      const bool across = i < cut && j >= cut;
+      if ((topology == 1 || topology == 2) && across) continue;
+      if (topology == 4 && rng.uniform() < 0.5 && j - i > 1) continue;
+      if (topology == 5 && i == 0 && j > 1) continue;  // date 0 tied by one row
+      link(i, j);
+    }
+  if (topology == 1) link(static_cast<int>(rng.uniform() * cut), cut + static_cast<int>(rng.uniform() * (D - cut)));
+  if (topology == 3)
+    for (std::size_t k = in.in(1, 4); k-- > 0;)
+      link(static_cast<int>(rng.uniform() * D), static_cast<int>(rng.uniform() * D));
+  if (topology == 4)
+    for (std::size_t k = in.in(0, 6); k-- > 0;)
+      link(static_cast<int>(rng.uniform() * D), static_cast<int>(rng.uniform() * D));
+  const bool velocity = in.in(0, 2) == 0;
+  std::vector<double> t(static_cast<std::size_t>(D), 0.0);
+  for (int d = 1; d < D; ++d)
+    t[static_cast<std::size_t>(d)] = t[static_cast<std::size_t>(d) - 1] + 0.01 + 0.05 * rng.uniform();
+  p.n = p.pairs.size();
+  p.m = static_cast<std::size_t>(D - 1);
+  p.a.assign(p.n * p.m, 0.0);
+  for (std::size_t k = 0; k < p.n; ++k) {
+    const auto [i, j] = p.pairs[k];
+    if (velocity) {
+      for (int u = i; u < j; ++u)
+        p.a[k * p.m + static_cast<std::size_t>(u)] =
+            t[static_cast<std::size_t>(u) + 1] - t[static_cast<std::size_t>(u)];
+    } else {
+      p.a[k * p.m + static_cast<std::size_t>(j - 1)] = 1.0;
+      if (i > 0) p.a[k * p.m + static_cast<std::size_t>(i - 1)] = -1.0;
+    }
+  }
+  p.what = std::string(velocity ? "velocity" : "phase") + " network, topology " + std::to_string(topology) + ", span " +
+           std::to_string(span) + ", cut at " + std::to_string(cut);
+}
+
+void dense(fuzz::Bytes& in, testing::Rng& rng, Problem& p) {
+  const std::size_t shape = in.in(0, 3), m = in.in(1, 16);
+  p.m = m;
+  p.n = shape == 0 ? in.in(1, m) : shape == 1 ? m : shape == 2 ? m + in.in(1, 12) : m + in.in(20, 140);
+  p.a.resize(p.n * p.m);
+  for (double& v : p.a) v = rng.normal();
+  p.what = "dense " + std::to_string(p.n) + " x " + std::to_string(p.m);
+}
+
+/// Offset, trend and either monthly indicator columns (twelve: with the
+/// offset, a design of deficient rank; eleven) or K harmonics, over dates
+/// about a month apart; some months have one date or none.
+void seasonal(fuzz::Bytes& in, testing::Rng& rng, Problem& p) {
+  const std::size_t years = in.in(1, 4), kind = in.in(0, 2);
+  std::vector<double> t;
+  for (std::size_t k = 0; k < 12 * years; ++k) {
+    const double u = rng.uniform();
+    if (u < 0.15) continue;  // a month without a date
+    t.push_back(static_cast<double>(k) / 12 + 0.02 * rng.uniform());
+    if (u > 0.8) t.push_back(static_cast<double>(k) / 12 + 0.04 + 0.03 * rng.uniform());  // two dates
+  }
+  if (t.empty()) t.push_back(0.0);
+  const std::size_t harmonics = in.in(1, 3);
+  p.n = t.size();
+  p.m = kind == 2 ? 2 + 2 * harmonics : kind == 0 ? 14 : 13;
+  p.a.assign(p.n * p.m, 0.0);
+  const double t0 = t.front();
+  for (std::size_t i = 0; i < p.n; ++i) {
+    double* row = p.a.data() + i * p.m;
+    row[0] = 1.0;
+    row[1] = t[i] - t0;
+    if (kind == 2) {
+      for (std::size_t k = 0; k < harmonics; ++k) {
+        row[2 + 2 * k] = std::cos(2 * M_PI * static_cast<double>(k + 1) * t[i]);
+        row[3 + 2 * k] = std::sin(2 * M_PI * static_cast<double>(k + 1) * t[i]);
+      }
+    } else {
+      const auto month = static_cast<std::size_t>(std::floor(t[i] * 12 + 1e-9)) % 12;
+      if (kind == 0)
+        row[2 + month] = 1.0;
+      else if (month > 0)
+        row[2 + month - 1] = 1.0;
+    }
+  }
+  p.what = "seasonal " + std::to_string(p.n) + " x " + std::to_string(p.m) + " (kind " + std::to_string(kind) + ")";
+}
+
+/// A dense design some of whose rows repeat others, exactly or nearly.
+void duplicated(fuzz::Bytes& in, testing::Rng& rng, Problem& p) {
+  dense(in, rng, p);
+  const std::size_t copies = in.in(1, std::max<std::size_t>(1, p.n / 2));
+  const double nearly = pick(in, {0.0, 0.0, 1e-12, 1e-8, 1e-4});
+  for (std::size_t c = 0; c < copies && p.n > 1; ++c) {
+    const std::size_t from = static_cast<std::size_t>(rng.uniform() * static_cast<double>(p.n)) % p.n;
+    const std::size_t to = static_cast<std::size_t>(rng.uniform() * static_cast<double>(p.n)) % p.n;
+    for (std::size_t j = 0; j < p.m; ++j) p.a[to * p.m + j] = p.a[from * p.m + j] * (1 + nearly * rng.normal());
+  }
+  p.what += ", " + std::to_string(copies) + " rows copied (perturbed by " + std::to_string(nearly) + ")";
+}
+
+/// Column j times 10^s_j, s_j in [-8, 8].
+void scale_columns(fuzz::Bytes& in, Problem& p) {
+  if (in.in(0, 2) != 0) return;
+  const std::size_t spread = in.in(1, 8);
+  for (std::size_t j = 0; j < p.m; ++j) {
+    const double s = std::pow(10.0, static_cast<double>(in.in(0, 2 * spread)) - static_cast<double>(spread));
+    for (std::size_t i = 0; i < p.n; ++i) p.a[i * p.m + j] *= s;
+  }
+  p.what += ", columns scaled by up to 1e" + std::to_string(spread);
+}
+
+// ---------------------------------------------------------------- cube
+
+/// Each row's leverage h_ii (A A^+'s diagonal), from gelsd with the identity.
+std::vector<double> leverages(const Problem& p) {
+  const int n = static_cast<int>(p.n), m = static_cast<int>(p.m), ldb = std::max(n, m);
+  std::vector<double> a(p.n * p.m), b(static_cast<std::size_t>(ldb) * p.n, 0.0), s(std::min(p.n, p.m));
+  for (std::size_t i = 0; i < p.n; ++i)
+    for (std::size_t j = 0; j < p.m; ++j) a[j * p.n + i] = p.a[i * p.m + j];
+  for (std::size_t i = 0; i < p.n; ++i) b[i * static_cast<std::size_t>(ldb) + i] = 1.0;
+  const double rcond = -1;
+  int rank = 0, info = 0, lwork = -1, iw = 0;
+  double wq = 0;
+  dgelsd_(&n, &m, &n, a.data(), &n, b.data(), &ldb, s.data(), &rcond, &rank, &wq, &lwork, &iw, &info);
+  std::vector<double> work(static_cast<std::size_t>(wq) + 1);
+  std::vector<int> iwork(static_cast<std::size_t>(std::max(1, iw)));
+  lwork = static_cast<int>(work.size());
+  const std::vector<double> a0 = p.a;
+  dgelsd_(&n, &m, &n, a.data(), &n, b.data(), &ldb, s.data(), &rcond, &rank, work.data(), &lwork, iwork.data(), &info);
+  std::vector<double> h(p.n, 0.0);
+  if (info != 0) return h;
+  for (std::size_t i = 0; i < p.n; ++i)  // h_ii = a_i · (A^+ e_i)
+    for (std::size_t j = 0; j < p.m; ++j) h[i] += a0[i * p.m + j] * b[i * static_cast<std::size_t>(ldb) + j];
+  return h;
+}
+
+/// One mask (1: valid) of a kind the bytes choose.
+std::vector<char> make_mask(fuzz::Bytes& in, testing::Rng& rng, const Problem& p, const std::vector<double>& lev) {
+  const std::size_t n = p.n;
+  std::vector<char> valid(n, 1);
+  switch (in.in(0, 8)) {
+    case 0:
+      break;   // none missing
+    case 1: {  // random
+      const double f = pick(in, {0.05, 0.1, 0.3, 0.5, 0.8});
+      for (auto& v : valid) v = rng.uniform() >= f;
+      break;
+    }
+    case 2: {  // a run of rows
+      const std::size_t r0 = in.in(0, n - 1), len = in.in(1, std::max<std::size_t>(1, n / 3));
+      for (std::size_t i = r0; i < std::min(n, r0 + len); ++i) valid[i] = 0;
+      break;
+    }
+    case 3: {  // every row that touches one unknown
+      const std::size_t j = in.in(0, p.m - 1);
+      for (std::size_t i = 0; i < n; ++i)
+        if (p.a[i * p.m + j] != 0) valid[i] = 0;
+      break;
+    }
+    case 4: {  // a network's rows across one date; elsewhere the rows of largest leverage
+      if (!p.pairs.empty()) {
+        const int c = static_cast<int>(in.in(1, p.m));
+        for (std::size_t i = 0; i < n; ++i) valid[i] = !(p.pairs[i].first < c && p.pairs[i].second >= c);
+      } else {
+        std::vector<std::size_t> order(n);
+        std::iota(order.begin(), order.end(), std::size_t{0});
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return lev[a] > lev[b]; });
+        for (std::size_t k = 0, count = in.in(1, 3); k < std::min(count, n); ++k) valid[order[k]] = 0;
+      }
+      break;
+    }
+    case 5: {  // the row of largest leverage (a bridge where one has leverage 1), and maybe a few at random
+      const std::size_t top = static_cast<std::size_t>(std::max_element(lev.begin(), lev.end()) - lev.begin());
+      valid[top] = 0;
+      if (in.in(0, 1))
+        for (auto& v : valid) v = v && rng.uniform() >= 0.1;
+      break;
+    }
+    case 6:  // all but one row
+      std::fill(valid.begin(), valid.end(), 0);
+      valid[in.in(0, n - 1)] = 1;
+      break;
+    case 7:  // no row
+      std::fill(valid.begin(), valid.end(), 0);
+      break;
+    default:  // a quarter of the rows at random: often fewer than the unknowns
+      for (auto& v : valid) v = rng.uniform() < 0.25;
+      break;
+  }
+  return valid;
+}
+
+/// The cube: y = A x + noise on the valid rows, missing values as NaN or
+/// ±Inf (or, with weights, some as weight 0), masks shared by pixels or not.
+void make_cube(fuzz::Bytes& in, testing::Rng& rng, Problem& p) {
+  p.h = in.in(1, 8);
+  p.w = in.in(1, 8);
+  const std::size_t P = p.h * p.w, n = p.n, m = p.m;
+  const std::vector<double> lev = leverages(p);
+  const std::size_t distinct = in.in(0, 4) == 0 ? P : in.in(1, 6);  // masks to share among the pixels
+  std::vector<std::vector<char>> masks;
+  for (std::size_t k = 0; k < std::min(distinct, P); ++k) masks.push_back(make_mask(in, rng, p, lev));
+  const double noise = pick(in, {0.0, 1e-8, 1e-3, 0.1, 1.0});
+  const bool pure = in.in(0, 5) == 0;  // values with no model in them
+  const bool infinities = in.in(0, 5) == 0;
+  // Column norms, so that the unknowns give values of order one whatever the columns' scales.
+  std::vector<double> norm(m, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < m; ++j) norm[j] += p.a[i * m + j] * p.a[i * m + j];
+  p.y.assign(n * P, 0.0);
+  std::vector<double> x(m);
+  for (std::size_t q = 0; q < P; ++q) {
+    const std::vector<char>& valid =
+        masks[distinct >= P
+                  ? q
+                  : static_cast<std::size_t>(rng.uniform() * static_cast<double>(masks.size())) % masks.size()];
+    for (std::size_t j = 0; j < m; ++j) x[j] = rng.normal() / std::max(std::sqrt(norm[j]), 1e-300);
+    for (std::size_t i = 0; i < n; ++i) {
+      double v = 0;
+      for (std::size_t j = 0; j < m; ++j) v += p.a[i * m + j] * x[j];
+      v = pure ? rng.normal() : v + noise * rng.normal();
+      if (!valid[i]) v = infinities && rng.uniform() < 0.3 ? (rng.uniform() < 0.5 ? HUGE_VAL : -HUGE_VAL) : kNaN;
+      p.y[i * P + q] = v;
+    }
+  }
+  const std::size_t weights = in.in(0, 6);
+  if (weights < 2) return;  // unweighted, most often
+  p.wt.assign(n * P, 1.0);
+  const bool per_date = in.in(0, 1);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t q = 0; q < P; ++q) {
+      double& w = p.wt[i * P + q];
+      if (per_date && q > 0) {
+        w = p.wt[i * P];
+        continue;
+      }
+      const double u = rng.uniform();
+      switch (weights) {
+        case 2:
+          w = 0.2 + u;
+          break;
+        case 3:
+          w = u < 0.2 ? 0.0 : 0.2 + rng.uniform();
+          break;
+        case 4:
+          w = u < 0.1 ? 1e-12 : 0.5 + rng.uniform();
+          break;
+        case 5:
+          w = u < 0.1 ? 1e12 : 0.5 + rng.uniform();
+          break;
+        default:
+          w = std::pow(10.0, 24 * u - 12);
+          break;
+      }
+    }
+}
+
+// ---------------------------------------------------------------- check
+
+/// Thrown past the pixel that broke the rule, with FUZZ_GO_ON set.
+struct GoOn {};
+
+[[noreturn]] void finding(const Problem& p, const SolveOptions& o, const detail::Steering& s, const SolveResult& r,
+                          std::size_t pixel, const std::string& why) {
+  std::string paths;
+  for (std::size_t i = 0; i < kPathCount; ++i)
+    if (r.paths[i]) paths += std::string(" ") + path_name(static_cast<SolvePath>(i)) + "=" + std::to_string(r.paths[i]);
+  std::fprintf(
+      stderr,
+      "FINDING at pixel %zu: %s\n  design: %s (N=%zu, M=%zu), %zu x %zu pixels, %s\n"
+      "  options: ridge %g, rcond %g, min_valid %d, output %s, residuals %d, device %s%s, prefer %d, rows kernel %d\n"
+      "  paths:%s\n",
+      pixel, why.c_str(), p.what.c_str(), p.n, p.m, p.h, p.w, p.wt.empty() ? "unweighted" : "weighted", o.ridge,
+      o.rcond, o.min_valid,
+      o.output == DType::Float32   ? "float32"
+      : o.output == DType::Float64 ? "float64"
+                                   : "the cube's",
+      o.residuals ? 1 : 0, o.device == Device::Cuda ? "reference device" : "cpu",
+      o.device == Device::Cuda ? (o.device_float64 ? " float64" : " mixed") : "",
+      s.prefer ? static_cast<int>(*s.prefer) : -1, s.rows_kernel ? 1 : 0, paths.c_str());
+  if (std::getenv("FUZZ_GO_ON")) throw GoOn{};
+  std::abort();
+}
+
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
+
+/// The rule of the header for pixel q.
+void compare(const Problem& p, const std::vector<double>& cube_values, const SolveResult& r, const SolveOptions& o,
+             const detail::Steering& steer, std::size_t q) {
+  const std::size_t P = p.h * p.w, n = p.n, m = p.m;
+  const bool f32 = r.x.dtype() == DType::Float32;
+  std::vector<double> y(n), w(n), x(m);
+  for (std::size_t i = 0; i < n; ++i) {
+    y[i] = cube_values[i * P + q];
+    if (!p.wt.empty()) w[i] = p.wt[i * P + q];
+  }
+  for (std::size_t j = 0; j < m; ++j) x[j] = r.x.value(j * P + q);
+  const double* wp = p.wt.empty() ? nullptr : w.data();
+  const auto status = static_cast<PixelStatus>(r.status.data<std::uint8_t>()[q]);
+  const int rank = r.rank.data<std::int32_t>()[q];
+  testing::Reference ref;
+  bool ref_failed = false;
+  try {
+    ref = testing::lstsq(p.a, n, m, y.data(), wp, o.rcond, o.ridge);
+  } catch (const std::exception&) {
+    ref_failed = true;
+  }
+  auto fail = [&](const std::string& why) { finding(p, o, steer, r, q, why); };
+  if (r.n_valid.data<std::int32_t>()[q] != ref.nvalid)
+    fail("n_valid " + std::to_string(r.n_valid.data<std::int32_t>()[q]) + ", expected " + std::to_string(ref.nvalid));
+  const bool any_nan = std::any_of(x.begin(), x.end(), [](double v) { return std::isnan(v); });
+  const bool all_nan = std::all_of(x.begin(), x.end(), [](double v) { return std::isnan(v); });
+  if (ref.nvalid == 0 || ref.nvalid < o.min_valid) {
+    const PixelStatus want = ref.nvalid == 0 ? PixelStatus::NoData : PixelStatus::TooFew;
+    if (status != want || !all_nan) fail(std::string("expected NaN with status ") + status_name(want));
+    return;
+  }
+  if (ref_failed || status == PixelStatus::Failed) {
+    if (!(ref_failed && status == PixelStatus::Failed && all_nan)) fail("failed where gelsd did not, or the other way");
+    return;
+  }
+  if (any_nan) fail("NaN in x of a pixel with valid rows");
+  for (double v : x)
+    if (!std::isfinite(v)) fail("x not finite");
+  // Rank: gelsd's, or within the window of a singular value near the threshold.
+  const std::vector<double>& s = ref.sigma;
+  const double rc = o.rcond < 0
+                        ? std::numeric_limits<double>::epsilon() *
+                              static_cast<double>(std::max<std::size_t>(static_cast<std::size_t>(ref.nvalid), m))
+                        : o.rcond;
+  const double t = rc * (s.empty() ? 0.0 : s[0]);
+  int lo = 0, hi = 0;
+  for (double v : s) {
+    lo += v >= 4 * t;
+    hi += v > t / 4;
+  }
+  if (rank == ref.rank) {
+  } else if (rank < lo || rank > hi) {
+    fail("rank " + std::to_string(rank) + ", gelsd " + std::to_string(ref.rank) +
+         " (no singular value near the threshold " + num(t) + ")");
+  }
+  const PixelStatus want = o.ridge > 0 || static_cast<std::size_t>(rank) == m ? PixelStatus::Ok : PixelStatus::MinNorm;
+  if (status != want) fail(std::string("status ") + status_name(status) + " with rank " + std::to_string(rank));
+  // The solution at the rank CubeSolve chose.
+  testing::Reference at = ref;
+  if (rank != ref.rank) {
+    const auto r_ = static_cast<std::size_t>(rank);
+    const double above = r_ > 0 ? s[r_ - 1] : 2 * s[0], below = r_ < s.size() ? s[r_] : 0.0;
+    if (!(above > below * (1 + 1e-12))) return;  // a tie: the solution at that rank is not defined
+    at = testing::lstsq(p.a, n, m, y.data(), wp, std::sqrt(above * std::max(below, above * 1e-300)) / s[0], o.ridge);
+    if (at.rank != rank) return;  // rounding put the cut elsewhere: nothing to compare at that rank
+  }
+  const double kappa = rank > 0 ? s[0] / s[static_cast<std::size_t>(rank) - 1] : 1.0;
+  double dx = 0, nx = 0;
+  for (std::size_t j = 0; j < m; ++j) {
+    dx += (x[j] - at.x[j]) * (x[j] - at.x[j]);
+    nx += at.x[j] * at.x[j];
+  }
+  dx = std::sqrt(dx);
+  nx = std::sqrt(nx);
+  double bb = 0;  // |b|^2: the weighted values
+  for (std::size_t i = 0; i < n; ++i)
+    if (std::isfinite(y[i]) && (!wp || (wp[i] > 0 && std::isfinite(wp[i])))) bb += (wp ? wp[i] : 1.0) * y[i] * y[i];
+  const double rr = at.rss + o.ridge * nx * nx;  // the residual of the system gelsd solved
+  const double rho = bb > 0 && nx > 0 ? std::sqrt(bb) / (s[0] * nx) * (1 + kappa * std::sqrt(rr / bb)) : 1.0;
+  double tol = std::max(kappa <= 1e5 ? 1e-9 : 1e-14 * kappa, 16 * std::numeric_limits<double>::epsilon() * kappa * rho);
+  if (f32) tol += 0x1p-24;
+  if (!(dx <= tol * nx)) {
+    for (std::size_t j = 0; j < m; ++j) std::fprintf(stderr, "  x[%zu] %.17g, gelsd %.17g\n", j, x[j], at.x[j]);
+  }
+  if (!(dx <= tol * nx))
+    fail("relative error " + num(dx / nx) + " above " + num(tol) + " (kappa " + num(kappa) + ", rank " +
+         std::to_string(rank) + ")");
+  if (o.residuals) {
+    const double rss = r.rss.data<double>()[q], e = tol * nx, norm = s.empty() ? 0.0 : s[0];
+    const double bound = 1e-8 * at.rss + norm * e * (2 * std::sqrt(at.rss) + norm * e) + 1e-12 * bb;
+    if (!(std::fabs(rss - at.rss) <= bound))
+      fail("rss " + num(rss) + ", expected " + num(at.rss) + " (bound " + num(bound) + ")");
+  }
+  const double cond = r.cond.data<double>()[q];
+  if (!std::isnan(cond) && rank == ref.rank && !(std::fabs(cond - kappa) <= kappa * (1e-9 + 1e-13 * kappa)))
+    fail("cond " + num(cond) + ", expected " + num(kappa));
+}
+
+/// While it lives, the engine's device is the reference backend.
+struct ReferenceDevice {
+  explicit ReferenceDevice(bool on) : on_(on) {
+    if (on_)
+      gpu::set_backend_factory([] { return gpu::make_host_backend(std::size_t{64} << 20, std::size_t{64} << 20); });
+  }
+  ~ReferenceDevice() {
+    if (on_) gpu::set_backend_factory(nullptr);
+  }
+  ReferenceDevice(const ReferenceDevice&) = delete;
+  ReferenceDevice& operator=(const ReferenceDevice&) = delete;
+  bool on_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::Bytes in(data, size);
+  Problem p;
+  testing::Rng rng(in.in(0, 1u << 30));
+  switch (in.in(0, 3)) {
+    case 0:
+      network(in, rng, p);
+      break;
+    case 1:
+      dense(in, rng, p);
+      break;
+    case 2:
+      seasonal(in, rng, p);
+      break;
+    default:
+      duplicated(in, rng, p);
+      break;
+  }
+  if (p.n == 0 || p.m == 0) return 0;
+  scale_columns(in, p);
+  make_cube(in, rng, p);
+
+  SolveOptions o;
+  o.ridge = pick(in, {0.0, 0.0, 0.0, 0.0, 1e-8, 1e-3, 0.1, 10.0});
+  o.rcond = pick(in, {-1.0, -1.0, -1.0, 1e-5, 1e-10, 1e-3, 1e-14});
+  const std::size_t mv = in.in(0, 5);
+  o.min_valid = mv < 3    ? 1
+                : mv == 3 ? static_cast<int>(p.m)
+                : mv == 4 ? static_cast<int>(p.m) + 1
+                          : static_cast<int>(in.in(1, p.n + 1));
+  const DType cube_type = in.in(0, 1) ? DType::Float32 : DType::Float64;
+  const std::size_t out = in.in(0, 2);
+  if (out > 0) o.output = out == 1 ? DType::Float32 : DType::Float64;
+  o.residuals = in.in(0, 1);
+  o.threads = static_cast<int>(in.in(1, 2));
+  o.memory = in.in(0, 1) ? std::size_t{1} << 20 : std::size_t{256} << 20;
+  detail::Steering steer;
+  const std::size_t prefer = in.in(0, 8);
+  const detail::Kind kinds[] = {detail::Kind::Full,       detail::Kind::Deletion, detail::Kind::DualSchur,
+                                detail::Kind::DualGather, detail::Kind::Gram,     detail::Kind::Exact,
+                                detail::Kind::Group};
+  if (prefer < 7) steer.prefer = kinds[prefer];
+  steer.rows_kernel = in.in(0, 1);
+  const std::size_t device = in.in(0, 5);
+  if (device >= 4) {
+    o.device = Device::Cuda;
+    o.device_float64 = device == 5;
+  }
+
+  Array cube(cube_type, {p.n, p.h, p.w});
+  std::vector<double> values(p.y.size());  // what the engine sees: the values in the cube's type
+  for (std::size_t i = 0; i < p.y.size(); ++i) {
+    cube.set(i, p.y[i]);
+    values[i] = cube.value(i);
+  }
+  Array a(DType::Float64, {p.n, p.m});
+  std::copy(p.a.begin(), p.a.end(), a.data<double>());
+  Array wt;
+  if (!p.wt.empty()) {
+    wt = Array(DType::Float64, {p.n, p.h, p.w});
+    std::copy(p.wt.begin(), p.wt.end(), wt.data<double>());
+  }
+  if (const char* dump = std::getenv("FUZZ_DUMP")) {
+    FILE* f = std::fopen(dump, "w");
+    std::fprintf(f, "%zu %zu %zu %zu %d\n", p.n, p.m, p.h, p.w, p.wt.empty() ? 0 : 1);
+    for (double v : p.a) std::fprintf(f, "%.17g\n", v);
+    for (double v : values) std::fprintf(f, "%.17g\n", v);
+    for (double v : p.wt) std::fprintf(f, "%.17g\n", v);
+    std::fclose(f);
+  }
+  ReferenceDevice dev(o.device == Device::Cuda);
+  SolveResult r;
+  try {
+    const Design design(a);
+    r = detail::solve_steered(cube, design, p.wt.empty() ? nullptr : &wt, o, steer);
+  } catch (const cubesolve::Error& e) {
+    std::fprintf(stderr, "FINDING: solve threw: %s\n  design: %s\n", e.what(), p.what.c_str());
+    std::abort();
+  }
+  for (std::size_t q = 0; q < p.h * p.w; ++q) {
+    try {
+      compare(p, values, r, o, steer, q);
+    } catch (const GoOn&) {
+    }
+  }
+  return 0;
+}
