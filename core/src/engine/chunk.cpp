@@ -306,7 +306,12 @@ bool sort_into_paths(const Job& job, Workspace& ws, std::size_t B) {
   for (auto& bucket : ws.buckets) bucket.clear();
   ws.buckets.resize(kMaxSmall + 1);
   for (std::size_t k = 0; k < B; ++k) {
-    const Kind kind = ws.kind[k];
+    Kind& kind = ws.kind[k];
+    // A weighted dual pixel with a custom rcond: cond(A) vouches for the
+    // Schur form only up to the weights' spread (see Planner).
+    if (kind == Kind::DualSchur && job.planner.custom_rcond && job.weights &&
+        !(job.planner.rcond_t * std::sqrt(weight_ratio(ws, k, N)) < 1))
+      kind = Kind::Exact;
     if (kind == Kind::Skip || kind == Kind::Group) fill_unsolved(ws, k, M);
     need_product = need_product || kind == Kind::Full || kind == Kind::Deletion || kind == Kind::DualSchur;
     if (kind == Kind::Gram) ws.gram.push_back(k);

@@ -234,9 +234,10 @@ CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_
   } else {
     row_dots(K.data(), N, I, q, yk, z, L);
   }
-  const double shift = kind == Kind::Deletion     ? job.planner.shift_deletion
-                       : kind == Kind::DualGather ? job.planner.shift_gather
-                                                  : 0.0;  // Schur: A of full row rank, cond(A) vouches
+  double shift = kind == Kind::Deletion     ? job.planner.shift_deletion
+                 : kind == Kind::DualGather ? job.planner.shift_gather
+                                            : 0.0;  // Schur: A of full row rank, cond(A) vouches
+  if (kind == Kind::DualGather && job.planner.custom_rcond && job.weights) shift *= weight_ratio(ws, k, N);
   return {K.data(), I, q, kind == Kind::Deletion, shift};
 }
 
@@ -270,6 +271,13 @@ CUBESOLVE_KERNEL void pixel_done(const Job& job, Workspace& ws, std::size_t q, s
 }
 
 }  // namespace
+
+double weight_ratio(const Workspace& ws, std::size_t k, std::size_t N) {
+  double wmin = HUGE_VAL, wmax = 0;
+  for (std::size_t i = 0; i < N; ++i)
+    if (ws.valid[k * N + i]) wmin = std::min(wmin, ws.w[k * N + i]), wmax = std::max(wmax, ws.w[k * N + i]);
+  return wmax / wmin;
+}
 
 CUBESOLVE_SIMD_CLONES void solve_systems(const Job& job, Workspace& ws) {
   ws.rows.resize(job.N * kMaxGroups * L);
@@ -444,6 +452,23 @@ CUBESOLVE_KERNEL void band_normal_equations(const DesignFactors& f, const double
   }
 }
 
+/// With a custom rcond, whether a Gram pixel's system S (M x M, ridge on
+/// its diagonal) shows that [W^1/2 A_V; sqrt(ridge) I] keeps every singular
+/// value above 2 rcond of its largest: S less Planner::gram_shift times its
+/// trace stays positive definite. A ridge above that shift shows it at
+/// once; else `factor` must factor a copy of S less the shift.
+template <class Factor>
+bool gram_shows_rank(const Job& job, Workspace& ws, const double* S, std::size_t M, Factor factor) {
+  if (!job.planner.custom_rcond) return true;
+  double trace = 0;
+  for (std::size_t a = 0; a < M; ++a) trace += S[a * (M + 1)];
+  const double shift = job.planner.gram_shift * trace;
+  if (job.options.ridge > shift) return true;
+  ws.shifted.assign(S, S + M * M);
+  for (std::size_t a = 0; a < M; ++a) ws.shifted[a * (M + 1)] -= shift;
+  return factor(ws.shifted.data());
+}
+
 /// A Gram pixel whose matrix is too close to singular: to the exact path.
 void gram_to_exact(Workspace& ws, std::size_t k, std::size_t M) {
   std::fill(ws.x.data() + k * M, ws.x.data() + (k + 1) * M, kNaN);
@@ -597,7 +622,7 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
   const std::size_t* col = job.f.nz_col.data();
   const double* val = job.f.nz_val.data();
   const double ridge = job.options.ridge;
-  const bool retie = job.f.network() && ridge == 0;
+  const bool retie = job.f.network() && ridge == 0 && !job.planner.custom_rcond;
   ws.s.resize(M * w * L);
   ws.rhs.resize(3 * M * L);  // x, the refinement's step and its right-hand side
   ws.wm.resize(2 * N * L);   // each row's weights, then its values
@@ -621,8 +646,20 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
         tie_down(comp.data() + l * (M + 1), M, b, l, S, X);
       }
     }
-    bool ok[L];
-    batched_cholesky_band(S, M, b, kGramTau, ok);
+    bool ok[L] = {true, true, true, true};
+    if (job.planner.custom_rcond) {  // each lane's S less gram_shift times its trace (see gram_shows_rank)
+      Vec4 shift = {};
+      for (std::size_t a = 0; a < M; ++a) shift += load4(S + a * w * L);
+      shift *= job.planner.gram_shift;
+      if (!(ridge > shift[0] && ridge > shift[1] && ridge > shift[2] && ridge > shift[3])) {
+        ws.shifted.assign(S, S + M * w * L);
+        for (std::size_t a = 0; a < M; ++a) store4(ws.shifted.data() + a * w * L, load4(S + a * w * L) - shift);
+        batched_cholesky_band(ws.shifted.data(), M, b, 0.0, ok);
+      }
+    }
+    bool held[L];
+    batched_cholesky_band(S, M, b, kGramTau, held);
+    for (std::size_t l = 0; l < L; ++l) ok[l] = ok[l] && held[l];
     batched_cholesky_band_solve(S, M, b, X);
     // D = S^-1 (A_V^T W (y - A_V x) - ridge x): the step of one refinement,
     // about the error of x (cond(A_V)^2 eps). Taken, it leaves an error of
@@ -705,7 +742,8 @@ void solve_gram_dense(const Job& job, Workspace& ws) {
       dmax = std::max(dmax, S[a * M + a]);
     }
     // The pivots of U^T U are the squares of U's diagonal.
-    bool ok = q > 0 && lapack::cholesky_upper(m, S, m) == 0;
+    bool ok = q > 0 && gram_shows_rank(job, ws, S, M, [&](double* c) { return lapack::cholesky_upper(m, c, m) == 0; }) &&
+              lapack::cholesky_upper(m, S, m) == 0;
     for (std::size_t a = 0; ok && a < M; ++a) ok = S[a * M + a] * S[a * M + a] > kGramTau * dmax;
     if (ok) {
       lapack::cholesky_upper_solve(m, S, m, x);
@@ -763,7 +801,7 @@ CUBESOLVE_SIMD_CLONES void solve_gram(const Job& job, Workspace& ws) {
     for (std::size_t a = 0; a < M; ++a) S[a * M + a] += job.options.ridge;
     double* x = ws.x.data() + k * M;
     std::copy(ws.model.data() + c * M, ws.model.data() + (c + 1) * M, x);
-    bool ok = cholesky(S, M, kGramTau);
+    bool ok = gram_shows_rank(job, ws, S, M, [&](double* t) { return cholesky(t, M, 0.0); }) && cholesky(S, M, kGramTau);
     if (ok) {
       cholesky_solve(S, M, x);
       ok = refine_gram(job, ws, k, x, [&](double* b) { cholesky_solve(S, M, b); });

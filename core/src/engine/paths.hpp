@@ -23,6 +23,10 @@
 
 namespace cubesolve::detail {
 
+/// max w / min w over pixel k's valid rows (a weighted solve's pixel-major
+/// copy): with a custom rcond, gelsd's rank is that of W^1/2 A_V, whose
+/// condition number is up to its square root times A_V's (see Planner).
+double weight_ratio(const Workspace& ws, std::size_t k, std::size_t N);
 /// The small systems of the pixels in ws.buckets, from pixel-major values.
 void solve_systems(const Job& job, Workspace& ws);
 /// The same for the rows kernel: each deletion corrects ws.x0 from the

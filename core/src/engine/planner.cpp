@@ -76,25 +76,27 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
     if (c < best.second) best = {k, c};
   };
   const bool band = weighted || band_unweighted;
-  // The band form ties a split network down: its Gram path takes any rank.
-  const bool can_gram = ridge || nv >= f.m || (band && f.banded_gram && f.network());
+  // The band form ties a split network down: its Gram path takes any rank
+  // (not with a custom rcond, which that tie cannot vouch for).
+  const bool can_gram = ridge || nv >= f.m || (band && f.banded_gram && f.network() && !custom_rcond);
   if (ridge) {
     if (can_gram) consider(Kind::Gram, gram_cost(true));
     return best;
   }
   const std::size_t m = f.n - nv, M = f.m, N = f.n;
-  if (!weighted && m == 0) return {Kind::Full, x0_cost()};
-  if (!weighted && fast_ok && f.full_column_rank() && !f.hat.empty() && nv >= M && m <= kMaxSmall)
+  const bool factors = fast_ok && factor_paths;
+  if (!weighted && m == 0 && factor_paths) return {Kind::Full, x0_cost()};
+  if (!weighted && factors && f.full_column_rank() && !f.hat.empty() && nv >= M && m <= kMaxSmall)
     consider(Kind::Deletion, x0_cost() + small_cost(m) + 2.0 * static_cast<double>(m * M));
   // The dual paths serve weighted pixels too: where A_V has full row rank
   // (which their Cholesky checks) the pixel is fitted exactly, and the
   // minimum-norm exact fit does not depend on the weights.
-  if (fast_ok && f.full_row_rank() && m <= kMaxSmall && m <= nv)
+  if (factors && f.full_row_rank() && m <= kMaxSmall && m <= nv)
     consider(Kind::DualSchur, x0_cost() + small_cost(m) + 2.0 * static_cast<double>(m * (N + M)));
   // A_V of full row rank (checked by the Cholesky of C_VV) needs no more of A.
-  if (fast_ok && !f.gram_rows.empty() && nv <= M && nv <= kMaxSmall)
+  if (factors && !f.gram_rows.empty() && nv <= M && nv <= kMaxSmall)
     consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * M));
-  if (can_gram && !custom_rcond && (band || !f.outer.empty())) consider(Kind::Gram, gram_cost(band));
+  if (can_gram && (band || !f.outer.empty())) consider(Kind::Gram, gram_cost(band));
   return best;
 }
 
@@ -114,12 +116,15 @@ Planner make_planner(const Design& design, bool weighted, const SolveOptions& op
     // λ_min(I - H_II) > t² with t = 2 rcond cond(A) gives cond(A_V) < 1/(2 rcond).
     // A shift of at least 1e-8 (relative to the system's norm, <= 1 for
     // I - H_II and <= σ_max(A)² for C_VV) stays far above the rounding of
-    // the shifted Cholesky (about q² eps), which the factor 2 in t absorbs.
+    // the shifted Cholesky (about q² eps), which the factor 2 in t absorbs;
+    // the Gram paths' shift of at least 1e-12 of the trace, above that of
+    // an M x M Cholesky (about M eps of it) for M up to some thousands.
     const double t = 2 * options.rcond * cond, smax = f.rank > 0 ? f.sigma.front() : 0.0;
-    // Weights and ridge change the matrix that gelsd sees; only an SVD decides there.
-    if (weighted || planner.ridge || !planner.fast_ok || !(t < 1)) planner.exact_only = true;
+    planner.factor_paths = planner.fast_ok && t < 1;
+    planner.rcond_t = t;
     planner.shift_deletion = std::max(t * t, 1e-8);
     planner.shift_gather = std::max(4 * options.rcond * options.rcond, 1e-8) * smax * smax;
+    planner.gram_shift = std::max(4 * options.rcond * options.rcond, 1e-12);
   }
   // (Only the CPU's paths hand pixels on: with a device too, those it leaves.)
   planner.network_gram = f.network() && f.banded_gram && !planner.ridge && !planner.custom_rcond && !planner.exact_only;

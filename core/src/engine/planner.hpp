@@ -72,13 +72,26 @@ struct Planner {
   bool weighted = false, ridge = false, exact_only = false, fast_ok = false;
   std::size_t min_valid = 1;
   /// With a custom rcond (gelsd keeps the singular values above rcond·σ_max
-  /// of A_V), the fast paths serve only pixels whose A_V is shown to keep
-  /// all of theirs: cond(A_V) < 1/(2 rcond). For A of full row rank, cond(A)
-  /// bounds every cond(A_V) (C_VV's eigenvalues interlace C's). A deletion's
-  /// I - H_II, or a gathered C_VV, must stay positive definite less the
-  /// shift below (its own Cholesky shows it): then σ_min(A_V) > 2 rcond σ_max(A).
-  bool custom_rcond = false;
-  double shift_deletion = 0, shift_gather = 0;
+  /// of the pixel's system), a fast path serves a pixel only where that
+  /// system is shown to keep all of them: cond < 1/(2 rcond).
+  /// - The paths on A's factors (full, deletion, dual), only where
+  ///   t = 2 rcond cond(A) < 1 (factor_paths). For A of full row rank,
+  ///   cond(A) bounds every cond(A_V) (C_VV's eigenvalues interlace C's). A
+  ///   deletion's I - H_II, or a gathered C_VV, must stay positive definite
+  ///   less the shift below (its own Cholesky shows it): then σ_min(A_V) >
+  ///   2 rcond σ_max(A). Weighted dual pixels (an exact fit, but gelsd's
+  ///   rank is that of W^1/2 A_V): cond(W^1/2 A_V) <= sqrt(max w / min w)
+  ///   cond(A_V), so the Schur form needs t sqrt(max w / min w) < 1 and the
+  ///   gathered form's shift grows by max w / min w.
+  /// - The Gram paths (weights, ridge): the pixel's S = A_V^T W A_V + ridge I
+  ///   must stay positive definite less gram_shift·trace(S) (its trace
+  ///   bounds σ_max² of the system gelsd sees, [W^1/2 A_V; sqrt(ridge) I],
+  ///   and its smallest eigenvalue is that system's σ_min²); a ridge above
+  ///   the shift shows it without a second factorization.
+  /// Pixels not shown so go to the exact path, gelsd with that rcond.
+  bool custom_rcond = false, factor_paths = true;
+  double rcond_t = 0;  // t = 2 rcond cond(A)
+  double shift_deletion = 0, shift_gather = 0, gram_shift = 0;
   /// The band form of the Gram path (see DesignFactors::banded_gram) also
   /// serves unweighted pixels: on the CPU it is far cheaper than the
   /// deletion, and its refinement step keeps it as accurate.

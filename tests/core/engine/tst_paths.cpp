@@ -234,8 +234,9 @@ const std::vector<SolveCase>& solve_cases() {
        [](const SolveResult& r, const Case&) { return count(r, SolvePath::Dual) >= 450; }},
       // The second column lives on rows 18 and 19 (elsewhere 2 % of it):
       // without both, cond(A_V) is about 50, and gelsd at rcond 0.05 cuts it
-      // to rank 1, although the deletion's own pivots would hold. Those
-      // pixels go to the exact path; the others keep the deletion path.
+      // to rank 1, although the deletion's (or the Gram path's) own pivots
+      // would hold. Those pixels go to the exact path; the others keep the
+      // fast paths.
       {"custom rcond sends pixels it cuts to the exact path",
        [] {
          Case c = random_case(20, 2, 24, 24, 0.3, 0.0, 18);
@@ -251,8 +252,46 @@ const std::vector<SolveCase>& solve_cases() {
          std::size_t cut = 0;  // pixels without rows 18 and 19, but enough rows for the deletion path
          for (std::size_t p = 0; p < P; ++p)
            cut += std::isnan(c.y[18 * P + p]) && std::isnan(c.y[19 * P + p]) && r.n_valid.data<std::int32_t>()[p] >= 2;
-         return cut > 20 && count(r, SolvePath::Exact) >= cut && count(r, SolvePath::Deletion) >= 300;
+         return cut > 20 && count(r, SolvePath::Exact) >= cut && count(r, SolvePath::Deletion) + count(r, SolvePath::Gram) >= 300;
        }},
+      // With a custom rcond the Gram paths show each pixel's system keeps
+      // its singular values above 2 rcond of the largest (a ridge above the
+      // shift at once, else a Cholesky less it), and stay fast.
+      {"ridge and a custom rcond keep the Gram path", [] { return random_case(12, 8, 20, 20, 0.3, 0.0, 9); },
+       with([](SolveOptions& o) { o.ridge = 0.25, o.rcond = 1e-5; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 350 && count(r, SolvePath::Exact) == 0; }},
+      // A ridge far below the shift: each pixel's Cholesky less it decides.
+      // Pixels of fewer rows than unknowns keep singular values of about
+      // sqrt(ridge), which gelsd cuts: they go to the exact path.
+      {"a tiny ridge and a custom rcond", [] { return random_case(12, 8, 20, 20, 0.3, 0.0, 9); },
+       with([](SolveOptions& o) { o.ridge = 1e-12, o.rcond = 1e-5; }),
+       [](const SolveResult& r, const Case& c) {
+         std::size_t under = 0;
+         for (std::size_t p = 0; p < 400; ++p) under += r.n_valid.data<std::int32_t>()[p] < static_cast<int>(c.m);
+         return under > 50 && count(r, SolvePath::Exact) == under && count(r, SolvePath::Gram) == 400 - under - count(r, SolvePath::Skipped);
+       }},
+      {"weights and a custom rcond keep the Gram path", [] { return with_weights(random_case(30, 6, 20, 20, 0.1, 0.0, 7), 8); },
+       with([](SolveOptions& o) { o.rcond = 1e-5; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 350 && count(r, SolvePath::Exact) == 0; }},
+      {"weights and a custom rcond keep the dual paths",
+       [] { return with_weights(random_case(20, 40, 24, 24, 0.15, 0.0, 14), 15); }, with([](SolveOptions& o) { o.rcond = 1e-3; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Dual) >= 500 && count(r, SolvePath::Exact) == 0; }},
+      // Weights spread over twenty decades: W^1/2 A_V loses singular values
+      // at rcond 1e-3 that A_V keeps. The dual paths cannot vouch for such
+      // pixels (the spread bounds what the weights do); gelsd decides them.
+      {"a custom rcond sends widely weighted pixels to the exact path",
+       [] {
+         Case c = random_case(20, 40, 12, 12, 0.15, 0.0, 14);
+         c.wt.assign(c.y.size(), 1.0);
+         for (std::size_t i = 0; i < 20; ++i)
+           for (std::size_t p = 0; p < 144; ++p) c.wt[i * 144 + p] = p % 2 ? 1.0 : std::pow(10.0, static_cast<double>(i % 5) * 5 - 10);
+         return c;
+       },
+       with([](SolveOptions& o) { o.rcond = 1e-3; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Exact) >= 60 && count(r, SolvePath::Dual) >= 60; }},
+      {"weights, a custom rcond and a sparse design keep the band Gram path",
+       [] { return with_weights(sparse_network_case(0.1, 19), 20); }, with([](SolveOptions& o) { o.rcond = 1e-5; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 200; }},
       {"weights on a sparse design, with residuals", [] { return with_weights(sparse_network_case(0.1, 19), 20); },
        with([](SolveOptions& o) { o.residuals = true; }),
        [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 200; }},
