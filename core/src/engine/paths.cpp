@@ -577,10 +577,16 @@ bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double
     if (comp[d] == static_cast<int>(d)) index[d] = next++;
   // Unknown j's terms in the null vectors: of date j + 1's component and of
   // date j's (one component twice where both dates are in it: the terms add).
+  // Added before they enter G: squared apart, a velocity's two terms
+  // (1/t_j each) would bury a small entry of G in their rounding.
   auto entries = [&](std::size_t j, std::size_t* c, double* v) {
     std::size_t n = 0;
     if (comp[j + 1] >= 0) c[n] = index[static_cast<std::size_t>(comp[j + 1])], v[n++] = f.null_to[j];
-    if (comp[j] >= 0) c[n] = index[static_cast<std::size_t>(comp[j])], v[n++] = -f.null_from[j];
+    if (comp[j] >= 0) {
+      const std::size_t cj = index[static_cast<std::size_t>(comp[j])];
+      if (n == 1 && c[0] == cj) v[0] -= f.null_from[j];
+      else c[n] = cj, v[n++] = -f.null_from[j];
+    }
     return n;
   };
   std::size_t c[2];
@@ -595,7 +601,10 @@ bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double
   bool diagonal = true;  // the phase formulation's: components' null vectors do not overlap
   for (std::size_t a = 0; a < k * k && diagonal; ++a) diagonal = a % (k + 1) == 0 || G[a] == 0;
   if (diagonal) {
-    for (std::size_t a = 0; a < k; ++a) r[a] /= G[a * (k + 1)];
+    for (std::size_t a = 0; a < k; ++a) {
+      if (!(G[a * (k + 1)] > 0)) return false;
+      r[a] /= G[a * (k + 1)];
+    }
   } else {
     if (!cholesky(G.data(), k, 1e-12)) return false;
     cholesky_solve(G.data(), k, r.data());
