@@ -41,6 +41,14 @@ void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
           .field("normal_equations_device_speedup", r.normal_device / r.engine);
   }
   j.field("max_rel_error", r.check.max_error).field("device", device_name(r.device)).field("device_pixels", r.device_pixels);
+  j.field("options_rcond", bench::kBenchRcond).key("options").begin_array();
+  for (const auto& o : r.options) {
+    j.begin_object().field("options", o.label).field("engine_seconds", o.seconds).field("engine_seconds_rcond", o.seconds_rcond)
+        .field("rcond_over_default", o.seconds_rcond / o.seconds);
+    json_paths(j, o.paths_rcond);
+    j.end_object();
+  }
+  j.end_array();
   json_paths(j, r.paths);
   j.end_object();
   std::cout << j.str() << "\n";
@@ -84,6 +92,11 @@ void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
     std::printf("  pixels solved on the device: %zu of %zu (%s)\n", r.device_pixels, r.pixels,
                 describe_devices().back().c_str());
   std::printf("  paths:%s\n", paths_text(r.paths).c_str());
+  std::printf("  options (engine, best of %d; then with --rcond %g, and over the engine without it):\n", std::min(b.repeat, 3),
+              bench::kBenchRcond);
+  for (const auto& o : r.options)
+    std::printf("    %-32s %8.4f s   %8.4f s  %5.2fx  %s\n", o.label.c_str(), o.seconds, o.seconds_rcond,
+                o.seconds_rcond / o.seconds, paths_text(o.paths_rcond).c_str());
 }
 
 }  // namespace

@@ -213,6 +213,17 @@ private slots:
     QVERIFY(j["max_rel_error"].toDouble() <= 1e-9);
     QCOMPARE(j["pixels"].toInt(), 1600);
     QVERIFY(j["paths"].toObject()["deletion"].toInt() > 1000);
+    // A row per combination of options, with and without an explicit rcond,
+    // which keeps the fast paths (this design is well conditioned).
+    const QJsonArray options = j["options"].toArray();
+    QCOMPARE(options.size(), 4);
+    QCOMPARE(j["options_rcond"].toDouble(), 1e-5);
+    for (const auto& o : options) {
+      const QJsonObject row = o.toObject();
+      QVERIFY(row["engine_seconds"].toDouble() > 0 && row["engine_seconds_rcond"].toDouble() > 0);
+      QCOMPARE(row["paths"].toObject()["exact"].toInt(), 0);
+    }
+    QCOMPARE(options[0].toObject()["options"].toString(), QString("ridge 0.1"));
     const Run blobs = cli({"bench", "--size", "128", "--n", "40", "--m", "8", "--nan", "0.3", "--masks", "blobs",
                            "--sample", "20", "--repeat", "1", "--json"});
     QVERIFY2(blobs.code == 0, qPrintable(blobs.err));

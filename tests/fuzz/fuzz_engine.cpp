@@ -93,6 +93,7 @@ struct Problem {
   std::vector<double> y, wt;               // (n, P) observation-major; wt empty: no weights
   std::vector<std::pair<int, int>> pairs;  // a network's (from, to) dates, else empty
   std::string what;                        // how it was made, for the report
+  DType cube = DType::Float64;             // the cube's type
 };
 
 /// A few values chosen by a byte.
@@ -384,7 +385,8 @@ struct GoOn {};
   std::fprintf(
       stderr,
       "FINDING at pixel %zu: %s\n  design: %s (N=%zu, M=%zu), %zu x %zu pixels, %s\n"
-      "  options: ridge %g, rcond %g, min_valid %d, output %s, residuals %d, device %s%s, prefer %d, rows kernel %d\n"
+      "  options: ridge %g, rcond %g, min_valid %d, output %s, residuals %d, device %s%s, prefer %d, rows kernel %d,\n"
+      "    threads %d, memory %zu MB, cube %s\n"
       "  paths:%s\n",
       pixel, why.c_str(), p.what.c_str(), p.n, p.m, p.h, p.w, p.wt.empty() ? "unweighted" : "weighted", o.ridge,
       o.rcond, o.min_valid,
@@ -393,7 +395,8 @@ struct GoOn {};
                                    : "the cube's",
       o.residuals ? 1 : 0, o.device == Device::Cuda ? "reference device" : "cpu",
       o.device == Device::Cuda ? (o.device_float64 ? " float64" : " mixed") : "",
-      s.prefer ? static_cast<int>(*s.prefer) : -1, s.rows_kernel ? 1 : 0, paths.c_str());
+      s.prefer ? static_cast<int>(*s.prefer) : -1, s.rows_kernel ? 1 : 0, o.threads, o.memory >> 20,
+      p.cube == DType::Float32 ? "float32" : "float64", paths.c_str());
   if (std::getenv("FUZZ_GO_ON")) throw GoOn{};
   std::abort();
 }
@@ -548,7 +551,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 : mv == 3 ? static_cast<int>(p.m)
                 : mv == 4 ? static_cast<int>(p.m) + 1
                           : static_cast<int>(in.in(1, p.n + 1));
-  const DType cube_type = in.in(0, 1) ? DType::Float32 : DType::Float64;
+  p.cube = in.in(0, 1) ? DType::Float32 : DType::Float64;
   const std::size_t out = in.in(0, 2);
   if (out > 0) o.output = out == 1 ? DType::Float32 : DType::Float64;
   o.residuals = in.in(0, 1);
@@ -567,7 +570,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.device_float64 = device == 5;
   }
 
-  Array cube(cube_type, {p.n, p.h, p.w});
+  Array cube(p.cube, {p.n, p.h, p.w});
   std::vector<double> values(p.y.size());  // what the engine sees: the values in the cube's type
   for (std::size_t i = 0; i < p.y.size(); ++i) {
     cube.set(i, p.y[i]);

@@ -340,7 +340,7 @@ void write_chunk(Job& job, Workspace& ws, std::size_t begin, std::size_t B) {
     if (kind == Kind::Skip) {
       st = nv == 0 ? PixelStatus::NoData : PixelStatus::TooFew;
     } else {
-      rank = fast_rank(kind, nv, job.f) - static_cast<std::size_t>(ws.deficit[k]);
+      rank = fast_rank(kind, nv, job.f, job.options.ridge > 0) - static_cast<std::size_t>(ws.deficit[k]);
       st = rank_status(rank, job.M);
     }
     job.write_diagnostics(begin + k, st, static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);

@@ -77,7 +77,7 @@ void solve_chunk_on_device(Job& job, Workspace& ws, std::size_t begin, std::size
     if (!done[k]) continue;
     job.taken[begin + k] = 1;
     const Kind kind = host_kind(ws.gpu_kind[k]);
-    const std::size_t rank = fast_rank(kind, static_cast<std::size_t>(ws.nv[k]), job.f);
+    const std::size_t rank = fast_rank(kind, static_cast<std::size_t>(ws.nv[k]), job.f, job.options.ridge > 0);
     job.write_diagnostics(begin + k, rank_status(rank, M), static_cast<int>(rank), kNaN, ws.rss[k], ws.nv[k]);
     ++ws.paths[static_cast<std::size_t>(path_of(kind))];
     ++ws.device_pixels;
@@ -97,9 +97,11 @@ std::unique_ptr<gpu::Solver> make_device_solver(Job& job) {
   try {
     std::vector<std::uint8_t> table(job.N + 1);  // the planner's choice by valid count, for the device
     // Weighted solves send the device their Gram pixels only (the host solves
-    // the underdetermined ones, exact fits that the weights do not change).
+    // the underdetermined ones, exact fits that the weights do not change),
+    // and so do ridge solves (the host takes the ridge's dual form).
+    const bool gram_only = job.weights || job.options.ridge > 0;
     for (std::size_t nv = 0; nv <= job.N; ++nv)
-      table[nv] = job.weights && job.kinds[nv] != Kind::Gram ? std::uint8_t{gpu::kSkip} : device_kind(job.kinds[nv]);
+      table[nv] = gram_only && job.kinds[nv] != Kind::Gram ? std::uint8_t{gpu::kSkip} : device_kind(job.kinds[nv]);
     gpu::Settings settings;
     settings.tau = kSmallTau;
     settings.gram_tau = kGramTau;

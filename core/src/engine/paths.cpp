@@ -42,8 +42,15 @@ struct LaneSystem {
   bool deletion = false;
   double shift = 0;  // with a custom rcond: the system less shift·I must stay positive definite (see Planner)
   bool packed = false;  // K's lower triangle packed by rows (DesignFactors::hat_lower)
+  /// A gathered C_VV with a ridge: ridge / w_i on the diagonal (w: the
+  /// pixel's weights by row, null for none), the dual form of the ridge
+  /// solution x = A_V^T (A_V A_V^T + ridge W^-1)^-1 y_V.
+  double ridge = 0;
+  const double* w = nullptr;
   /// Row i of K, from its first entry (its entries up to i where packed).
   const double* row(std::size_t i, std::size_t n) const { return K + (packed ? tri(i) : i * n); }
+  /// What row a's diagonal entry gains beyond K's.
+  double extra(std::size_t a) const { return ridge > 0 ? ridge / (w ? w[I[a]] : 1.0) : 0.0; }
 };
 
 /// Fills the packed systems of all lanes (q rows: the batch's largest
@@ -59,10 +66,12 @@ CUBESOLVE_KERNEL void put_systems(const LaneSystem* sys, std::size_t n, std::siz
   const LaneSystem s1 = sys[1].K ? sys[1] : s0, s2 = sys[2].K ? sys[2] : s0, s3 = sys[3].K ? sys[3] : s0;
   Vec4 sign, diag;
   std::size_t common = q;  // rows every lane has
+  bool ridged = false;
   for (std::size_t l = 0; l < L; ++l) {
     sign[l] = sys[l].K ? (sys[l].deletion ? -1.0 : 1.0) : 0.0;
     diag[l] = sys[l].K ? (sys[l].deletion ? 1.0 : 0.0) : 1.0;
     if (sys[l].K) common = std::min(common, sys[l].q);
+    ridged = ridged || (sys[l].K && sys[l].ridge > 0);
   }
   const int *I0 = s0.I, *I1 = s1.I, *I2 = s2.I, *I3 = s3.I;
   for (std::size_t a = 0; a < common; ++a) {
@@ -75,6 +84,8 @@ CUBESOLVE_KERNEL void put_systems(const LaneSystem* sys, std::size_t n, std::siz
     for (std::size_t c = 0; c <= a; ++c)
       store4(Srow + c * L, sign * Vec4{r0[I0[c]], r1[I1[c]], r2[I2[c]], r3[I3[c]]});
     store4(Srow + a * L, load4(Srow + a * L) + diag);
+    if (ridged)
+      for (std::size_t l = 0; l < L; ++l) Srow[a * L + l] += sys[l].K ? sys[l].extra(a) : 0.0;
   }
   for (std::size_t l = 0; l < L; ++l) {  // the rows after `common`, lane by lane
     const LaneSystem& s = sys[l];
@@ -89,7 +100,7 @@ CUBESOLVE_KERNEL void put_systems(const LaneSystem* sys, std::size_t n, std::siz
       }
       const double* r = s.row(static_cast<std::size_t>(s.I[a]), n);
       for (std::size_t c = 0; c <= a; ++c) Srow[c * L] = sign[l] * r[s.I[c]];
-      Srow[a * L] += diag[l];
+      Srow[a * L] += diag[l] + s.extra(a);
       dmax = std::max(dmax, Srow[a * L]);
     }
   }
@@ -237,8 +248,24 @@ CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_
   double shift = kind == Kind::Deletion     ? job.planner.shift_deletion
                  : kind == Kind::DualGather ? job.planner.shift_gather
                                             : 0.0;  // Schur: A of full row rank, cond(A) vouches
-  if (kind == Kind::DualGather && job.planner.custom_rcond && job.weights) shift *= weight_ratio(ws, k, N);
-  return {K.data(), I, q, kind == Kind::Deletion, shift};
+  LaneSystem sys{K.data(), I, q, kind == Kind::Deletion, shift};
+  if (kind == Kind::DualGather && job.options.ridge > 0) {
+    sys.ridge = job.options.ridge;
+    sys.w = job.weights ? ws.w.data() + k * N : nullptr;
+    sys.shift = 0;  // the ridge makes it positive definite whatever A_V's rank
+    if (job.planner.custom_rcond) {
+      // The stacked system [W^1/2 A_V; sqrt(ridge) I] keeps its singular
+      // values above sqrt(ridge), and its largest squared is at most the
+      // trace of W^1/2 C_VV W^1/2 + ridge I: a ridge above gram_shift times
+      // that trace shows them all above 2 rcond of the largest (see Planner).
+      double trace = static_cast<double>(q) * sys.ridge;
+      for (std::size_t a = 0; a < q; ++a) trace += (sys.w ? sys.w[I[a]] : 1.0) * K[static_cast<std::size_t>(I[a]) * (N + 1)];
+      if (!(sys.ridge > job.planner.gram_shift * trace)) sys.shift = HUGE_VAL;  // not shown: the pixel leaves
+    }
+  } else if (kind == Kind::DualGather && job.planner.custom_rcond && job.weights) {
+    sys.shift *= weight_ratio(ws, k, N);
+  }
+  return sys;
 }
 
 /// Pixel-major: takes pixel k's solution from lane slot l: x = A_V^T z for a

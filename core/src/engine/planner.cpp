@@ -26,7 +26,8 @@ SolvePath path_of(Kind k) {
   return SolvePath::Skipped;
 }
 
-std::size_t fast_rank(Kind k, std::size_t nv, const DesignFactors& f) {
+std::size_t fast_rank(Kind k, std::size_t nv, const DesignFactors& f, bool ridge) {
+  if (ridge) return f.m;  // the system minimised, stacked over sqrt(ridge) I
   if (k == Kind::Full) return f.rank;
   return k == Kind::DualSchur || k == Kind::DualGather ? nv : f.m;
 }
@@ -79,8 +80,12 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
   // The band form ties a split network down: its Gram path takes any rank
   // (not with a custom rcond, which that tie cannot vouch for).
   const bool can_gram = ridge || nv >= f.m || (band && f.banded_gram && f.network() && !custom_rcond);
-  if (ridge) {
+  if (ridge) {  // every rank: the Gram path, or the dual form x = A_V^T (C_VV + ridge W^-1)^-1 y_V
     if (can_gram) consider(Kind::Gram, gram_cost(true));
+    // With a custom rcond the dual form shows the rank only by the ridge
+    // itself (see pixel_lane); the Gram path's own Cholesky shows more.
+    if (!f.gram_rows.empty() && nv <= kMaxSmall && (!custom_rcond || nv < f.m))
+      consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * f.m));
     return best;
   }
   const std::size_t m = f.n - nv, M = f.m, N = f.n;

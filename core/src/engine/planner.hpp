@@ -45,8 +45,9 @@ constexpr double kGemmSpeed = 4;           // a BLAS-3 flop costs this many time
 enum class Kind : std::uint8_t { Skip, Full, Deletion, DualSchur, DualGather, Gram, Exact, Group };
 
 SolvePath path_of(Kind k);
-/// The rank a fast path vouches for: what A_V has when its factorization held.
-std::size_t fast_rank(Kind k, std::size_t nv, const DesignFactors& f);
+/// The rank a fast path vouches for: what A_V has when its factorization
+/// held (with a ridge, what A_V stacked over sqrt(ridge) I has: M).
+std::size_t fast_rank(Kind k, std::size_t nv, const DesignFactors& f, bool ridge);
 PixelStatus rank_status(std::size_t rank, std::size_t m);
 /// Throws InputError for options out of range, naming the field.
 void check_options(const SolveOptions& o);

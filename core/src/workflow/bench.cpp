@@ -164,6 +164,46 @@ BenchReport run_bench(const BenchSettings& b) {
   r.check = summarize(check.pixels, 1e-9, 1e300);
   r.exact = check.exact_seconds * scale;
   if (!weights) r.normal = normal_equations_seconds(d.cube, design, pick, r.threads) * scale;
+  // Combinations of options, each without and with an explicit rcond.
+  {
+    const Array random = weights ? Array() : bench_weights([&] {
+      BenchSettings rw = b;
+      rw.weights = BenchWeights::Random;
+      return rw;
+    }());
+    const Array* w = weights ? weights : &random;
+    struct Combo {
+      const char* label;
+      const Array* weights;
+      double ridge;
+      int min_valid;
+    };
+    const std::string min_valid = "minimum valid rows " + std::to_string(std::max<std::size_t>(1, 3 * b.n / 4));
+    const Combo combos[] = {{"ridge 0.1", nullptr, 0.1, 1},
+                            {weights ? "weights" : "random weights", w, 0.0, 1},
+                            {weights ? "weights, ridge 0.1" : "random weights, ridge 0.1", w, 0.1, 1},
+                            {min_valid.c_str(), nullptr, 0.0, static_cast<int>(std::max<std::size_t>(1, 3 * b.n / 4))}};
+    for (const Combo& c : combos) {
+      SolveOptions o = b.options;
+      o.ridge = c.ridge;
+      o.min_valid = c.min_valid;
+      OptionsRow row;
+      row.label = c.label;
+      const auto best = [&](const SolveOptions& opt) {
+        double t = 1e300;
+        for (int k = 0; k < std::min(b.repeat, 3); ++k) {
+          const SolveResult s = solve(d.cube, design, c.weights, opt);
+          t = std::min(t, s.engine_seconds);
+          if (opt.rcond >= 0) row.paths_rcond = s.paths;
+        }
+        return t;
+      };
+      row.seconds = best(o);
+      o.rcond = kBenchRcond;
+      row.seconds_rcond = best(o);
+      r.options.push_back(row);
+    }
+  }
   // On a device, its own floors, and the per-pixel loop there too.
   if (r.device == Device::Cuda) {
     const detail::gpu::Floors f =

@@ -195,8 +195,17 @@ const std::vector<SolveCase>& solve_cases() {
       {"weights on a wide design take the SYRK Gram path",
        [] { return with_weights(random_case(420, 200, 6, 6, 0.1, 0.0, 16), 17); }, {},
        [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) == 36; }},
-      {"ridge takes Gram", [] { return random_case(12, 8, 20, 20, 0.3, 0.0, 9); }, with([](SolveOptions& o) { o.ridge = 0.25; }),
-       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 350; }},
+      // A ridge: the Gram path, or for few rows its dual form
+      // x = A_V^T (C_VV + ridge W^-1)^-1 y_V, whatever A_V's rank.
+      {"ridge takes Gram or its dual form", [] { return random_case(12, 8, 20, 20, 0.3, 0.0, 9); }, with([](SolveOptions& o) { o.ridge = 0.25; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 50 && count(r, SolvePath::Dual) >= 250; }},
+      {"ridge on an underdetermined design takes the dual form", [] { return random_case(20, 40, 24, 24, 0.2, 0.0, 3); },
+       with([](SolveOptions& o) { o.ridge = 0.1, o.residuals = true; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Dual) == 576 - count(r, SolvePath::Skipped); }},
+      {"weights and ridge on an underdetermined design take the dual form",
+       [] { return with_weights(random_case(20, 40, 24, 24, 0.2, 0.0, 14), 15); },
+       with([](SolveOptions& o) { o.ridge = 0.1, o.residuals = true; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Dual) == 576 - count(r, SolvePath::Skipped); }},
       // A rank-deficient design is solved in its row space (A·Q, of full
       // column rank) by the fast paths; every pixel is of minimum norm.
       {"rank-deficient design in its row space",
@@ -259,7 +268,12 @@ const std::vector<SolveCase>& solve_cases() {
       // shift at once, else a Cholesky less it), and stay fast.
       {"ridge and a custom rcond keep the Gram path", [] { return random_case(12, 8, 20, 20, 0.3, 0.0, 9); },
        with([](SolveOptions& o) { o.ridge = 0.25, o.rcond = 1e-5; }),
-       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 350 && count(r, SolvePath::Exact) == 0; }},
+       [](const SolveResult& r, const Case&) {
+         return count(r, SolvePath::Gram) + count(r, SolvePath::Dual) >= 350 && count(r, SolvePath::Exact) == 0;
+       }},
+      {"weights, ridge and a custom rcond keep the dual form", [] { return with_weights(random_case(20, 40, 24, 24, 0.2, 0.0, 14), 15); },
+       with([](SolveOptions& o) { o.ridge = 0.1, o.rcond = 1e-5; }),
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Dual) == 576 - count(r, SolvePath::Skipped); }},
       // A ridge far below the shift: each pixel's Cholesky less it decides.
       // Pixels of fewer rows than unknowns keep singular values of about
       // sqrt(ridge), which gelsd cuts: they go to the exact path.

@@ -51,6 +51,17 @@ struct BenchSettings {
   SolveOptions options;      // residuals off, as solve computes by default without --diag
 };
 
+/// One combination of options on the bench's cube: the engine's time with
+/// the default rcond and with an explicit one, which the fast paths keep
+/// wherever they show each pixel's system keeps its rank.
+struct OptionsRow {
+  std::string label;        // e.g. "weights, ridge 0.1"
+  double seconds = 0;       // best of the repeats, default rcond
+  double seconds_rcond = 0; // the same with rcond = kBenchRcond
+  PathCounts paths_rcond{}; // where the pixels went with it
+};
+constexpr double kBenchRcond = 1e-5;
+
 /// The figures `bench` prints, measured in one process.
 struct BenchReport {
   std::size_t pixels = 0;
@@ -72,6 +83,9 @@ struct BenchReport {
   /// The device's floor: the largest of its three (it overlaps them).
   double device_floor() const { return std::max({floor_device_gemm, floor_upload, floor_download}); }
   CheckSummary check;       // the float64 run against gelsd on the sample
+  /// Ridge 0.1; weights (the bench's, or random ones); weights and ridge;
+  /// minimum valid rows 3N/4: each without and with rcond = kBenchRcond.
+  std::vector<OptionsRow> options;
   PathCounts paths{};
   Device device = Device::Cpu;
   std::size_t device_pixels = 0;
