@@ -596,12 +596,14 @@ void tie_down(const int* comp, std::size_t M, std::size_t b, std::size_t l, doub
 /// x less its projection on the null vectors of the k free components (see
 /// DesignFactors::null_to): the minimum-norm solution. Their k x k Gram
 /// matrix is diagonal for the phase formulation (divided), else factored.
+/// Returns false where the vectors are nearly dependent or the projection
+/// does not settle in two passes: the pixel then goes to gelsd.
 bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double* x) {
   const std::size_t M = f.m;
-  std::vector<double> G(k * k, 0.0), r(k, 0.0);
+  std::vector<double> G(k * k, 0.0), r(k), d(k);
   std::vector<std::size_t> index(M + 1);  // a free component's number, by its first date
-  for (std::size_t d = 1, next = 0; d <= M; ++d)
-    if (comp[d] == static_cast<int>(d)) index[d] = next++;
+  for (std::size_t date = 1, next = 0; date <= M; ++date)
+    if (comp[date] == static_cast<int>(date)) index[date] = next++;
   // Unknown j's terms in the null vectors: of date j + 1's component and of
   // date j's (one component twice where both dates are in it: the terms add).
   // Added before they enter G: squared apart, a velocity's two terms
@@ -620,27 +622,45 @@ bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double
   double v[2];
   for (std::size_t j = 0; j < M; ++j) {
     const std::size_t n = entries(j, c, v);
-    for (std::size_t a = 0; a < n; ++a) {
-      r[c[a]] += v[a] * x[j];
+    for (std::size_t a = 0; a < n; ++a)
       for (std::size_t e = 0; e < n; ++e) G[c[a] * k + c[e]] += v[a] * v[e];
-    }
   }
-  bool diagonal = true;  // the phase formulation's: components' null vectors do not overlap
+  // Scaled to a unit diagonal, so that the pivot test sees how nearly the
+  // null vectors are dependent, not how their lengths differ (intervals of
+  // a velocity design decades apart). The phase formulation's do not overlap.
+  bool diagonal = true;
   for (std::size_t a = 0; a < k * k && diagonal; ++a) diagonal = a % (k + 1) == 0 || G[a] == 0;
-  if (diagonal) {
-    for (std::size_t a = 0; a < k; ++a) {
-      if (!(G[a * (k + 1)] > 0)) return false;
-      r[a] /= G[a * (k + 1)];
+  for (std::size_t a = 0; a < k; ++a) {
+    if (!(G[a * (k + 1)] > 0)) return false;
+    d[a] = 1 / std::sqrt(G[a * (k + 1)]);
+  }
+  for (std::size_t a = 0; a < k; ++a)
+    for (std::size_t e = 0; e < k; ++e) G[a * k + e] *= d[a] * d[e];
+  if (!diagonal && !cholesky(G.data(), k, 1e-6)) return false;
+  // x less its part in the null vectors' span, twice: the second pass takes
+  // out what the first left by its rounding (eps·cond(G) of the part, which
+  // may be far larger than x itself where the ties fell on unknowns of
+  // small coefficients), and must be small, or gelsd decides.
+  double last = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    std::fill(r.begin(), r.end(), 0.0);
+    for (std::size_t j = 0; j < M; ++j) {
+      const std::size_t n = entries(j, c, v);
+      for (std::size_t a = 0; a < n; ++a) r[c[a]] += v[a] * x[j];
     }
-  } else {
-    if (!cholesky(G.data(), k, 1e-12)) return false;
-    cholesky_solve(G.data(), k, r.data());
+    for (std::size_t a = 0; a < k; ++a) r[a] *= d[a];
+    if (!diagonal) cholesky_solve(G.data(), k, r.data());
+    for (std::size_t a = 0; a < k; ++a) r[a] *= d[a];
+    last = 0;
+    for (std::size_t j = 0; j < M; ++j) {
+      const std::size_t n = entries(j, c, v);
+      double dx = 0;
+      for (std::size_t a = 0; a < n; ++a) dx += v[a] * r[c[a]];
+      x[j] -= dx;
+      last += dx * dx;
+    }
   }
-  for (std::size_t j = 0; j < M; ++j) {
-    const std::size_t n = entries(j, c, v);
-    for (std::size_t a = 0; a < n; ++a) x[j] -= v[a] * r[c[a]];
-  }
-  return true;
+  return last <= 1e-20 * dot(x, x, M);
 }
 
 /// The Gram path for designs of sparse rows and a narrow band, kLanes pixels
