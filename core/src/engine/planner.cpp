@@ -84,7 +84,7 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
     if (can_gram) consider(Kind::Gram, gram_cost(true));
     // With a custom rcond the dual form shows the rank only by the ridge
     // itself (see pixel_lane); the Gram path's own Cholesky shows more.
-    if (!f.gram_rows.empty() && nv <= kMaxSmall && (!custom_rcond || nv < f.m))
+    if (ridge_dual && !f.gram_rows.empty() && nv <= kMaxSmall && (!custom_rcond || nv < f.m))
       consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * f.m));
     return best;
   }
@@ -110,6 +110,7 @@ Planner make_planner(const Design& design, bool weighted, const SolveOptions& op
   Planner planner{f};
   planner.weighted = weighted;
   planner.band_unweighted = on_cpu && f.banded_gram;
+  planner.ridge_dual = on_cpu;
   planner.ridge = options.ridge > 0;
   planner.min_valid = static_cast<std::size_t>(options.min_valid);
   planner.exact_only = options.method == Method::Exact;

@@ -97,6 +97,9 @@ struct Planner {
   /// serves unweighted pixels: on the CPU it is far cheaper than the
   /// deletion, and its refinement step keeps it as accurate.
   bool band_unweighted = false;
+  /// A ridge's dual form x = A_V^T (C_VV + ridge W^-1)^-1 y_V serves pixels
+  /// of few rows on the CPU (a device keeps its Gram path).
+  bool ridge_dual = false;
   /// A network design's pixels whose small system fails on the CPU (their
   /// rows split the network) go to the band Gram path, which ties the split
   /// down (see solve_gram), instead of to gelsd.
