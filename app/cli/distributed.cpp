@@ -312,7 +312,10 @@ public:
     r.x_type = plan_.x_type;
     r.peak_memory_mb = peak_memory_mb();
     r.ranks = ranks_;
-    print_warnings(totals_.warnings);
+    std::vector<std::string> warnings = totals_.warnings;  // and what rank 0 did about dead runs' temporary files
+    for (const ResultWriter* w : {writer_.get(), staged_.get()})
+      if (w) warnings.insert(warnings.end(), w->notices().begin(), w->notices().end());
+    print_warnings(warnings);
     if (req_.json) print_json(r);
     else print_text(r);
   }

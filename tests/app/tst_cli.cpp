@@ -428,6 +428,54 @@ private slots:
     }
   }
 
+  // A run killed outright (SIGKILL: no chance to clean up) leaves its
+  // temporary files; the next run writing those outputs removes them,
+  // saying so on stderr, and writes its own.
+  void killedRunsTemporariesAreRemovedLater() {
+    testing::Rng rng(6);
+    const std::size_t n = 40, m = 20, side = 160;
+    std::vector<double> y(n * side * side);
+    for (auto& v : y) v = rng.uniform() < 0.3 ? std::nan("") : rng.normal();
+    save(sfile("kill.npy"), testing::make_cube(DType::Float32, n, side, side, y));
+    Array a(DType::Float64, {n, m});
+    for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = rng.normal();
+    save(sfile("killA.npy"), a);
+    const QStringList args{"solve", file("kill.npy"), file("killA.npy"), "-o", file("killed_x.npy"), "--diag", file("killed_d"),
+                           "--memory", "16", "--threads", "1"};
+    QProcess p;
+    p.start(CUBESOLVE_CLI, QStringList(args) << "--method" << "exact");
+    QVERIFY(p.waitForStarted());
+    QElapsedTimer t;
+    t.start();
+    while (QDir(dir_.path()).entryList({"killed_*partial*"}).size() < 6 && t.elapsed() < 30000) QTest::qWait(5);
+    ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(QDir(dir_.path()).entryList({"killed_*partial*"}).size(), 6);  // X and five diagnostics
+    const Run again = cli(args);
+    QVERIFY2(again.code == 0, qPrintable(again.err));
+    QCOMPARE(again.err.count("no longer running"), 6);
+    QCOMPARE(QDir(dir_.path()).entryList({"killed_*partial*"}).size(), 0);
+    QCOMPARE(QDir(dir_.path()).entryList({"killed_*"}).size(), 6);
+  }
+
+  // An output whose name is a folder's is refused before the solve, and
+  // none of the set is written.
+  void aFolderAmongTheOutputsWritesNone() {
+    QVERIFY(QDir(dir_.path()).mkdir("dd_rss.npy"));
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", file("dd_x.npy"), "--diag", file("dd")}, 2,
+                  {"dd_rss.npy", "expected a file for the rss output, found a folder"}, file("dd_x.npy"));
+    QCOMPARE(QDir(dir_.path()).entryList({"dd_*"}).size(), 1);  // the folder alone
+  }
+
+  // An output's name may be as long as the file system allows (255 bytes):
+  // its temporary file's name is shorter.
+  void longOutputNames() {
+    const QString name = dir_.filePath(QString(251, QChar('x')) + ".npy");
+    const Run r = cli({"solve", file("cube.npy"), file("A.npy"), "-o", name});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(QFile::exists(name));
+  }
+
   void badWeightsAndFullDisk() {
     // An infinite weight is refused like a negative one.
     Array w(DType::Float64, {N, H, W});

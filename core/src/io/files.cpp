@@ -1,6 +1,5 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/files.hpp>
-#include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
 
 #include <algorithm>
@@ -8,6 +7,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -40,8 +42,77 @@ std::string file_of(const std::string& name) {
   return close == std::string::npos ? name : name.substr(open + 2, close - open - 2);
 }
 
+namespace {
+
+/// This machine's name as it appears in temporary files: letters, digits,
+/// '-' and '.', at most 32 of them.
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "host";
+  std::string h;
+  for (const char* c = buf; *c && h.size() < 32; ++c)
+    h += std::isalnum(static_cast<unsigned char>(*c)) || *c == '-' || *c == '.' ? *c : '_';
+  return h;
+}
+
+/// FNV-1a, 64 bits, in hex.
+std::string name_hash(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+/// What the temporary files of `path` start with: its folder and NAME~HASH.cubesolve-
+std::string temporary_stem(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + name.substr(0, 40) + "~" + name_hash(name) + ".cubesolve-";
+}
+
+bool process_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
+}  // namespace
+
+std::string temporary_path(const std::string& path, const char* kind) {
+  return temporary_stem(path) + host_name() + "-" + std::to_string(::getpid()) + "." + kind;
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> done;
+  const std::string stem = temporary_stem(path), host = host_name() + "-";
+  const auto slash = stem.find_last_of('/');
+  const std::string prefix = stem.substr(slash == std::string::npos ? 0 : slash + 1);
+  std::error_code ec;
+  const fs::path dir = slash == std::string::npos ? fs::path(".") : fs::path(stem.substr(0, slash + 1));
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0 || name.compare(prefix.size(), host.size(), host) != 0) continue;
+    const std::string rest = name.substr(prefix.size() + host.size());  // PID.KIND
+    const auto dot = rest.find('.');
+    if (dot == std::string::npos || dot == 0 || rest.find_first_not_of("0123456789") != dot) continue;
+    const std::string kind = rest.substr(dot + 1);
+    const long pid = std::strtol(rest.substr(0, dot).c_str(), nullptr, 10);
+    if ((kind != "partial" && kind != "previous") || !process_gone(pid)) continue;
+    const std::string file = it->path().string();
+    std::error_code e2;
+    if (kind == "previous" && !fs::exists(path, e2)) {
+      if (std::rename(file.c_str(), path.c_str()) == 0)
+        done.push_back(path + ": put back from " + file + ", left by process " + std::to_string(pid) +
+                       ", which died while replacing it");
+      continue;
+    }
+    if (fs::remove(file, e2))
+      done.push_back("removed " + file + ", left by process " + std::to_string(pid) + " on this host, which is no longer running");
+  }
+  return done;
+}
+
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
-  temp_ = path_ + ".partial-" + std::to_string(::getpid());
+  temp_ = temporary_path(path_);
   out_ = std::make_unique<std::ofstream>(temp_, std::ios::binary | std::ios::trunc);
   if (!*out_) throw IoError(path_ + ": cannot open for writing: " + std::strerror(errno));
 }
@@ -74,6 +145,10 @@ std::ostream& OutputSet::add(const std::string& path) {
   for (const auto& f : files_)
     if (same_file(f->path(), path))
       throw InputError(path + ": expected each output in a file of its own, found " + f->path() + " there too");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path + ": expected a file to write, found a folder of that name");
+  for (std::string& n : remove_stale_temporaries(path)) notices_.push_back(std::move(n));
   files_.push_back(std::make_unique<AtomicFile>(path));
   return files_.back()->stream();
 }
@@ -95,7 +170,39 @@ std::string OutputSet::add_external(const std::string& path) {
 
 void OutputSet::commit() {
   for (auto& f : files_) f->close();
-  for (auto& f : files_) f->commit();
+  // The files the set replaces go aside first; on any failure every file
+  // goes back where it was, and the error names the one that failed.
+  std::vector<std::pair<std::string, std::string>> aside;  // (destination, where it went)
+  std::size_t placed = 0;
+  auto undo = [&] {
+    for (std::size_t k = placed; k-- > 0;) std::rename(files_[k]->path().c_str(), files_[k]->temp_path().c_str());
+    for (const auto& [path, moved] : aside) std::rename(moved.c_str(), path.c_str());
+  };
+  std::error_code ec;
+  for (auto& f : files_) {
+    if (std::filesystem::is_directory(f->path(), ec)) {  // made since add(): moved aside, it would go with the set
+      undo();
+      throw IoError(f->path() + ": expected a file to replace, found a folder; no output was written");
+    }
+    if (!std::filesystem::exists(f->path(), ec)) continue;
+    const std::string moved = temporary_path(f->path(), "previous");
+    if (std::rename(f->path().c_str(), moved.c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      undo();
+      throw IoError(f->path() + ": cannot replace the file: " + why + "; no output was written");
+    }
+    aside.emplace_back(f->path(), moved);
+  }
+  for (; placed < files_.size(); ++placed) {
+    AtomicFile& f = *files_[placed];
+    if (std::rename(f.temp_path().c_str(), f.path().c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      undo();
+      throw IoError(f.path() + ": cannot move the finished file into place: " + why + "; no output was written");
+    }
+  }
+  for (auto& f : files_) f->committed_ = true;
+  for (const auto& [path, moved] : aside) std::remove(moved.c_str());
   files_.clear();
 }
 

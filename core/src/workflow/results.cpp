@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 
 
 namespace cubesolve {
@@ -101,6 +102,9 @@ void ResultPaths::check(const std::vector<std::string>& inputs) const {
     } else if (!has_extension(path, ".npy") && !(raster_support() && is_geotiff_path(path)))
       throw InputError(path + ": expected the " + part_name(part) + " output to end in .npy" +
                        (raster_support() ? " or .tif" : "") + ", found another extension");
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+      throw InputError(path + ": expected a file for the " + part_name(part) + " output, found a folder of that name");
     for (const std::string& in : inputs)
       if (!in.empty() && same_file(path, file_of(in)))
         throw InputError(path + ": expected the " + part_name(part) + " output apart from the inputs, found it is " + in +

@@ -56,6 +56,7 @@ StreamedSolve solve_streamed(const Inputs& in, const ResultPaths& out, SolveOpti
   const StreamPlan plan = plan_stream(in, out, options);
   ResultWriter writer(out, in.cube->shape(), in.design.cols(), plan.x_type, in.cube->dtype(), in.cube->geo());
   StreamedSolve s;
+  s.totals.warnings = writer.notices();
   s.rows_per_block = plan.rows_per_block;
   for (std::size_t b = 0; b < plan.blocks; ++b) {
     Array rows;

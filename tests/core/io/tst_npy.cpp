@@ -8,6 +8,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -247,6 +250,71 @@ private slots:
     out.commit();
     QVERIFY(QFile::exists(QString::fromStdString(p1)));
     QVERIFY_THROWS_EXCEPTION(IoError, OutputSet().add(path("no-such-dir/x.npy")));
+    QVERIFY_THROWS_EXCEPTION(InputError, OutputSet().add(dir_.path().toStdString()));  // a folder
+  }
+
+  // A set that cannot be put in place (here a folder appears where its last
+  // file goes) leaves the files it would have replaced as they were, and
+  // nothing else.
+  void aFailedCommitKeepsTheOldSet() {
+    const std::string p1 = path("k1.npy"), p2 = path("k2.npy"), p3 = path("k3.npy");
+    for (const std::string& p : {p1, p2}) std::ofstream(p) << "old";
+    {
+      OutputSet out;
+      for (const std::string& p : {p1, p2, p3}) out.add_npy(p, Array(DType::Float64, {2}));
+      QVERIFY(QDir().mkdir(QString::fromStdString(p3)));
+      QVERIFY_THROWS_EXCEPTION(IoError, out.commit());
+    }
+    for (const std::string& p : {p1, p2}) {
+      std::ifstream in(p);
+      std::string text;
+      in >> text;
+      QCOMPARE(text, std::string("old"));
+    }
+    QVERIFY(QFileInfo(QString::fromStdString(p3)).isDir());
+    QCOMPARE(QDir(dir_.path()).entryList({"*cubesolve*"}).size(), 0);
+  }
+
+  // The temporary file's name stays within the file-name limit (255 bytes)
+  // whatever the output's, and tells whose it is.
+  void temporaryNamesFitAndTellWhose() {
+    const std::string name(250, 'n'), p = path((name + ".npy").c_str());
+    const std::string temp = temporary_path(p);
+    QVERIFY(temp.size() - temp.find_last_of('/') - 1 < 120);
+    QVERIFY(QString::fromStdString(temp).endsWith(QString("-%1.partial").arg(QCoreApplication::applicationPid())));
+    OutputSet out;
+    out.add_npy(p, Array(DType::Float64, {3}));
+    out.commit();
+    QCOMPARE(read_npy(p).size(), std::size_t{3});
+  }
+
+  // A later run removes what a dead process of this host left beside its
+  // outputs (and says so), puts back a file it was replacing, and leaves
+  // other hosts' and living processes' files alone.
+  void deadProcessesTemporariesAreRemoved() {
+    const std::string p = path("stale.npy"), q = path("gone.npy");
+    const pid_t child = fork();
+    if (child == 0) _exit(0);
+    waitpid(child, nullptr, 0);  // its pid names no process now
+    auto of = [&](const std::string& out, const char* kind, const std::string& pid) {
+      std::string t = temporary_path(out, kind);
+      const std::string mine = "-" + std::to_string(QCoreApplication::applicationPid()) + ".";
+      return t.replace(t.rfind(mine), mine.size(), "-" + pid + ".");
+    };
+    const std::string dead = of(p, "partial", std::to_string(child)), alive = of(p, "partial", "1");
+    std::string other = dead;
+    other.replace(other.rfind(".cubesolve-") + 11, 0, "elsewhere");  // another host's
+    const std::string previous = of(q, "previous", std::to_string(child));
+    for (const std::string& f : {dead, alive, other, previous}) std::ofstream(f) << "x";
+    OutputSet out;
+    out.add(p);
+    QCOMPARE(out.notices().size(), std::size_t{1});
+    QVERIFY(QString::fromStdString(out.notices()[0]).contains("no longer running"));
+    QVERIFY(!QFile::exists(QString::fromStdString(dead)));
+    QVERIFY(QFile::exists(QString::fromStdString(alive)) && QFile::exists(QString::fromStdString(other)));
+    out.add(q);  // its replaced file goes back where it was
+    QVERIFY(QFile::exists(QString::fromStdString(q)) && !QFile::exists(QString::fromStdString(previous)));
+    for (const std::string& f : {alive, other, q}) std::remove(f.c_str());
   }
 };
 

@@ -22,9 +22,25 @@ bool same_file(const std::string& a, const std::string& b);
 /// GDAL subdataset name such as NETCDF:"file.nc":var.
 std::string file_of(const std::string& name);
 
-/// A file written under a temporary name beside its destination and renamed
-/// onto it only by commit(), so that a failure never leaves a half file.
-/// The destructor removes the temporary file when commit() was not called.
+/// The temporary file beside `path` that process `pid` on this host writes
+/// for it: NAME~HASH.cubesolve-HOST-PID.KIND, NAME the output's file name
+/// cut to 40 bytes and HASH that of the whole name, so that the name stays
+/// within the file system's limit whatever the output's length, and a later
+/// run can tell whose it is. `kind` is "partial" (being written) or
+/// "previous" (the file an output replaces, while a set is put in place).
+std::string temporary_path(const std::string& path, const char* kind = "partial");
+
+/// Removes the temporary files beside `path` (of that output) that a process
+/// of this host left when it died (killed, or its machine lost): a
+/// "previous" file goes back onto `path` where that is missing (its set
+/// was being put in place). Returns one line per file, saying what was
+/// done, for the caller to show. Never throws.
+std::vector<std::string> remove_stale_temporaries(const std::string& path);
+
+/// A file written under a temporary name beside its destination (see
+/// temporary_path) and renamed onto it only by commit(), so that a failure
+/// never leaves a half file. The destructor removes the temporary file when
+/// commit() was not called.
 class AtomicFile {
 public:
   /// Throws IoError when the temporary file cannot be created.
@@ -46,27 +62,35 @@ private:
   std::string temp_;
   std::unique_ptr<std::ofstream> out_;
   bool committed_ = false;
+  friend class OutputSet;  // which renames its files itself, all or none
 };
 
 /// Several output files that appear together or not at all: each is written
 /// to a temporary file; commit() renames them all once every one is complete.
+/// Files they replace are moved aside first and put back if any rename
+/// fails, so that the set on disk is the old one or the new one.
 class OutputSet {
 public:
-  /// Starts a file; write to the returned stream. Throws IoError.
+  /// Starts a file; write to the returned stream. Removes the temporary
+  /// files of `path` that dead processes left (see notices()). Throws
+  /// IoError; InputError where `path` is a folder or another file's of the set.
   std::ostream& add(const std::string& path);
   /// Convenience: adds `path` holding `array` as .npy.
   void add_npy(const std::string& path, const Array& array);
   /// Starts a file that another library writes by name: returns the
   /// temporary path to write; it is renamed onto `path` by commit().
   std::string add_external(const std::string& path);
-  /// Closes and renames every file. Throws IoError (files already renamed stay).
+  /// Closes and renames every file, all or none. Throws IoError.
   void commit();
   std::vector<std::string> paths() const;
   /// Their temporary files, in the same order.
   std::vector<std::string> temp_paths() const;
+  /// What was done about dead processes' temporary files (remove_stale_temporaries).
+  const std::vector<std::string>& notices() const { return notices_; }
 
 private:
   std::vector<std::unique_ptr<AtomicFile>> files_;
+  std::vector<std::string> notices_;
 };
 
 }  // namespace cubesolve

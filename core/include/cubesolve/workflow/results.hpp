@@ -74,6 +74,8 @@ public:
   std::vector<std::string> commit();
   /// The temporary files, in the order of ResultPaths::files().
   std::vector<std::string> temp_paths() const;
+  /// Dead processes' temporary files of these outputs that were removed, one line each.
+  const std::vector<std::string>& notices() const { return out_.notices(); }
   /// Whether every output can be written by several processes at once (NPY).
   bool shared() const { return shared_; }
   /// Bytes per row of the cube the model and residual parts hold in memory.
