@@ -234,6 +234,36 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InputError, read_csv_matrix(write("empty.csv", "only,a,header\n")));
   }
 
+  // What spreadsheets write: a byte order mark first, ';' between values
+  // and ',' as the decimal mark; what cannot be told apart is refused,
+  // naming the line.
+  void csvDialects() {
+    const Array bom = read_csv_matrix(write("bom.csv", "\xEF\xBB\xBF" "1,2\n3,4\n"));
+    QCOMPARE(bom.shape(), (Shape{2, 2}));  // the first line is data, not a header
+    QCOMPARE(bom.value(0), 1.0);
+    const Array eu = read_csv_matrix(write("eu.csv", "\xEF\xBB\xBF" "a;b\n0,51;0,95\n-1,5 ; 2;\n"));
+    QCOMPARE(eu.shape(), (Shape{2, 2}));
+    QCOMPARE(eu.value(0), 0.51);
+    QCOMPARE(eu.value(2), -1.5);
+    QCOMPARE(eu.value(3), 2.0);
+    const Array one = read_csv_matrix(write("eu1.csv", "x;\n0,5\n1,25\n"));  // one column, ';' after the header
+    QCOMPARE(one.shape(), (Shape{2, 1}));
+    QCOMPARE(one.value(1), 1.25);
+    auto refused = [&](const char* name, const char* text, const char* fragment) {
+      try {
+        read_csv_matrix(write(name, text));
+        QFAIL(qPrintable(QString("%1: expected InputError").arg(name)));
+      } catch (const InputError& e) {
+        QVERIFY2(QString(e.what()).contains(fragment), e.what());
+      }
+    };
+    refused("spaced.csv", "0,51 0,95\n0,1 0,2\n", "line 1: expected one separator between values");
+    refused("mixed.csv", "0,5;1,5\n0,25\n", "line 2: expected ';' between values as on line 1");
+    refused("thousands.csv", "1.234,5;2\n", "line 1: expected one decimal comma in '1.234,5'");
+    refused("commas.csv", "1;2\n3,4,5;6\n", "line 2: expected one decimal comma in '3,4,5'");
+    QCOMPARE(read_csv_matrix(write("plain.csv", "1, 2, 3\n+4,5,6\n")).value(3), 4.0);  // spaces after commas
+  }
+
   void outputsAppearTogetherOrNotAtAll() {
     const std::string p1 = path("o1.npy"), p2 = path("o2.npy");
     {
