@@ -90,7 +90,10 @@ struct Report {
     if (callback.is_none()) return true;
     try {
       const nb::object go_on = callback(f);
-      return go_on.is_none() || nb::cast<bool>(go_on);
+      if (go_on.is_none()) return true;
+      const int truth = PyObject_IsTrue(go_on.ptr());  // as Python's `if` takes it (1, numpy.bool_, ...)
+      if (truth < 0) throw nb::python_error();
+      return truth != 0;
     } catch (nb::python_error& e) {
       error.emplace(std::move(e));
       return false;

@@ -86,6 +86,9 @@ class Design:
             self._d = A._d
             return
         a = _as_array(A, name)
+        if np.iscomplexobj(a):  # converted, only the real part would remain
+            raise ValueError(f"{name}: expected real values, found complex ones ({a.dtype}); "
+                             f"take their real part, phase or amplitude first")
         self._d = _core.Design(np.ascontiguousarray(a, dtype=np.float64), name)
 
     @property
@@ -144,12 +147,23 @@ class Result:
     device_pixels: int = 0
 
 
+# The engine's working memory in MB, at least and at most (as the CLI's --memory).
+_MEMORY_MB = (16, 1 << 20)
+
+
+def _integer(value: Any, what: str, lo: int, hi: int) -> int:
+    """``value`` as an int in [lo, hi], or ValueError naming ``what``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        raise ValueError(f"{what}: expected an integer from {lo} to {hi}, found {value!r}")
+    return int(value)
+
+
 def _options(rcond, min_valid, ridge, device, threads, dtype, memory):
     if dtype is not None:
         dtype = np.dtype(dtype).name
     return dict(rcond=-1.0 if rcond is None else float(rcond), min_valid=int(min_valid), ridge=float(ridge),
                 device=str(device), threads=int(threads), dtype=dtype,
-                memory_mb=None if memory is None else int(memory))
+                memory_mb=None if memory is None else _integer(memory, "memory (MB)", *_MEMORY_MB))
 
 
 def _as_cube(Y: ArrayLike, what: str = "Y") -> Tuple[np.ndarray, Tuple[int, ...]]:
@@ -197,10 +211,13 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
     dtype : {None, "float32", "float64"}
         Type of ``x``; default Y's.
     memory : int, optional
-        Working memory for the engine's chunks, in MB (default 256).
+        Working memory for the engine's chunks, in MB (default 256; 16 to
+        1048576).
     progress : callable, optional
         Called with the fraction done a few times a second (on the calling
-        thread); return False to cancel (:class:`Cancelled` is raised).
+        thread); a false return value (as Python tests truth: False, 0, an
+        empty value; None goes on) cancels (:class:`Cancelled` is raised),
+        and so does an exception it raises (raised again here).
 
     Returns
     -------
@@ -285,6 +302,9 @@ def read(
     a cube or for stack options on another cube, ``OSError`` when it cannot
     be read.
     """
+    path = str(path)
+    if "\0" in path:
+        raise ValueError(f"{path!r}: expected a path, found a NUL character in it")
     if weight_func not in ("no", "var", "fim", "coh"):
         raise ValueError(f"weight_func: expected var, fim, coh or no, found '{weight_func}'")
     if ref_yx is not None and not reference:
@@ -294,7 +314,7 @@ def read(
         raise ValueError(f"ref_yx: expected a pixel as (row, column) >= 0, found {tuple(ref_yx)}")
     return dict(
         _core.read(
-            str(path), ref_y, ref_x, bool(reference), bool(keep_zero), mask_dataset or "",
+            path, ref_y, ref_x, bool(reference), bool(keep_zero), mask_dataset or "",
             None if mask_threshold is None else float(mask_threshold), weight_func,
             None if looks is None else float(looks),
         )

@@ -321,3 +321,46 @@ def test_torch_tensors():
     strided = t.transpose(1, 2).contiguous().transpose(1, 2)  # the same values, not C-ordered
     assert not strided.is_contiguous()
     assert np.array_equal(cubesolve.solve(strided, A).x, r.x, equal_nan=True)
+
+
+@pytest.mark.parametrize("nan", [True, False])
+def test_progress_answers_are_taken_as_python_takes_truth(nan):
+    A, Y, _ = case(20, 4, 500, 0.2 if nan else 0.0, 10)
+    if not nan:
+        Y[:, 3] = 1.0
+    for answer in (1, 0.5, np.bool_(True), "yes", [1]):
+        r = cubesolve.solve(Y, A, progress=lambda f, a=answer: a)
+        assert r.x.shape == (4, 500)
+    for answer in (0, 0.0, np.bool_(False), "", []):
+        with pytest.raises(cubesolve.Cancelled):
+            cubesolve.solve(Y, A, progress=lambda f, a=answer: a)
+
+    class Undecided:
+        def __bool__(self):
+            raise ZeroDivisionError("no answer")
+
+    with pytest.raises(ZeroDivisionError):
+        cubesolve.solve(Y, A, progress=lambda f: Undecided())
+
+
+def test_complex_values_are_refused():
+    A, Y, _ = case(20, 4, 50, 0.2, 11)
+    with pytest.raises(ValueError, match="A: expected real values, found complex ones"):
+        cubesolve.solve(Y, A + 1j)
+    with pytest.raises(ValueError, match="expected float32 or float64 values, found complex128"):
+        cubesolve.solve(Y + 1j, A)
+
+
+@pytest.mark.parametrize("memory", [0, 15, 10**15, -1, 2.5, True, "256"])
+def test_memory_out_of_range_is_a_value_error(memory):
+    A, Y, _ = case(20, 4, 50, 0.2, 12)
+    with pytest.raises(ValueError, match=r"memory \(MB\): expected an integer from 16 to 1048576"):
+        cubesolve.solve(Y, A, memory=memory)
+    assert cubesolve.solve(Y, A, memory=16).x.shape == (4, 50)
+
+
+def test_read_names_what_it_found(tmp_path):
+    with pytest.raises(ValueError, match="expected a file, found a folder"):
+        cubesolve.read(str(tmp_path))
+    with pytest.raises(ValueError, match="found a NUL character"):
+        cubesolve.read(str(tmp_path / "x\0y.npy"))

@@ -4,6 +4,8 @@
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/stream.hpp>
 
+#include "io/sizes.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -221,6 +223,7 @@ public:
               const StackOptions& options = {})
       : path_(path), options_(options), file_(-1, H5Fclose), phase_(-1, H5Dclose), mask_(-1, H5Dclose) {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become messages, not prints
+    detail::check_not_folder(path);
     if (H5Fis_hdf5(path.c_str()) <= 0) {
       if (FILE* f = std::fopen(path.c_str(), "rb")) std::fclose(f);
       else throw IoError(path + ": cannot open for reading: " + std::strerror(errno));

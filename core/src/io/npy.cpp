@@ -139,6 +139,7 @@ double load_value(const unsigned char* p, const Header& h, bool swap) {
 
 /// Opens `path` and reads its header; `in` is left at the first data byte.
 Header open_npy(std::ifstream& in, const std::string& path) {
+  detail::check_not_folder(path);
   in.open(path, std::ios::binary);
   if (!in) throw IoError(path + ": cannot open for reading: " + std::strerror(errno));
 

@@ -104,6 +104,7 @@ void check_raw_size(GDALDatasetH ds) {
 class GdalReader : public CubeReader {
 public:
   explicit GdalReader(const std::string& path) : path_(path) {
+    detail::check_not_folder(file_of(path));
     GDALAllRegister();
     const QuietGdal quiet;
     ds_ = GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, nullptr, nullptr, nullptr);
@@ -138,7 +139,12 @@ public:
     bool wide = false;
     for (int b = 1; b <= N; ++b) {
       const GDALDataType t = GDALGetRasterDataType(GDALGetRasterBand(ds_, b));
-      wide = wide || t == GDT_Float64 || t == GDT_Int32 || t == GDT_UInt32 || t == GDT_CFloat64;
+      if (GDALDataTypeIsComplex(t)) {  // read as real, only the real part would remain
+        GDALClose(ds_);
+        throw InputError(path + ": expected real values, found complex ones (" + GDALGetDataTypeName(t) + ") in band " +
+                         std::to_string(b) + "; take their phase or amplitude first");
+      }
+      wide = wide || t == GDT_Float64 || t == GDT_Int32 || t == GDT_UInt32;
     }
     shape_ = {static_cast<std::size_t>(N), static_cast<std::size_t>(H), static_cast<std::size_t>(W)};
     dtype_ = wide ? DType::Float64 : DType::Float32;

@@ -9,6 +9,11 @@
 
 namespace cubesolve::detail {
 
+void check_not_folder(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw InputError(path + ": expected a file, found a folder");
+}
+
 std::uint64_t data_bytes(const Shape& shape, std::size_t item, const std::string& path) {
   constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t n = item;

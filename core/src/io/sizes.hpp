@@ -13,6 +13,11 @@ namespace cubesolve::detail {
 /// InputError naming `path` when that does not fit in 64 bits.
 std::uint64_t data_bytes(const Shape& shape, std::size_t item, const std::string& path);
 
+/// Throws InputError ("PATH: expected a file, found a folder") where `path`
+/// names a folder: opened as a file it reads as empty or as an error with
+/// no cause.
+void check_not_folder(const std::string& path);
+
 /// Throws IoError when `path` cannot be read, InputError ("PATH: expected
 /// BYTES bytes of WHAT from byte OFFSET, found ...") when it is shorter.
 void check_file_holds(const std::string& path, std::uint64_t offset, std::uint64_t bytes, const std::string& what);

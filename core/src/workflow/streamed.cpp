@@ -1,6 +1,9 @@
 #include <cubesolve/workflow/streamed.hpp>
 
+#include <cubesolve/error.hpp>
+
 #include <algorithm>
+#include <cmath>
 
 namespace cubesolve {
 
@@ -23,9 +26,18 @@ StreamPlan plan_stream(const Inputs& in, const ResultPaths& out, const SolveOpti
   StreamPlan plan;
   plan.height = H;
   plan.x_type = options.output.value_or(in.cube->dtype());
-  const std::size_t per_row = W * (N * dtype_size(in.cube->dtype()) +
-                                   (in.weights ? N * dtype_size(in.weights->dtype()) : 0) + M * dtype_size(plan.x_type) + 34) +
-                              ResultWriter::extra_bytes_per_row(out, shape, plan.x_type);
+  // In floating point: a header may declare rows whose bytes overflow.
+  const auto bytes_of = [](double n, DType t) { return n * static_cast<double>(dtype_size(t)); };
+  const double n = static_cast<double>(N), w = static_cast<double>(W);
+  const bool extra = ResultWriter::extra_bytes_per_row(out, {N, 1, 1}, plan.x_type) > 0;  // the model and residuals
+  const double row_bytes = w * (bytes_of(n, in.cube->dtype()) + (in.weights ? bytes_of(n, in.weights->dtype()) : 0) +
+                                bytes_of(static_cast<double>(M), plan.x_type) + 34 + (extra ? 2 * bytes_of(n, plan.x_type) : 0));
+  if (row_bytes > static_cast<double>(options.memory / 4 * 3))
+    throw InputError(in.cube_name + ": expected rows that fit the memory budget of " + std::to_string(options.memory >> 20) +
+                     " MB, found rows of " + std::to_string(W) + " pixels, which need " +
+                     std::to_string(std::llround(row_bytes / 1048576) + 1) +
+                     " MB each with their results; raise the budget or cut the cube into tiles");
+  const auto per_row = static_cast<std::size_t>(row_bytes);
   plan.rows_per_block =
       std::clamp<std::size_t>(options.memory / 4 * 3 / std::max<std::size_t>(per_row, 1), 1, std::max<std::size_t>(H, 1));
   plan.blocks = H ? (H + plan.rows_per_block - 1) / plan.rows_per_block : 1;

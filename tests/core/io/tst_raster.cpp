@@ -293,6 +293,44 @@ private slots:
       QCOMPARE(QDir(dir_.path()).entryList({"*partial*"}).size(), 0);
     }
   }
+
+  // Complex values (a GeoTIFF of CFloat32, an ENVI cube of data type 6):
+  // refused, where reading them as real would keep the real part alone;
+  // and a raster whose declared rows cannot fit in memory: bad input, before
+  // anything is allocated.
+  void complexAndHugeRastersAreRefused() {
+    GDALAllRegister();
+    for (const char* driver : {"GTiff", "ENVI"}) {
+      const std::string path = file(std::string(driver) == "GTiff" ? "complex.tif" : "complex.img");
+      GDALDatasetH ds = GDALCreate(GDALGetDriverByName(driver), path.c_str(), 4, 3, 2, GDT_CFloat32, nullptr);
+      QVERIFY(ds);
+      GDALClose(ds);
+      try {
+        read_raster(path);
+        QFAIL("expected InputError");
+      } catch (const InputError& e) {
+        QVERIFY2(QString(e.what()).contains("expected real values, found complex ones (CFloat32) in band 1"), e.what());
+      }
+    }
+    {
+      QFile f(dir_.filePath("huge.vrt"));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("<VRTDataset rasterXSize=\"2000000000\" rasterYSize=\"2000000000\">\n"
+              "  <VRTRasterBand dataType=\"Float32\" band=\"1\"/>\n  <VRTRasterBand dataType=\"Float32\" band=\"2\"/>\n"
+              "</VRTDataset>\n");
+    }
+    Array a(DType::Float64, {2, 1});
+    a.data<double>()[0] = 1;
+    OutputSet o;
+    o.add_npy(file("A2.npy"), a);
+    o.commit();
+    QProcess run;
+    run.start(CUBESOLVE_CLI, {"solve", dir_.filePath("huge.vrt"), dir_.filePath("A2.npy"), "-o", dir_.filePath("h.npy")});
+    QVERIFY(run.waitForFinished(60000));
+    const QString err = run.readAllStandardError();
+    QVERIFY2(run.exitCode() == 2 && err.contains("huge.vrt: expected rows that fit the memory budget"), qPrintable(err));
+    QVERIFY(!QFile::exists(dir_.filePath("h.npy")));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRaster)

@@ -26,7 +26,8 @@ bool raster_support();
 /// float32. Values equal to a band's nodata value become NaN; scale and
 /// offset are applied. `geo`, when given, receives the georeference.
 /// Throws IoError when GDAL cannot open the file, InputError for a file
-/// without bands (the message lists its subdatasets) or without GDAL.
+/// without bands (the message lists its subdatasets), of complex values, or
+/// without GDAL.
 Array read_raster(const std::string& path, GeoReference* geo = nullptr);
 
 /// Reads a cube by extension: .npy through the NumPy reader, anything else
