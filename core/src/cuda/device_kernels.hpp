@@ -152,8 +152,8 @@ CUBESOLVE_HD long long packed_index(int a, int c, int m) {
 ///   gram      u = x (in out),    r = G x - A^T W y        (G packed in g)
 /// and then x = P y~ (deletion, dual), A^T w (gather) or u (gram). Each pass
 /// takes r, solves S z = r with S = (I - H)_II, Q_II, C_VV or G and sets
-/// u -= z: from u = 0 that is the solution, and a second pass with r in
-/// float64 refines a float32 one. Systems and their solutions are in the work
+/// u -= z: from u = 0 that is the solution, and two more passes with r in
+/// float64 refine a float32 one. Systems and their solutions are in the work
 /// precision T, everything else in float64; Gram systems, whose condition is
 /// that of A_V squared, are always float64, and their second pass refines
 /// against the least-squares residual itself, r = ridge u - A^T W (y - A u)
@@ -186,7 +186,7 @@ template <class T> struct Batch {
   double tau = 0;     // smallest relative pivot
   double growth = 0;  // largest |z| / |y~|; 0: unbounded
   const double* refine = nullptr;  // Gram's refinement pass: A^T W (y - A u), m x ld observation-major
-  double step = 0;                 // Gram's refinement pass: largest |z| / |u|
+  double step = 0;                 // a refinement's last pass: largest |z| / |u|
 
   CUBESOLVE_HD int row(int j, int a) const {
     return kind == kGram ? a : rows[static_cast<long long>(a) * ld + pix[j]];
@@ -283,14 +283,14 @@ template <class T> CUBESOLVE_HD void scatter_system(const Batch<T>& b, int j, bo
       return;
     }
   }
-  if (b.refine && b.step > 0) {  // Gram's refinement: a step too large to trust leaves the pixel
+  if (b.step > 0) {  // a refinement's last step too large to trust: the pixel leaves
     double zz = 0, uu = 0;
     for (int a = 0; a < q; ++a) {
       const double u = b.u[static_cast<long long>(b.row(j, a)) * b.ld + k], d = static_cast<double>(z[a]);
       zz += d * d;
       uu += u * u;
     }
-    if (!(zz <= b.step * b.step * uu)) {
+    if (!(zz <= b.step * b.step * uu || zz == 0)) {  // NaN fails
       b.done[k] = 0;
       return;
     }

@@ -24,10 +24,14 @@ std::function<std::shared_ptr<Backend>()> factory;
 
 constexpr std::size_t kAlign = 256;
 constexpr std::size_t kMinPiece = 64;  // fewer pixels than this: the device gives up
-// Smallest relative pivot of a float32 system: one refinement step leaves an
-// error of about (2^-24 cond)^2, so systems with cond above ~1e2 go to the
-// CPU (float64) instead.
+// Smallest relative pivot of a float32 system: each refinement step
+// multiplies the error by about 2^-24 cond, so systems with cond above
+// ~1e2 go to the CPU (float64) instead.
 constexpr double kFloat32Tau = 1e-2;
+// The float32 systems are refined twice (one step left 1e-8 of x where the
+// test's pivots passed); the second step must be below this share of the
+// unknowns it corrects, or the pixel goes to the CPU.
+constexpr double kFloat32Step = 1e-10;
 
 std::size_t align(std::size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
@@ -561,12 +565,15 @@ private:
       dev_.zero(L, bf.ugram, d_.m * count * sizeof(double));
     }
     if (batches.has[kGather]) dev_.zero(L, bf.ugather, d_.n * count * sizeof(double));
-    const bool refine = std::is_same_v<T, float>;
-    for (int pass = 0; pass < (refine ? 2 : 1); ++pass) {
+    // float32 systems: two refinements, the last step below kFloat32Step of
+    // the pixel's unknowns or the CPU takes it (see scatter_system).
+    const int passes = std::is_same_v<T, float> ? 3 : 1;
+    for (int pass = 0; pass < passes; ++pass) {
       if (batches.has[kDeletion]) dev_.gemm(L, 'N', 'T', M, C, N, 1.0, d_.pinv, M, bf.pc.y, C, 0.0, bf.tdel, M);
       if (batches.has[kDual]) dev_.gemm(L, 'N', 'T', N, C, N, 1.0, d_.qinv, N, bf.pc.y, C, 0.0, bf.tdual, N);
       if (batches.has[kGather]) dev_.gemm(L, 'N', 'T', N, C, N, 1.0, d_.gram, N, bf.ugather, C, 0.0, bf.tgather, N);
-      auto run_batch = [&](const auto& b) {
+      auto run_batch = [&](auto b) {
+        if (pass > 0 && pass == passes - 1) b.step = kFloat32Step;
         if (pass == 0) {
           dev_.build(L, b);
           dev_.factor(L, b.S, b.qb, b.groups, const_cast<int*>(b.info));

@@ -112,7 +112,7 @@ struct SolveOptions {
   /// with a warning.
   Device device = Device::Cpu;
   /// On a device: float64 throughout. Default: the deletion and dual systems
-  /// in float32 with one step of iterative refinement against float64
+  /// in float32 with two steps of iterative refinement against float64
   /// residuals (Gram systems are always float64).
   bool device_float64 = false;
   /// Device memory the solve may use, in bytes; 0: what is free.
