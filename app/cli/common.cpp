@@ -107,7 +107,9 @@ InputOptions input_options(const Args& args, bool stack) {
   s.weight = args.get("weight-func", "no");
   if (s.weight != "no" && s.weight != "var" && s.weight != "fim" && s.weight != "coh")
     throw InputError("--weight-func: expected var, fim, coh or no, found '" + s.weight + "'");
-  s.looks = args.number("looks", 0.0);
+  s.looks = args.number("looks", 0.0);  // 0: the file's
+  if (args.get("looks") && !(s.looks >= 1))
+    throw InputError("--looks: expected the number of independent looks (>= 1), found '" + *args.get("looks") + "'");
   const std::string formulation = args.get("formulation", "phase");
   if (formulation != "phase" && formulation != "velocity")
     throw InputError("--formulation: expected phase or velocity, found '" + formulation + "'");

@@ -307,6 +307,8 @@ def read(
         raise ValueError(f"{path!r}: expected a path, found a NUL character in it")
     if weight_func not in ("no", "var", "fim", "coh"):
         raise ValueError(f"weight_func: expected var, fim, coh or no, found '{weight_func}'")
+    if looks is not None and not float(looks) >= 1:
+        raise ValueError(f"looks: expected the number of independent looks (>= 1), found {looks!r}")
     if ref_yx is not None and not reference:
         raise ValueError("ref_yx: expected a reference pixel or reference=False, found both")
     ref_y, ref_x = (-1, -1) if ref_yx is None else (int(ref_yx[0]), int(ref_yx[1]))

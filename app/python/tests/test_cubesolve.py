@@ -364,3 +364,9 @@ def test_read_names_what_it_found(tmp_path):
         cubesolve.read(str(tmp_path))
     with pytest.raises(ValueError, match="found a NUL character"):
         cubesolve.read(str(tmp_path / "x\0y.npy"))
+
+
+@pytest.mark.parametrize("looks", [0, -2, float("nan")])
+def test_looks_below_one_are_refused(looks):
+    with pytest.raises(ValueError, match="looks: expected the number of independent looks"):
+        cubesolve.read("ifgramStack.h5", weight_func="var", looks=looks)

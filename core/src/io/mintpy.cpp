@@ -214,6 +214,15 @@ std::optional<double> number_attribute(hid_t file, const char* name, const std::
   return v;
 }
 
+/// An attribute that holds a pixel's row or column: a whole number >= 0.
+std::optional<double> index_attribute(hid_t file, const char* name, const std::string& path) {
+  const auto v = number_attribute(file, name, path);
+  if (v && !(*v >= 0 && *v == std::floor(*v) && *v < 1e15))
+    throw InputError(path + ": expected a pixel index (a whole number >= 0) in the attribute " + name + ", found '" +
+                     *attribute(file, name) + "'");
+  return v;
+}
+
 // unwrapPhase of a MintPy stack, read a block of rows at a time (HDF5
 // hyperslabs), for the interferograms in `bands`: referenced, zero as no
 // data and masked as the options say.
@@ -310,7 +319,7 @@ public:
     const auto a = number_attribute(file_.id, "ALOOKS", path_), r = number_attribute(file_.id, "RLOOKS", path_);
     if (!a || !r)
       throw InputError(path_ + ": expected the attribute NCORRLOOKS, or ALOOKS and RLOOKS, for the number of looks of the "
-                               "coherence, found none (give it with --looks)");
+                               "coherence, found none (give the number of looks)");
     return std::max(1, static_cast<int>(std::lrint(static_cast<double>(static_cast<long>(*a) * static_cast<long>(*r)) / 1.94)));
   }
 
@@ -353,7 +362,7 @@ private:
   void read_reference() {
     long y = options_.ref_y, x = options_.ref_x;
     if (y < 0 || x < 0) {
-      const auto ry = number_attribute(file_.id, "REF_Y", path_), rx = number_attribute(file_.id, "REF_X", path_);
+      const auto ry = index_attribute(file_.id, "REF_Y", path_), rx = index_attribute(file_.id, "REF_X", path_);
       if (ry && rx) {
         y = static_cast<long>(*ry);
         x = static_cast<long>(*rx);
@@ -371,21 +380,26 @@ private:
         if (!std::isfinite(ref_phase_[k]))
           throw InputError(path_ + ": expected a value at the reference pixel (" + std::to_string(y) + ", " + std::to_string(x) +
                            ") in every interferogram, found none in interferogram " + std::to_string(bands_[k]) +
-                           " (choose another with --ref-yx)");
+                           " (choose another reference pixel)");
       return;
     }
     Handle ref(open("refPhase"), H5Dclose);
     if (ref.id < 0 && options_.unreferenced_if_none) return;
     if (ref.id < 0)
       throw InputError(path_ + ": expected a reference pixel (the attributes REF_Y and REF_X, set by MintPy's "
-                               "reference_point.py) or a dataset 'refPhase', found neither (choose one with --ref-yx Y,X, "
-                               "or solve unreferenced with --no-ref)");
+                               "reference_point.py) or a dataset 'refPhase', found neither (choose a reference pixel, or "
+                               "solve it unreferenced)");
     const std::size_t N = dims_of(phase_.id)[0];
     if (dims_of(ref.id) != std::vector<hsize_t>{N})
       throw InputError(path_ + ": expected 'refPhase' of shape (" + std::to_string(N) + ",), found " + shape_text(dims_of(ref.id)));
     std::vector<float> all(N);
     if (H5Dread(ref.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()) < 0) throw IoError(path_ + ": cannot read 'refPhase'");
-    for (std::size_t i : bands_) ref_phase_.push_back(all[i]);
+    for (std::size_t i : bands_) {
+      if (!std::isfinite(all[i]))  // every value of that interferogram would become NaN
+        throw InputError(path_ + ": expected a number in 'refPhase' for every interferogram, found " + std::to_string(all[i]) +
+                         " for interferogram " + std::to_string(i) + " (choose a reference pixel, or solve it unreferenced)");
+      ref_phase_.push_back(all[i]);
+    }
   }
   std::vector<DatePair> read_dates(std::size_t N) {
     Handle date(open("date"), H5Dclose);

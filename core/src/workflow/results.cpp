@@ -95,10 +95,10 @@ void ResultPaths::check(const std::vector<std::string>& inputs) const {
       if (!stack)
         throw InputError(path + ": expected a MintPy stack (ifgramStack.h5 with the design sbas) as the cube of an "
                                 "output in MintPy's layout (.h5), found another cube");
-      if (unit != "m" && unit != "radian") throw InputError("--unit: expected m or radian, found '" + unit + "'");
+      if (unit != "m" && unit != "radian") throw InputError("unit: expected m or radian, found '" + unit + "'");
       if (unit == "m" && stack->attribute("WAVELENGTH").empty())
         throw InputError(path + ": expected the stack's WAVELENGTH attribute for a time series in metres, found none "
-                                "(write radians with --unit radian)");
+                                "(write the time series in radians instead)");
     } else if (!has_extension(path, ".npy") && !(raster_support() && is_geotiff_path(path)))
       throw InputError(path + ": expected the " + part_name(part) + " output to end in .npy" +
                        (raster_support() ? " or .tif" : "") + ", found another extension");

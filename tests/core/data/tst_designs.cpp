@@ -412,8 +412,31 @@ private slots:
     QVERIFY(bad.waitForFinished(60000));
     QCOMPARE(bad.exitCode(), 2);
     const QString err = bad.readAllStandardError();
-    QVERIFY2(err.contains("noref.h5") && err.contains("REF_Y") && err.contains("--no-ref"), qPrintable(err));
+    QVERIFY2(err.contains("noref.h5") && err.contains("REF_Y") && err.contains("solve it unreferenced"), qPrintable(err));
     QVERIFY(!QFile::exists(dir_.filePath("noref.npy")));
+    // A reference that is no reference: REF_Y not a pixel index, a refPhase
+    // of NaN (every value would be NaN), and --looks 0.
+    auto refused = [&](const char* name, const QStringList& more, const char* fragment) {
+      QProcess r;
+      r.start(CUBESOLVE_CLI, QStringList{"solve", dir_.filePath(name), "sbas", "-o", dir_.filePath("refused.npy")} + more);
+      QVERIFY(r.waitForFinished(60000));
+      const QString e = r.readAllStandardError();
+      QVERIFY2(r.exitCode() == 2 && e.contains(name) && e.contains(fragment), qPrintable(e));
+      QVERIFY(!QFile::exists(dir_.filePath("refused.npy")));
+    };
+    extras.attributes = {{"REF_Y", "1.5"}, {"REF_X", "3"}, {"NCORRLOOKS", "7.3"}};
+    testing::write_stack(file("halfref.h5"), N, H, W, phase.data(), &dates, keep.data(), extras);
+    refused("halfref.h5", {}, "expected a pixel index (a whole number >= 0) in the attribute REF_Y, found '1.5'");
+    std::vector<float> nan_phase(N, NAN);
+    extras.attributes = {{"NCORRLOOKS", "7.3"}};
+    extras.ref_phase = nan_phase.data();
+    testing::write_stack(file("nanphase.h5"), N, H, W, phase.data(), &dates, keep.data(), extras);
+    refused("nanphase.h5", {}, "expected a number in 'refPhase' for every interferogram, found nan");
+    QProcess looks;
+    looks.start(CUBESOLVE_CLI, {"solve", dir_.filePath("rules.h5"), "sbas", "-o", dir_.filePath("refused.npy"), "--weight-func",
+                                "var", "--looks", "0"});
+    QVERIFY(looks.waitForFinished(60000));
+    QVERIFY(looks.exitCode() == 2 && looks.readAllStandardError().contains("--looks: expected the number of independent looks (>= 1), found '0'"));
     // refPhase stands in for the reference pixel.
     std::vector<float> ref_phase(N);
     for (std::size_t k = 0; k < N; ++k) ref_phase[k] = phase[k * P + ry * W + rx];
