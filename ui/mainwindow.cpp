@@ -877,7 +877,9 @@ void MainWindow::updateResult() {
     case Layer::Status:
       v = plane(result->status);
       style.title = tr("%1 — status of each pixel").arg(file);
-      for (int k = 0; k < 5; ++k) style.categories.emplace_back(k, QString::fromUtf8(status_name(static_cast<PixelStatus>(k))));
+      for (int k = 0; k < static_cast<int>(kStatusCount); ++k)  // a stack's reference pixel where there is one
+        if (static_cast<PixelStatus>(k) != PixelStatus::Reference || result->count(PixelStatus::Reference) > 0)
+          style.categories.emplace_back(k, QString::fromUtf8(status_name(static_cast<PixelStatus>(k))));
       break;
     case Layer::Velocity:
       if (dates.empty()) {

@@ -32,7 +32,7 @@ __all__ = ["Design", "Result", "Cancelled", "solve", "plan", "read", "design", "
 __version__: str = _core.version()
 
 #: The meaning of each value of :attr:`Result.status`.
-STATUS_NAMES: Tuple[str, ...] = ("ok", "min-norm", "no-data", "too-few", "failed")
+STATUS_NAMES: Tuple[str, ...] = ("ok", "min-norm", "no-data", "too-few", "failed", "reference")
 
 ArrayLike = Any
 
@@ -130,7 +130,8 @@ class Result:
     #: Weighted residual sum of squares (float64).
     rss: np.ndarray
     #: 0 ok (unique), 1 min-norm (underdetermined or rank-deficient), 2 no data,
-    #: 3 too few valid rows, 4 failed (uint8); see :data:`STATUS_NAMES`.
+    #: 3 too few valid rows, 4 failed, 5 a MintPy stack's reference pixel (uint8);
+    #: see :data:`STATUS_NAMES`.
     status: np.ndarray
     #: σ_max / σ_rank of the weighted ``A_V`` where an SVD was taken (exact and
     #: group paths), NaN elsewhere (float64).

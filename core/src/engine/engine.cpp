@@ -18,6 +18,7 @@ const char* status_name(PixelStatus status) {
     case PixelStatus::NoData: return "no-data";
     case PixelStatus::TooFew: return "too-few";
     case PixelStatus::Failed: return "failed";
+    case PixelStatus::Reference: return "reference";
   }
   return "?";
 }

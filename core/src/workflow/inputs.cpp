@@ -3,7 +3,9 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/mintpy.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace cubesolve {
 
@@ -74,6 +76,19 @@ void Inputs::to_velocity(Array& x) const {
   const std::size_t M = intervals.size(), P = x.size() / M;
   for (std::size_t p = 0; p < P; ++p)
     for (std::size_t j = M; j-- > 0;) x.set(j * P + p, (x.value(j * P + p) - (j ? x.value((j - 1) * P + p) : 0.0)) / intervals[j]);
+}
+
+void Inputs::mark_reference(std::size_t r0, SolveResult& r) const {
+  if (!stack || stack->ref_y < 0 || stack->ref_x < 0) return;
+  const std::size_t R = r.status.dim(0), W = r.status.dim(1), y = static_cast<std::size_t>(stack->ref_y);
+  if (y < r0 || y >= r0 + R) return;
+  const std::size_t p = (y - r0) * W + static_cast<std::size_t>(stack->ref_x), P = R * W, M = r.x.size() / std::max<std::size_t>(P, 1);
+  for (std::size_t j = 0; j < M; ++j) r.x.set(j * P + p, 0.0);
+  r.status.data<std::uint8_t>()[p] = static_cast<std::uint8_t>(PixelStatus::Reference);
+  r.n_valid.data<std::int32_t>()[p] = static_cast<std::int32_t>(stack->interferograms);
+  r.rank.data<std::int32_t>()[p] = static_cast<std::int32_t>(M);
+  r.rss.data<double>()[p] = 0;
+  r.cond.data<double>()[p] = std::numeric_limits<double>::quiet_NaN();
 }
 
 Array Inputs::rows(std::size_t r0, std::size_t r1, Array* weights_rows) const {

@@ -60,6 +60,7 @@ SolveResult solve_block(const Inputs& in, const StreamPlan& plan, std::size_t bl
   rows = in.rows(plan.first_row(block), plan.end_row(block), &weights);
   SolveResult r = solve(rows, in.design, in.weights ? &weights : nullptr, plan.engine, progress);
   in.to_series(r.x);
+  in.mark_reference(plan.first_row(block), r);
   return r;
 }
 

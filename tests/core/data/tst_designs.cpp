@@ -254,6 +254,9 @@ private slots:
     const Array A = sbas_design(pairs);
     const std::size_t n = rows.size(), m = A.dim(1);
     const std::vector<double> a(A.data<double>(), A.data<double>() + n * m);
+    // The reference pixel is 0 by definition (status reference), where gelsd,
+    // whose rows there are all zeros (missing), finds no data: compared as NaN.
+    auto referenced = [&](double v, std::size_t p, std::size_t ref) { return p != ref ? v : v == 0 ? NAN : HUGE_VAL; };
     auto solved = [&](const QStringList& extra) {
       QProcess run;
       run.start(CUBESOLVE_CLI, QStringList{"solve", dir_.filePath("rules.h5"), "sbas", "-o", dir_.filePath("rules.npy"), "--dtype",
@@ -276,7 +279,7 @@ private slots:
         };
         auto w = [&](std::size_t k, std::size_t p) { return coherence_weight(fn, coherence[rows[k] * P + p], 7); };
         const double err = testing::max_lstsq_error(
-            a, n, m, P, y, [&](std::size_t j, std::size_t p) { return x.value(j * P + p); },
+            a, n, m, P, y, [&](std::size_t j, std::size_t p) { return referenced(x.value(j * P + p), p, ry * W + rx); },
             std::string(fn) == "no" ? std::function<double(std::size_t, std::size_t)>{} : w);
         QVERIFY2(err <= 1e-9, qPrintable(QString("%1, %2: %3").arg(fn).arg(mask).arg(err)));
       }
@@ -298,7 +301,7 @@ private slots:
       QVERIFY(ts.size() == m * P);
       fn_now = fn;
       auto velocity = [&](std::size_t j, std::size_t p) {
-        return (ts.value(j * P + p) - (j ? ts.value((j - 1) * P + p) : 0.0)) / dt[j];
+        return referenced((ts.value(j * P + p) - (j ? ts.value((j - 1) * P + p) : 0.0)) / dt[j], p, ry * W + rx);
       };
       const double err = testing::max_lstsq_error(bv, n, m, P, y_var, velocity,
                                                   std::string(fn) == "no" ? std::function<double(std::size_t, std::size_t)>{} : w_var);
@@ -381,9 +384,9 @@ private slots:
     QCOMPARE(wave.exitCode(), 0);
     QCOMPARE(testing::read_attribute(file("mintpy/ts2.h5"), "UNIT"), std::string("radian"));
 
-    // The reference pixel itself is all zero after referencing: no data.
+    // The reference pixel itself is all zero after referencing: 0 by definition.
     const Array x = solved({});
-    QVERIFY(std::isnan(x.value(ry * W + rx)));
+    QCOMPARE(x.value(ry * W + rx), 0.0);
     // Another reference pixel, zeros kept, no reference: each as asked.
     for (const QStringList& extra : {QStringList{"--ref-yx", "4,5"}, QStringList{"--keep-zero"}, QStringList{"--no-ref"}}) {
       const Array xe = solved(extra);
@@ -395,8 +398,27 @@ private slots:
         if (!no_ref && v != 0.0f) v -= phase[rows[k] * P + ref];
         return v == 0.0f && !keep_zero ? NAN : v;
       };
-      const double err = testing::max_lstsq_error(a, n, m, P, y, [&](std::size_t j, std::size_t p) { return xe.value(j * P + p); });
+      const std::size_t defined = no_ref || keep_zero ? P : ref;  // kept zeros solve to 0 there anyway
+      const double err = testing::max_lstsq_error(a, n, m, P, y, [&](std::size_t j, std::size_t p) { return referenced(xe.value(j * P + p), p, defined); });
       QVERIFY2(err <= 1e-9, qPrintable(extra.join(' ') + QString(": %1").arg(err)));
+    }
+    // The reference pixel (2, 3) is 0 by definition, in .npy as in MintPy's
+    // layout, with a status of its own, and verify agrees.
+    {
+      QProcess run;
+      run.start(CUBESOLVE_CLI, {"solve", dir_.filePath("rules.h5"), "sbas", "-o", dir_.filePath("refx.npy"), "--diag",
+                                dir_.filePath("refd"), "--json"});
+      QVERIFY(run.waitForFinished(60000));
+      QVERIFY2(run.exitCode() == 0, run.readAllStandardError().constData());
+      QVERIFY(run.readAllStandardOutput().contains("\"reference\": 1"));
+      const Array xr = read_npy(file("refx.npy")), st = read_npy(file("refd_status.npy"));
+      const std::size_t p = 2 * W + 3;
+      for (std::size_t j = 0; j < xr.dim(0); ++j) QCOMPARE(xr.value(j * H * W + p), 0.0);
+      QCOMPARE(static_cast<int>(st.value(p)), static_cast<int>(PixelStatus::Reference));
+      QProcess check;
+      check.start(CUBESOLVE_CLI, {"verify", dir_.filePath("rules.h5"), "sbas", dir_.filePath("refx.npy"), "--sample", "0"});
+      QVERIFY(check.waitForFinished(60000));
+      QVERIFY2(check.exitCode() == 0, check.readAllStandardError().constData());
     }
     // A reference pixel without a value in some interferogram is refused.
     QProcess nan_ref;
@@ -448,7 +470,9 @@ private slots:
       r.waitForFinished(60000);
       return read_npy(file("viaref.npy"));
     }();
-    for (std::size_t i = 0; i < x.size(); ++i) QVERIFY(x.value(i) == via_ref.value(i) || (std::isnan(x.value(i)) && std::isnan(via_ref.value(i))));
+    for (std::size_t i = 0; i < x.size(); ++i)  // but the reference pixel, which refPhase does not name (no data there)
+      QVERIFY(x.value(i) == via_ref.value(i) || (std::isnan(x.value(i)) && std::isnan(via_ref.value(i))) ||
+              (i % P == ry * W + rx && std::isnan(via_ref.value(i))));
     // Stack options on a cube that is no stack are refused.
     OutputSet out;
     out.add_npy(file("plain.npy"), Array(DType::Float32, {2, 2, 2}));

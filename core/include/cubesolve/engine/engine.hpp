@@ -38,7 +38,9 @@ enum class PixelStatus : std::uint8_t {
   NoData = 2,   // no valid row: NaN
   TooFew = 3,   // fewer valid rows than min_valid: NaN
   Failed = 4,   // the factorization failed: NaN
+  Reference = 5,  // a MintPy stack's reference pixel: 0 by definition, not solved
 };
+constexpr std::size_t kStatusCount = 6;
 const char* status_name(PixelStatus status);
 
 /// How a pixel was solved. The exact path is a per-pixel SVD (LAPACK gelsd)

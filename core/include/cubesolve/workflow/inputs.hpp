@@ -50,6 +50,12 @@ struct Inputs {
   /// The inverse: time series to velocities (verify compares the solve itself).
   void to_velocity(Array& x) const;
 
+  /// A MintPy stack referenced at a pixel: that pixel of a solve of rows
+  /// from r0 set to what it is by definition, x = 0 (its values are all 0,
+  /// which the stack's rule reads as missing), with every interferogram
+  /// used, rank M, rss 0 and status Reference. No-op for other cubes.
+  void mark_reference(std::size_t r0, SolveResult& r) const;
+
   /// Rows [r0, r1) of the cube (and the weights), checked against the design.
   /// Throws IoError, InputError naming the file and the row.
   Array rows(std::size_t r0, std::size_t r1, Array* weights_rows) const;

@@ -16,7 +16,7 @@ namespace cubesolve {
 /// What a solve did, over all its blocks.
 struct SolveTotals {
   PathCounts paths{};
-  std::array<std::size_t, 5> status{};  // pixels per PixelStatus
+  std::array<std::size_t, kStatusCount> status{};  // pixels per PixelStatus
   double engine_seconds = 0;
   std::size_t pixels = 0;
   int threads = 1;
