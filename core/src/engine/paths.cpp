@@ -253,7 +253,7 @@ CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_
     sys.ridge = job.options.ridge;
     sys.w = job.weights ? ws.w.data() + k * N : nullptr;
     sys.shift = 0;  // the ridge makes it positive definite whatever A_V's rank
-    if (job.planner.custom_rcond) {
+    if (job.planner.gram_shift > 0) {
       // The stacked system [W^1/2 A_V; sqrt(ridge) I] keeps its singular
       // values above sqrt(ridge), and its largest squared is at most the
       // trace of W^1/2 C_VV W^1/2 + ridge I: a ridge above gram_shift times
@@ -486,7 +486,7 @@ CUBESOLVE_KERNEL void band_normal_equations(const DesignFactors& f, const double
 /// once; else `factor` must factor a copy of S less the shift.
 template <class Factor>
 bool gram_shows_rank(const Job& job, Workspace& ws, const double* S, std::size_t M, Factor factor) {
-  if (!job.planner.custom_rcond) return true;
+  if (job.planner.gram_shift == 0) return true;
   double trace = 0;
   for (std::size_t a = 0; a < M; ++a) trace += S[a * (M + 1)];
   const double shift = job.planner.gram_shift * trace;
@@ -703,7 +703,7 @@ CUBESOLVE_SIMD_CLONES void solve_gram_banded(const Job& job, Workspace& ws) {
       }
     }
     bool ok[L] = {true, true, true, true};
-    if (job.planner.custom_rcond) {  // each lane's S less gram_shift times its trace (see gram_shows_rank)
+    if (job.planner.gram_shift > 0) {  // each lane's S less gram_shift times its trace (see gram_shows_rank)
       Vec4 shift = {};
       for (std::size_t a = 0; a < M; ++a) shift += load4(S + a * w * L);
       shift *= job.planner.gram_shift;

@@ -131,6 +131,11 @@ Planner make_planner(const Design& design, bool weighted, const SolveOptions& op
     planner.shift_deletion = std::max(t * t, 1e-8);
     planner.shift_gather = std::max(4 * options.rcond * options.rcond, 1e-8) * smax * smax;
     planner.gram_shift = std::max(4 * options.rcond * options.rcond, 1e-12);
+  } else if (planner.ridge) {
+    // A ridge far below the data's scale is rounding there: gelsd counts
+    // its singular values as zero (rcond eps·max(|V|, M)); the same test as
+    // a custom rcond's shows the ridge clear of that.
+    planner.gram_shift = 1e-12;
   }
   // (Only the CPU's paths hand pixels on: with a device too, those it leaves.)
   planner.network_gram = f.network() && f.banded_gram && !planner.ridge && !planner.custom_rcond && !planner.exact_only;

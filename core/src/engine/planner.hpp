@@ -89,7 +89,9 @@ struct Planner {
   ///   bounds σ_max² of the system gelsd sees, [W^1/2 A_V; sqrt(ridge) I],
   ///   and its smallest eigenvalue is that system's σ_min²); a ridge above
   ///   the shift shows it without a second factorization.
-  /// Pixels not shown so go to the exact path, gelsd with that rcond.
+  /// Pixels not shown so go to the exact path, gelsd with that rcond. A
+  /// ridge with the default rcond is shown so too (gram_shift 1e-12): one
+  /// far below the data's scale is rounding there, which gelsd cuts.
   bool custom_rcond = false, factor_paths = true;
   double rcond_t = 0;  // t = 2 rcond cond(A)
   double shift_deletion = 0, shift_gather = 0, gram_shift = 0;
