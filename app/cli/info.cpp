@@ -5,11 +5,14 @@
 
 #include <cubesolve/data/mask.hpp>
 #include <cubesolve/error.hpp>
-#include <cubesolve/io/npy.hpp>
+#include <cubesolve/io/stream.hpp>
 #include <cubesolve/workflow/inputs.hpp>
+#include <cubesolve/workflow/stats.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 namespace cubesolve::cli {
@@ -27,81 +30,91 @@ struct InfoReport {
   std::string cube;
   Shape shape;
   DType dtype = DType::Float32;
-  std::size_t pixels = 0, nan = 0, inf = 0, zero_weight = 0, distinct = 0;
-  double missing_fraction = 0;
+  std::size_t memory_mb = 0;
+  CubeStats stats;
   std::size_t in_groups[3] = {};  // pixels in groups of >= 2, 16, 256
-  std::vector<std::size_t> valid_histogram;
   std::vector<LogBin> group_histogram;
   std::optional<DesignInfo> design;
 };
 
-/// Reads the whole cube (the statistics need every pixel) and summarises it.
+/// One pass over the cube a block of rows at a time, within --memory, and
+/// its summary.
 InfoReport analyse(const Args& args) {
   const std::string cube_path = args.positional()[0];
   const auto min_valid = static_cast<std::size_t>(args.integer("min-valid", 1, 1, 1 << 30));
-  Array cube, weights;
+  InfoReport r;
+  r.memory_mb = static_cast<std::size_t>(args.integer("memory", 256, 16, 1 << 20));
   std::optional<Inputs> in;
+  std::unique_ptr<CubeReader> cube, weights;
+  RowSource rows;
   if (args.positional().size() == 2) {
     in = open_command_inputs(args);
-    cube = in->rows(0, in->cube->shape()[1], &weights);
+    rows = [&](std::size_t r0, std::size_t r1, Array* w) { return in->rows(r0, r1, w); };
   } else {
-    const auto reader = open_cube(cube_path);
-    cube = reader->rows(0, reader->shape()[1]);
+    cube = open_cube(cube_path);
     if (const auto w = args.get("weights")) {
-      weights = read_npy(*w);
-      check_like_cube(weights.shape(), cube.shape(), *w);
+      weights = open_cube(*w);
+      check_like_cube(weights->shape(), cube->shape(), *w);
     }
+    rows = [&](std::size_t r0, std::size_t r1, Array* w) {
+      if (w) *w = weights->rows(r0, r1);
+      return cube->rows(r0, r1);
+    };
   }
-  const bool weighted = args.get("weights").has_value();
+  const CubeReader& reader = in ? *in->cube : *cube;
+  const bool weighted = args.get("weights").has_value() || (in && in->weights);
   ProgressBar bar("analysing");
-  const MaskStats s = analyze_masks(cube, weighted ? &weights : nullptr, bar.callback());
-  InfoReport r;
+  r.stats = stream_stats(reader.shape(), rows, weighted, r.memory_mb << 20, bar.callback());
+  const CubeStats& s = r.stats;
   r.cube = cube_path;
-  r.shape = cube.shape();
-  r.dtype = cube.dtype();
-  r.pixels = s.pixels();
-  r.missing_fraction = s.missing_fraction();
-  r.nan = s.nan_count;
-  r.inf = s.inf_count;
-  r.zero_weight = s.zero_weight;
-  r.distinct = s.distinct_masks();
-  r.in_groups[0] = s.pixels_in_groups_of_at_least(2);
-  r.in_groups[1] = s.pixels_in_groups_of_at_least(16);
-  r.in_groups[2] = s.pixels_in_groups_of_at_least(256);
-  r.valid_histogram = s.valid_histogram();
-  r.group_histogram = s.group_histogram();
+  r.shape = reader.shape();
+  r.dtype = reader.dtype();
+  r.in_groups[0] = pixels_in_groups_of_at_least(s.sizes, 2);
+  r.in_groups[1] = pixels_in_groups_of_at_least(s.sizes, 16);
+  r.in_groups[2] = pixels_in_groups_of_at_least(s.sizes, 256);
+  r.group_histogram = group_histogram(s.sizes);
   if (in) {
     const Design& d = in->design;
     DesignInfo di{d.rows(), d.cols(), d.rank(), d.condition()};
     SolveOptions plan_options;
     plan_options.min_valid = static_cast<int>(min_valid);
     di.planned = plan(s, d, weighted, plan_options);
-    for (std::size_t k = std::max<std::size_t>(1, min_valid); k < std::min(d.cols(), r.valid_histogram.size()); ++k)
-      di.underdetermined += r.valid_histogram[k];
+    for (std::size_t k = std::max<std::size_t>(1, min_valid); k < std::min(d.cols(), s.valid_histogram.size()); ++k)
+      di.underdetermined += s.valid_histogram[k];
     r.design = di;
   }
   return r;
 }
 
 void print_json(const InfoReport& r) {
+  const CubeStats& s = r.stats;
   Json j;
   j.begin_object().field("command", "info").field("cube", r.cube);
   j.key("shape").begin_array();
   for (std::size_t d : r.shape) j.value(d);
   j.end_array();
   j.field("dtype", dtype_name(r.dtype))
-      .field("pixels", r.pixels)
-      .field("missing_fraction", r.missing_fraction)
-      .field("nan", r.nan)
-      .field("inf", r.inf)
-      .field("zero_weight", r.zero_weight)
-      .field("no_data_pixels", r.valid_histogram[0])
-      .field("distinct_masks", r.distinct)
+      .field("memory_mb", r.memory_mb)
+      .field("peak_memory_mb", peak_memory_mb())
+      .field("pixels", s.pixels())
+      .field("missing_fraction", s.missing_fraction())
+      .field("nan", s.nan_count)
+      .field("inf", s.inf_count)
+      .field("zero_weight", s.zero_weight)
+      .field("no_data_pixels", s.valid_histogram[0])
+      .field("distinct_masks", s.distinct)
+      .field("groups_exact", s.exact)
+      .field("group_sample", s.sample)
+      .field("unresolved_group_pixels", s.unresolved)
+      .field("exact_mask_limit", s.limit)
       .field("pixels_in_groups_ge_2", r.in_groups[0])
       .field("pixels_in_groups_ge_16", r.in_groups[1])
       .field("pixels_in_groups_ge_256", r.in_groups[2]);
   j.key("valid_count_histogram").begin_array();
-  for (std::size_t v : r.valid_histogram) j.value(v);
+  for (std::size_t v : s.valid_histogram) j.value(v);
+  j.end_array();
+  j.key("valid_per_observation").begin_array();
+  for (std::size_t v : s.valid_per_observation) j.value(v);
   j.end_array();
   j.key("group_size_histogram").begin_array();
   for (const auto& b : r.group_histogram)
@@ -120,14 +133,20 @@ void print_json(const InfoReport& r) {
 }
 
 void print_text(const InfoReport& r) {
+  const CubeStats& s = r.stats;
   std::printf("cube        %s  %s %s\n", r.cube.c_str(), shape_string(r.shape).c_str(), dtype_name(r.dtype));
-  std::printf("missing     %.2f %% of values (%zu NaN, %zu Inf, %zu zero weight)\n", 100.0 * r.missing_fraction, r.nan,
-              r.inf, r.zero_weight);
-  std::printf("no data     %zu of %zu pixels\n", r.valid_histogram[0], r.pixels);
-  std::printf("masks       %zu distinct; pixels in groups of >= 2: %zu, >= 16: %zu, >= 256: %zu\n", r.distinct,
-              r.in_groups[0], r.in_groups[1], r.in_groups[2]);
+  std::printf("missing     %.2f %% of values (%zu NaN, %zu Inf, %zu zero weight)\n", 100.0 * s.missing_fraction(), s.nan_count,
+              s.inf_count, s.zero_weight);
+  std::printf("no data     %zu of %zu pixels\n", s.valid_histogram[0], s.pixels());
+  if (s.exact)
+    std::printf("masks       %zu distinct; pixels in groups of >= 2: %zu, >= 16: %zu, >= 256: %zu\n", s.distinct, r.in_groups[0],
+                r.in_groups[1], r.in_groups[2]);
+  else
+    std::printf("masks       more than %zu distinct; groups estimated from a sample of %zu pixels: in groups of >= 2: "
+                "%zu, >= 16: %zu, >= 256: %zu; %zu pixels in groups too small for the sample to tell (mostly alone)\n",
+                s.limit, s.sample, r.in_groups[0], r.in_groups[1], r.in_groups[2], s.unresolved);
   std::printf("valid rows per pixel (count: pixels)\n");
-  const auto& h = r.valid_histogram;
+  const auto& h = s.valid_histogram;
   const std::size_t step = std::max<std::size_t>(1, (h.size() + 15) / 16);
   for (std::size_t k = 0; k < h.size(); k += step) {
     std::size_t c = 0;
@@ -135,13 +154,16 @@ void print_text(const InfoReport& r) {
     if (step == 1) std::printf("  %5zu: %zu\n", k, c);
     else std::printf("  %5zu-%-5zu: %zu\n", k, std::min(h.size(), k + step) - 1, c);
   }
-  std::printf("mask group sizes (size range: groups, pixels)\n");
+  std::printf("valid pixels per observation: from %zu to %zu of %zu\n",
+              *std::min_element(s.valid_per_observation.begin(), s.valid_per_observation.end()),
+              *std::max_element(s.valid_per_observation.begin(), s.valid_per_observation.end()), s.pixels());
+  std::printf("mask group sizes (size range: groups, pixels%s)\n", s.exact ? "" : "; estimated");
   for (const auto& b : r.group_histogram)
     if (b.groups) std::printf("  %7zu-%-7zu: %zu groups, %zu pixels\n", b.lo, b.hi - 1, b.groups, b.pixels);
   if (r.design) {
     const DesignInfo& d = *r.design;
     std::printf("design      %zu x %zu, rank %zu, condition %.3g\n", d.rows, d.cols, d.rank, d.condition);
-    std::printf("plan       %s\n", paths_text(d.planned).c_str());
+    std::printf("plan       %s%s\n", paths_text(d.planned).c_str(), s.exact ? "" : " (groups estimated)");
     std::printf("            %zu pixels underdetermined (minimum norm)\n", d.underdetermined);
   }
 }
@@ -150,7 +172,7 @@ void print_text(const InfoReport& r) {
 
 int cmd_info(const std::vector<std::string>& argv) {
   const Args args("info", argv, with_inputs({"json"}, kInputFlags),
-                  with_inputs({"weights", "min-valid", "pairs", "times"}, kInputOptions));
+                  with_inputs({"weights", "min-valid", "pairs", "times", "memory"}, kInputOptions));
   args.expect_positional(1, 2, "CUBE [DESIGN]");
   const InfoReport report = analyse(args);
   if (args.flag("json")) print_json(report);

@@ -2,6 +2,7 @@
 // would, results read back and compared with per-pixel gelsd.
 #include "reference.hpp"
 
+#include <cubesolve/data/mask.hpp>
 #include <cubesolve/engine/device.hpp>
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/files.hpp>
@@ -182,6 +183,43 @@ private slots:
     const Run text = cli({"info", file("cube.npy")});
     QCOMPARE(text.code, 0);
     QVERIFY(text.out.contains("distinct"));
+  }
+
+  // info reads the cube a block of rows at a time within --memory: the
+  // statistics match the whole cube's (mask groups exact while they fit),
+  // its peak memory does not grow with the cube, and past the limit of
+  // distinct masks the groups are estimated from a sample, and say so.
+  void infoStreamsWithinMemory() {
+    testing::Rng rng(17);
+    const std::size_t n = 40, h = 400, w = 1000;  // 64 MB of float32, 400,000 pixels of random masks
+    std::vector<double> y(n * h * w);
+    for (auto& v : y) v = rng.uniform() < 0.2 ? std::nan("") : rng.normal();
+    save(sfile("wide.npy"), testing::make_cube(DType::Float32, n, h, w, y));
+    save(sfile("narrow.npy"), testing::make_cube(DType::Float32, n, 4, 10, std::vector<double>(y.begin(), y.begin() + n * 40)));
+    auto info = [&](const char* name, const char* memory) {
+      const Run r = cli({"info", file(name), "--memory", memory, "--json"});
+      if (r.code != 0) qWarning("%s", qPrintable(r.err));
+      return QJsonDocument::fromJson(r.out.toUtf8()).object();
+    };
+    const QJsonObject big = info("wide.npy", "256"), small = info("wide.npy", "16"), tiny = info("narrow.npy", "16");
+    QVERIFY(big["groups_exact"].toBool());  // 391,000 distinct masks fit 256 MB
+    const MaskStats exact = analyze_masks(read_npy(sfile("wide.npy")));
+    QCOMPARE(big["distinct_masks"].toInt(), int(exact.distinct_masks()));
+    QCOMPARE(big["pixels_in_groups_ge_2"].toInt(), int(exact.pixels_in_groups_of_at_least(2)));
+    const std::vector<std::size_t> hist = exact.valid_histogram();
+    for (const QJsonObject& j : {big, small}) {
+      QCOMPARE(j["nan"].toInt(), int(exact.nan_count));
+      const QJsonArray vh = j["valid_count_histogram"].toArray(), po = j["valid_per_observation"].toArray();
+      for (std::size_t k = 0; k <= n; ++k) QCOMPARE(vh[int(k)].toInt(), int(hist[k]));
+      std::size_t first = 0;  // observation 0's valid pixels
+      for (std::size_t p = 0; p < h * w; ++p) first += exact.valid(p, 0);
+      QCOMPARE(po[0].toInt(), int(first));
+    }
+    QVERIFY(!small["groups_exact"].toBool());  // 16 MB holds fewer masks than the cube has
+    QVERIFY(small["group_sample"].toInt() >= 65536 && small["unresolved_group_pixels"].toInt() > 300000);
+    const double grown = small["peak_memory_mb"].toDouble() - tiny["peak_memory_mb"].toDouble();
+    QVERIFY2(grown < 40, qPrintable(QString("peak memory grew by %1 MB for a 64 MB cube").arg(grown)));
+    QVERIFY(cli({"info", file("wide.npy"), "--memory", "16"}).out.contains("estimated from a sample"));
   }
 
   void demoWritesFiles() {

@@ -1,6 +1,7 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/data/mask.hpp>
 
+#include "data/mask_table.hpp"
 #include "engine/parallel.hpp"
 
 #include <algorithm>
@@ -15,7 +16,7 @@ std::vector<std::size_t> MaskStats::valid_histogram() const {
   return h;
 }
 
-std::vector<LogBin> MaskStats::group_histogram() const {
+std::vector<LogBin> group_histogram(const std::vector<std::size_t>& group_size) {
   std::vector<LogBin> bins;
   for (std::size_t s : group_size) {
     std::size_t b = 0;
@@ -29,11 +30,17 @@ std::vector<LogBin> MaskStats::group_histogram() const {
   return bins;
 }
 
-std::size_t MaskStats::pixels_in_groups_of_at_least(std::size_t k) const {
+std::vector<LogBin> MaskStats::group_histogram() const { return cubesolve::group_histogram(group_size); }
+
+std::size_t pixels_in_groups_of_at_least(const std::vector<std::size_t>& group_size, std::size_t k) {
   std::size_t total = 0;
   for (std::size_t s : group_size)
     if (s >= k) total += s;
   return total;
+}
+
+std::size_t MaskStats::pixels_in_groups_of_at_least(std::size_t k) const {
+  return cubesolve::pixels_in_groups_of_at_least(group_size, k);
 }
 
 std::vector<std::size_t> MaskStats::first_pixels() const {
@@ -57,16 +64,6 @@ double MaskStats::missing_fraction() const {
 }
 
 namespace {
-
-std::uint64_t hash_words(const std::uint64_t* w, std::size_t count) {
-  std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ count;
-  for (std::size_t i = 0; i < count; ++i) {
-    h ^= w[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-  }
-  return h;
-}
 
 /// Packs the masks and counts what is missing, in pixel blocks on all threads.
 void pack_masks(MaskStats& s, const Array& cube, const Array* weights, const Progress& progress) {
@@ -121,36 +118,17 @@ void pack_masks(MaskStats& s, const Array& cube, const Array* weights, const Pro
   s.missing = s.nan_count + s.inf_count + s.zero_weight;
 }
 
-/// Groups identical masks with an open-addressing hash table.
+/// Groups identical masks (see MaskTable).
 void group_masks(MaskStats& s, const Progress& progress) {
   const std::size_t P = s.pixels();
-  std::size_t cap = 16;
-  while (cap < 2 * P) cap <<= 1;
-  std::vector<std::int32_t> table(cap, -1);  // group id
-  std::vector<std::size_t> first;            // first pixel of each group
+  detail::MaskTable table(s.words);
   s.group_of.assign(P, 0);
   for (std::size_t p = 0; p < P; ++p) {
-    const std::uint64_t* w = s.mask(p);
-    std::size_t slot = hash_words(w, s.words) & (cap - 1);
-    for (;;) {
-      const std::int32_t g = table[slot];
-      if (g < 0) {
-        table[slot] = static_cast<std::int32_t>(s.group_size.size());
-        s.group_of[p] = table[slot];
-        s.group_size.push_back(1);
-        first.push_back(p);
-        break;
-      }
-      if (std::equal(w, w + s.words, s.mask(first[static_cast<std::size_t>(g)]))) {
-        s.group_of[p] = g;
-        ++s.group_size[static_cast<std::size_t>(g)];
-        break;
-      }
-      slot = (slot + 1) & (cap - 1);
-    }
+    s.group_of[p] = static_cast<std::int32_t>(table.add(s.mask(p)));
     if (progress && (p & 0xfffff) == 0xfffff && !progress(static_cast<double>(p) / static_cast<double>(P)))
       throw Cancelled();
   }
+  s.group_size = std::move(table.sizes());
 }
 
 }  // namespace

@@ -223,6 +223,26 @@ std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, 
   return chosen;
 }
 
+PathCounts plan_groups(const std::vector<std::size_t>& valid_histogram, const std::vector<std::uint64_t>& masks,
+                       std::size_t words, const std::vector<std::size_t>& sizes, const Design& design, bool weighted,
+                       const SolveOptions& options) {
+  check_options(options);
+  const Planner planner = make_planner(design, weighted, options);
+  PathCounts counts{};
+  std::vector<std::size_t> left = valid_histogram;  // pixels by valid count, but those of groups chosen
+  if (use_groups(options, weighted))
+    for (std::size_t g = 0; g < sizes.size(); ++g) {
+      const std::uint64_t* mask = masks.data() + g * words;
+      const auto nv = static_cast<std::size_t>(bit_count(mask, words));
+      if (!group_pays(planner, nv, sizes[g], mask, false)) continue;
+      const std::size_t taken = std::min(sizes[g], left[nv]);  // an estimate may overshoot
+      counts[static_cast<std::size_t>(SolvePath::Group)] += taken;
+      left[nv] -= taken;
+    }
+  for (std::size_t nv = 0; nv < left.size(); ++nv) counts[static_cast<std::size_t>(path_of(planner.choose(nv).first))] += left[nv];
+  return counts;
+}
+
 std::size_t cpu_chunk(std::size_t P, std::size_t N, std::size_t M, std::size_t threads, std::size_t memory,
                       bool exact_only) {
   threads = std::max<std::size_t>(threads, 1);
@@ -239,18 +259,9 @@ std::size_t cpu_chunk(std::size_t P, std::size_t N, std::size_t M, std::size_t t
 namespace cubesolve {
 
 PathCounts plan(const MaskStats& masks, const Design& design, bool weighted, const SolveOptions& options) {
-  detail::check_options(options);
-  const detail::Planner planner = detail::make_planner(design, weighted, options);
-  std::vector<char> chosen;
-  if (detail::use_groups(options, weighted)) chosen = detail::choose_groups(masks, planner);
-  PathCounts counts{};
-  for (std::size_t p = 0; p < masks.pixels(); ++p) {
-    const auto g = static_cast<std::size_t>(masks.group_of[p]);
-    const detail::Kind kind = !chosen.empty() && chosen[g] ? detail::Kind::Group
-                                                           : planner.choose(static_cast<std::size_t>(masks.n_valid[p])).first;
-    ++counts[static_cast<std::size_t>(detail::path_of(kind))];
-  }
-  return counts;
+  std::vector<std::uint64_t> group_masks;
+  for (std::size_t p : masks.first_pixels()) group_masks.insert(group_masks.end(), masks.mask(p), masks.mask(p) + masks.words);
+  return detail::plan_groups(masks.valid_histogram(), group_masks, masks.words, masks.group_size, design, weighted, options);
 }
 
 }  // namespace cubesolve

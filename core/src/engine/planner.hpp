@@ -149,6 +149,13 @@ std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, 
 /// chunks keep cancelling prompt. Exact-only solves (a pixel takes
 /// milliseconds) take at most 64 pixels a chunk and as few as one, so that a
 /// handful of pixels (a check's sample) still spreads over the threads.
+/// The paths the planner chooses for pixels described by their valid-count
+/// histogram (N + 1 counts) and their mask groups (each group's mask,
+/// `words` words, and size): plan() for MaskStats and for CubeStats.
+PathCounts plan_groups(const std::vector<std::size_t>& valid_histogram, const std::vector<std::uint64_t>& masks,
+                       std::size_t words, const std::vector<std::size_t>& sizes, const Design& design, bool weighted,
+                       const SolveOptions& options);
+
 /// solve() steered (see Steering): what the tests use to run each path on
 /// every pixel it may take.
 SolveResult solve_steered(const Array& cube, const Design& design, const Array* weights, const SolveOptions& options,

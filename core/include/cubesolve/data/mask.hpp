@@ -59,6 +59,11 @@ struct MaskStats {
   double missing_fraction() const;
 };
 
+/// Group sizes in bins [1,2), [2,4), [4,8), ... up to the largest.
+std::vector<LogBin> group_histogram(const std::vector<std::size_t>& group_size);
+/// Pixels in groups of at least k pixels.
+std::size_t pixels_in_groups_of_at_least(const std::vector<std::size_t>& group_size, std::size_t k);
+
 /// Analyses a cube (N, H, W) and optional weights of the same shape.
 /// Throws InputError on a shape that is not 3-D or weights of another shape,
 /// Cancelled when `progress` returns false.
