@@ -49,6 +49,7 @@ struct Settings {
   double tau = 0;       // smallest relative pivot of I - H_II, Q_II and C_VV
   double gram_tau = 0;  // smallest relative pivot of a Gram matrix
   double gram_step = 0; // largest |step| / |x| of the Gram solutions' refinement
+  double gather_step = 0;  // largest |step| / |w| of a gathered C_VV's float64 refinement
   double growth = 0;    // largest |correction| / |y| of a deletion or dual fill
   double ridge = 0;     // added to the Gram matrices' diagonal
   bool float32 = true;  // float32 systems refined once; else float64

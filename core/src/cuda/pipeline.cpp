@@ -566,14 +566,23 @@ private:
     }
     if (batches.has[kGather]) dev_.zero(L, bf.ugather, d_.n * count * sizeof(double));
     // float32 systems: two refinements, the last step below kFloat32Step of
-    // the pixel's unknowns or the CPU takes it (see scatter_system).
-    const int passes = std::is_same_v<T, float> ? 3 : 1;
+    // the pixel's unknowns or the CPU takes it (see scatter_system). Gathered
+    // systems (C_VV, conditioned like A_V squared) are refined in float64
+    // too, from A itself: their residual A_V (A_V^T w) - y_V, two products,
+    // also takes out what forming C lost.
+    constexpr bool f32 = std::is_same_v<T, float>;
+    const int passes = f32 ? 3 : batches.has[kGather] ? 2 : 1;
     for (int pass = 0; pass < passes; ++pass) {
       if (batches.has[kDeletion]) dev_.gemm(L, 'N', 'T', M, C, N, 1.0, d_.pinv, M, bf.pc.y, C, 0.0, bf.tdel, M);
       if (batches.has[kDual]) dev_.gemm(L, 'N', 'T', N, C, N, 1.0, d_.qinv, N, bf.pc.y, C, 0.0, bf.tdual, N);
-      if (batches.has[kGather]) dev_.gemm(L, 'N', 'T', N, C, N, 1.0, d_.gram, N, bf.ugather, C, 0.0, bf.tgather, N);
+      if (batches.has[kGather] && pass == 0) dev_.gemm(L, 'N', 'T', N, C, N, 1.0, d_.gram, N, bf.ugather, C, 0.0, bf.tgather, N);
+      if (batches.has[kGather] && pass > 0) {  // x = A^T w, then A x: where C w was
+        dev_.gemm(L, 'N', 'T', C, M, N, 1.0, bf.ugather, C, d_.a, M, 0.0, bf.xgather, C);
+        dev_.gemm(L, 'T', 'T', N, C, M, 1.0, d_.a, M, bf.xgather, C, 0.0, bf.tgather, N);
+      }
       auto run_batch = [&](auto b) {
-        if (pass > 0 && pass == passes - 1) b.step = kFloat32Step;
+        if (pass > 0 && !f32 && b.kind != kGather) return;  // float64 systems: only the gathered ones are refined
+        if (pass > 0 && pass == passes - 1) b.step = f32 ? kFloat32Step : d_.settings.gather_step;
         if (pass == 0) {
           dev_.build(L, b);
           dev_.factor(L, b.S, b.qb, b.groups, const_cast<int*>(b.info));

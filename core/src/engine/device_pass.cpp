@@ -106,6 +106,7 @@ std::unique_ptr<gpu::Solver> make_device_solver(Job& job) {
     settings.tau = kSmallTau;
     settings.gram_tau = kGramTau;
     settings.gram_step = kGramStep;
+    settings.gather_step = kGatherStep;
     settings.growth = kMaxGrowth;
     settings.ridge = job.options.ridge;
     settings.float32 = !job.options.device_float64;

@@ -47,6 +47,9 @@ struct LaneSystem {
   /// solution x = A_V^T (A_V A_V^T + ridge W^-1)^-1 y_V.
   double ridge = 0;
   const double* w = nullptr;
+  /// Its solution refined once against the system's own residual (a
+  /// gathered C_VV, conditioned like A_V squared; see factor_in_lanes).
+  bool refine = false;
   /// Row i of K, from its first entry (its entries up to i where packed).
   const double* row(std::size_t i, std::size_t n) const { return K + (packed ? tri(i) : i * n); }
   /// What row a's diagonal entry gains beyond K's.
@@ -163,8 +166,12 @@ CUBESOLVE_KERNEL void factor_pair(Workspace& ws, const LaneSystem* sys, std::siz
 /// differ. lane(slot, k, z) writes pixel k's right-hand side at z[a * L]
 /// (slot < kMaxGroups L: the lane's own scratch) and returns its system;
 /// done(slot, k, q, z, ok) takes its solution from there (ok: its pivots held).
-template <class Lane, class Done>
-CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, Done done) {
+/// A lane whose system asks for it (LaneSystem::refine) is refined once:
+/// residual(slot, k, sys, z, r) writes b - S z at r[a * L], the same
+/// factor solves for the step, which is added where it is below
+/// kGatherStep of the solution (else the lane fails).
+template <class Lane, class Done, class Residual>
+CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, Done done, Residual residual) {
   ws.order.clear();
   for (const auto& bucket : ws.buckets) ws.order.insert(ws.order.end(), bucket.begin(), bucket.end());
   const std::vector<std::size_t>& pixels = ws.order;
@@ -209,12 +216,28 @@ CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, D
         if (lanes[g] == 0) continue;
         const LaneSystem* two = sys + g * L;  // this group and the next
         if (wide && g + 1 < G && lanes[g + 1] > 0 &&
-            std::none_of(two, two + 2 * L, [](const LaneSystem& s) { return s.shift > 0; })) {
+            std::none_of(two, two + 2 * L, [](const LaneSystem& s) { return s.shift > 0 || s.refine; })) {
           factor_pair(ws, two, q, ws.s.data() + g * T * L, z + g, ok + g * L);
           ++g;
           continue;
         }
         factor_group(ws, two, q, ws.s.data() + g * T * L, z[g], ok + g * L);
+        if (std::none_of(two, two + L, [](const LaneSystem& s) { return s.refine; })) continue;
+        ws.refine.assign(q * L, 0.0);  // the step, from the residual
+        for (std::size_t l = 0; l < lanes[g]; ++l)
+          if (two[l].refine && ok[g * L + l]) residual(g * L + l, pixels[b0 + g * L + l], two[l], z[g] + l, ws.refine.data() + l);
+        batched_cholesky_solve(ws.s.data() + g * T * L, q, ws.refine.data());
+        for (std::size_t l = 0; l < lanes[g]; ++l) {
+          if (!two[l].refine || !ok[g * L + l]) continue;
+          double dd = 0, zz = 0;
+          for (std::size_t a = 0; a < two[l].q; ++a) {
+            const double d = ws.refine[a * L + l], v = z[g][a * L + l] + d;
+            z[g][a * L + l] = v;
+            dd += d * d;
+            zz += v * v;
+          }
+          ok[g * L + l] = dd <= kGatherStep * kGatherStep * zz;
+        }
       }
     }
     std::size_t taken = 0;
@@ -249,6 +272,7 @@ CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_
                  : kind == Kind::DualGather ? job.planner.shift_gather
                                             : 0.0;  // Schur: A of full row rank, cond(A) vouches
   LaneSystem sys{K.data(), I, q, kind == Kind::Deletion, shift};
+  sys.refine = kind == Kind::DualGather;
   if (kind == Kind::DualGather && job.options.ridge > 0) {
     sys.ridge = job.options.ridge;
     sys.w = job.weights ? ws.w.data() + k * N : nullptr;
@@ -266,6 +290,20 @@ CUBESOLVE_KERNEL LaneSystem pixel_lane(const Job& job, Workspace& ws, std::size_
     sys.shift *= weight_ratio(ws, k, N);
   }
   return sys;
+}
+
+/// A gathered lane's residual y_V - (C_VV + ridge W^-1) z, as y_V - A_V x
+/// - ridge z / w with x = A_V^T z: from A itself, so that the step also
+/// takes out what forming C lost (see factor_in_lanes).
+CUBESOLVE_KERNEL void pixel_residual(const Job& job, Workspace& ws, std::size_t k, const LaneSystem& sys, const double* z,
+                                     double* r) {
+  const std::size_t N = job.N, M = job.M;
+  const double* A = job.design.values().data();
+  ws.step.assign(M, 0.0);
+  row_axpys(A, M, sys.I, sys.q, z, L, ws.step.data());
+  row_dots(A, M, sys.I, sys.q, ws.step.data(), r, L);
+  const double* yk = ws.y.data() + k * N;
+  for (std::size_t a = 0; a < sys.q; ++a) r[a * L] = yk[sys.I[a]] - r[a * L] - sys.extra(a) * z[a * L];
 }
 
 /// Pixel-major: takes pixel k's solution from lane slot l: x = A_V^T z for a
@@ -313,7 +351,10 @@ CUBESOLVE_SIMD_CLONES void solve_systems(const Job& job, Workspace& ws) {
       [&](std::size_t l, std::size_t k, double* z)
           __attribute__((always_inline)) { return pixel_lane(job, ws, l, k, z); },
       [&](std::size_t l, std::size_t k, std::size_t q, const double* z, bool ok)
-          __attribute__((always_inline)) { pixel_done(job, ws, q, l, k, z, ok); });
+          __attribute__((always_inline)) { pixel_done(job, ws, q, l, k, z, ok); },
+      [&](std::size_t, std::size_t k, const LaneSystem& sys, const double* z, double* r) {
+        pixel_residual(job, ws, k, sys, z, r);
+      });
 }
 
 /// The rows kernel's right-hand sides A_I x0 of the chunk's deletion pixels
@@ -430,7 +471,9 @@ CUBESOLVE_SIMD_CLONES void solve_systems_rows(const Job& job, Workspace& ws, std
     unpack(ws, k, N, B);
     leave_small_path(job, ws, k);
   };
-  factor_in_lanes(N, ws, lane, done);
+  factor_in_lanes(N, ws, lane, done, [&](std::size_t, std::size_t k, const LaneSystem& sys, const double* z, double* r) {
+    pixel_residual(job, ws, k, sys, z, r);
+  });
 }
 
 void solve_product(const Job& job, Workspace& ws, std::size_t B) {

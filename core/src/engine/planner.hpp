@@ -34,6 +34,7 @@ constexpr std::size_t kMinGroup = 32;      // smallest mask group worth its own 
 constexpr double kSmallTau = 1e-4;
 constexpr std::size_t kMixedMin = 64;      // smallest deletion systems factored in float32 and refined
 constexpr double kGramTau = 1e-6;          // smallest relative pivot of a Gram matrix
+constexpr double kGatherStep = 1e-6;       // largest |step| / |z| of a gathered C_VV's refinement
 constexpr double kGramStep = 1e-6;         // largest |step| / |x| of the Gram path's refinement
 constexpr double kMaxGrowth = 1e6;         // largest |x - x0| / |x0| a correction may have
 constexpr double kMaxFastCondition = 1e4;  // cond(A) above which only SVD-based paths run

@@ -33,6 +33,7 @@ public:
   Array(DType dtype, Shape shape);
   /// An array whose values are left unset, for outputs that are written in
   /// full (the memory is first touched by the threads that write it).
+  /// Throws InputError when the size overflows.
   static Array uninitialized(DType dtype, Shape shape);
   /// An array over memory it does not own (a NumPy array's, say): C-ordered
   /// `data`, aligned for `dtype`, kept alive by `owner` while the array (or
@@ -68,7 +69,8 @@ public:
   /// Sets element i from a double, converted to the dtype.
   void set(std::size_t i, double v);
 
-  /// Same data, new shape of the same size (std::logic_error otherwise).
+  /// Same data, new shape of the same size. Throws std::logic_error for
+  /// another size (a programming error).
   void reshape(Shape shape);
 
 private:
@@ -86,12 +88,13 @@ private:
 /// unless `shape` is `cube`.
 void check_like_cube(const Shape& shape, const Shape& cube, const std::string& name);
 
-/// Plane `index` of an array (B, H, W), or the array (H, W) itself for
-/// index 0, as H * W doubles.
+/// Plane `index` (< B) of an array (B, H, W), or the array (H, W) itself for
+/// index 0, as H * W doubles. Never throws but for memory.
 std::vector<double> plane(const Array& a, std::size_t index = 0);
 
 /// Some pixels of a cube (N, H, W) as a cube (N, 1, K) of the same dtype:
-/// pixel k of the result is pixel pixels[k] (an index into H * W).
+/// pixel k of the result is pixel pixels[k] (an index into H * W). Never
+/// throws but for memory.
 Array take_pixels(const Array& cube, const std::vector<std::size_t>& pixels);
 
 template <> float* Array::data<float>();

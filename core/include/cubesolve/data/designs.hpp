@@ -40,6 +40,8 @@ Array sbas_velocity_design(const std::vector<DatePair>& pairs, std::vector<doubl
 
 /// Days from 1970-01-01 to a YYYYMMDD date (proleptic Gregorian), and the
 /// YYYYMMDD date of such a day number: the one calendar of the data layer.
+/// day_number takes dates the readers have checked (decimal_year,
+/// read_pairs); others throw std::invalid_argument.
 long day_number(const std::string& yyyymmdd);
 std::string date_of_day(long days);
 
@@ -47,9 +49,10 @@ std::string date_of_day(long days);
 double decimal_year(const std::string& yyyymmdd, const std::string& what);
 
 /// Reads one time per line: a number, or a YYYYMMDD date (as decimal years).
+/// Throws IoError, InputError naming the line.
 std::vector<double> read_times(const std::string& path);
 
-/// True when `spec` is "sbas", "poly:D" or "harmonic:K[:P]".
+/// True when `spec` is "sbas", "poly:D" or "harmonic:K[:P]". Never throws.
 bool is_design_spec(const std::string& spec);
 
 /// Builds "poly:D" or "harmonic:K[:P]" for the given times (one per band);

@@ -142,11 +142,13 @@ struct SolveResult {
 /// Checks that `cube` is a float32/float64 cube (N, H, W); `name` (usually
 /// its path) leads the message. Throws InputError.
 void check_cube(const Array& cube, const std::string& name = "cube");
-/// The same for a cube known by its shape and type (read a block at a time).
+/// The same for a cube known by its shape and type (read a block at a
+/// time). Throws InputError.
 void check_cube_shape(const Shape& shape, DType dtype, const std::string& name = "cube");
 
 /// Checks that a cube of shape `cube`, the design and weights of shape
-/// `weights` (when given) fit together; names as for check_inputs.
+/// `weights` (when given) fit together; names as for check_inputs. Throws
+/// InputError.
 void check_shapes(const Shape& cube, const Design& design, const Shape* weights, const std::string& cube_name,
                   const std::string& design_name, const std::string& weights_name);
 
@@ -167,32 +169,40 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights 
 
 /// The paths the planner chooses for the pixels described by `masks` (with
 /// or without weights), before any pixel a fast path cannot vouch for is
-/// moved to the exact path. What `info` prints as the plan.
+/// moved to the exact path. What `info` prints as the plan. Throws
+/// InputError for options out of range.
 PathCounts plan(const MaskStats& masks, const Design& design, bool weighted, const SolveOptions& options = {});
 
 /// sqrt(rss / n_valid) per pixel, (H, W) float64; NaN where rss is NaN.
+/// Never throws but for memory.
 Array residual_rms(const SolveResult& result);
 
 /// A·x of one pixel of X (M, H, W): its N fitted values (NaN when x is NaN).
+/// Never throws but for memory; `pixel` < H·W.
 std::vector<double> pixel_model(const Design& design, const Array& x, std::size_t pixel);
 
 /// One band of the model cube: (A·X)[observation], (1, H, W) float64.
+/// Never throws but for memory; `observation` < N.
 Array model_band(const Design& design, const Array& x, std::size_t observation);
 
 /// Which unknowns a pixel's valid rows (`valid`, N flags) leave undetermined:
 /// those whose unit vector is not in the row space of A_V, so that the
 /// minimum-norm solution sets them by convention rather than from data (an
-/// SBAS date the pixel's network does not reach).
+/// SBAS date the pixel's network does not reach). Throws NumericalError
+/// when the SVD of A_V does not converge.
 std::vector<bool> undetermined_unknowns(const Design& design, const std::vector<bool>& valid);
 
 /// The least-squares slope of each pixel's time series, (1, H, W) float64:
 /// x (M, H, W) holds the values at times[1..M], and the series starts at 0
-/// at times[0] (the reference). NaN where x has a NaN.
+/// at times[0] (the reference). NaN where x has a NaN. Throws InputError
+/// when `times` is not M + 1 long.
 Array linear_rate(const Array& x, const std::vector<double>& times);
 
-/// The model cube A·X (N, H, W) in X's dtype, NaN where X is NaN.
+/// The model cube A·X (N, H, W) in X's dtype, NaN where X is NaN. Throws
+/// InputError for X not of shape (M, H, W).
 Array model_cube(const Design& design, const Array& x);
-/// Y - A·X (N, H, W) in the cube's dtype, NaN where Y is missing or X is NaN.
+/// Y - A·X (N, H, W) in the cube's dtype, NaN where Y is missing or X is
+/// NaN. Throws InputError for a model of another shape than the cube.
 Array residual_cube(const Array& cube, const Array& model);
 
 }  // namespace cubesolve

@@ -75,10 +75,12 @@ public:
   /// files of `path` that dead processes left (see notices()). Throws
   /// IoError; InputError where `path` is a folder or another file's of the set.
   std::ostream& add(const std::string& path);
-  /// Convenience: adds `path` holding `array` as .npy.
+  /// Convenience: adds `path` holding `array` as .npy. Throws as add(), and
+  /// IoError when the write fails.
   void add_npy(const std::string& path, const Array& array);
   /// Starts a file that another library writes by name: returns the
-  /// temporary path to write; it is renamed onto `path` by commit().
+  /// temporary path to write; it is renamed onto `path` by commit(). Throws
+  /// as add().
   std::string add_external(const std::string& path);
   /// Closes and renames every file, all or none. Throws IoError.
   void commit();

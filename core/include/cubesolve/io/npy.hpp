@@ -27,7 +27,8 @@ void write_npy(std::ostream& out, const Array& array);
 /// Throws IoError (cannot open) or InputError (ragged rows, bad numbers, empty).
 Array read_csv_matrix(const std::string& path);
 
-/// Reads an array from `path` by extension: .csv/.txt as CSV, anything else as .npy.
+/// Reads an array from `path` by extension: .csv/.txt as CSV, anything else
+/// as .npy. Throws as those readers.
 Array read_array(const std::string& path);
 
 }  // namespace cubesolve

@@ -31,7 +31,7 @@ bool raster_support();
 Array read_raster(const std::string& path, GeoReference* geo = nullptr);
 
 /// Reads a cube by extension: .npy through the NumPy reader, anything else
-/// through GDAL.
+/// through GDAL. Throws as those readers.
 Array read_cube(const std::string& path, GeoReference* geo = nullptr);
 
 /// Writes bands (B, H, W) to `path` as a float32 GeoTIFF: one band per

@@ -52,12 +52,15 @@ public:
 /// Messages name the file `name` (the output the user asked for, where
 /// `path` is its temporary file), or `path`. With `attach`, the file exists
 /// already (another writer made it, header and all) and only rows are
-/// written, at their place: several processes may fill one file so.
+/// written, at their place: several processes may fill one file so. Throws
+/// IoError when the file cannot be made or opened, InputError for a shape
+/// whose size overflows.
 std::unique_ptr<CubeWriter> npy_writer(const std::string& path, DType dtype, const Shape& shape,
                                        const Shape& header_shape = {}, const std::string& name = "",
                                        bool attach = false);
 /// A float32 GeoTIFF at `path`; `names` describe the bands; messages name
-/// the file `name`, or `path`. Needs GDAL.
+/// the file `name`, or `path`. Throws IoError when GDAL cannot make it,
+/// InputError without GDAL in the build.
 std::unique_ptr<CubeWriter> geotiff_writer(const std::string& path, const Shape& shape, const GeoReference& geo,
                                            const std::vector<std::string>& names, const std::string& name = "");
 

@@ -18,15 +18,17 @@ namespace cubesolve::bench {
 
 /// Seconds for one GEMM of the size of P·Y~: (M, N) times (N, P), float64,
 /// with the BLAS on all `threads` threads. Timed on at most 65536 columns and
-/// scaled to P.
+/// scaled to P. Never throws but for memory.
 double gemm_floor_seconds(std::size_t m, std::size_t n, std::size_t pixels, int threads);
 
 /// Seconds to read every value of the cube once (a sum over all threads).
+/// Never throws.
 double read_seconds(const Array& cube, int threads);
 
 /// Seconds per-pixel normal equations take on the given pixels: per pixel,
 /// solve(A_V^T A_V, A_V^T y_V) by LU (LAPACK dgesv), on all threads. Its
-/// answers are discarded (they are wrong where A_V^T A_V is singular).
+/// answers are discarded (they are wrong where A_V^T A_V is singular). Never
+/// throws but for memory.
 double normal_equations_seconds(const Array& cube, const Design& design, const std::vector<std::size_t>& pixels,
                                 int threads);
 
@@ -106,7 +108,8 @@ struct ScalingRow {
 
 /// The engine as pixels, N, M and the missing share grow from the
 /// settings' cube, one at a time (pixels x2 and x4, N x2 and x4, M x2 and
-/// x4, missing x1/2 and x2), each against its GEMM floor.
+/// x4, missing x1/2 and x2), each against its GEMM floor. Throws as
+/// run_bench.
 std::vector<ScalingRow> run_scaling(const BenchSettings& settings);
 
 }  // namespace cubesolve::bench

@@ -64,7 +64,9 @@ public:
   /// cube's rows, for the residuals). Throws IoError.
   void write(std::size_t r0, const SolveResult& r, const Design& design, const Array& block);
   /// The same in two steps: the block's parts of `paths` as arrays, in the
-  /// order of ResultPaths::files(), then written (possibly by another process).
+  /// order of ResultPaths::files() (parts() throws InputError for a result
+  /// of another shape than the block), then written (possibly by another
+  /// process: write_parts() throws IoError).
   static std::vector<Array> parts(const ResultPaths& paths, const SolveResult& r, const Design& design,
                                   const Array& block);
   void write_parts(std::size_t r0, const std::vector<Array>& parts);

@@ -37,6 +37,8 @@ struct StreamPlan {
   std::size_t first_row(std::size_t block) const { return block * rows_per_block; }
   std::size_t end_row(std::size_t block) const;
 };
+/// Throws InputError (naming the cube) where one row and its results do
+/// not fit three quarters of options.memory.
 StreamPlan plan_stream(const Inputs& in, const ResultPaths& out, const SolveOptions& options);
 
 /// Block b of the plan, read and solved; `rows` gets the cube's rows (the
