@@ -93,19 +93,23 @@ Document::Document(QObject* parent) : QObject(parent), worker_(new Worker(this))
     pending_ = 0;
     emit solveCancelled();
   });
-  connect(worker_, &Worker::failed, this, [this](int id, const QString& message) {
+  connect(worker_, &Worker::failed, this, [this](int id, const QString& message, int code) {
     if (id != pending_) return;
     pending_ = 0;
+    failure_code_ = code;
     emit solveFailed(message);
   });
 }
 
 void Document::load(const char* job, std::function<Change()> work) {
   worker_->run<Change>(job, std::move(work), [this](Change c) { apply(std::move(c)); },
-                       [this](const QString& message) { fail(message); });
+                       [this](const QString& message, int code) { fail(message, code); });
 }
 
-void Document::fail(const QString& message) { emit failed(message); }
+void Document::fail(const QString& message, int code) {
+  failure_code_ = code;
+  emit failed(message);
+}
 
 void Document::apply(Change c) {
   if (c.cube) {
@@ -267,7 +271,7 @@ void Document::exportSolution(const QString& path, bool cubes) {
         for (const auto& p : write_result(paths, *result, *design, *cube, geo)) written << QString::fromStdString(p);
         return written;
       },
-      [this](QStringList written) { emit exported(written); }, [this](const QString& m) { fail(m); });
+      [this](QStringList written) { emit exported(written); }, [this](const QString& m, int code) { fail(m, code); });
 }
 
 void Document::exportChannels(const QString& folder, const MapStyle& style, bool auto_range, int scale) {
@@ -297,7 +301,7 @@ void Document::exportChannels(const QString& folder, const MapStyle& style, bool
         out.commit();
         return written;
       },
-      [this](QStringList written) { emit exported(written); }, [this](const QString& m) { fail(m); });
+      [this](QStringList written) { emit exported(written); }, [this](const QString& m, int code) { fail(m, code); });
 }
 
 }  // namespace cubesolve::ui

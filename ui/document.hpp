@@ -93,6 +93,9 @@ public:
   void exportChannels(const QString& folder, const MapStyle& style, bool auto_range, int scale = 0);
 
   Worker& worker() { return *worker_; }
+  /// The exit code of the last failure (failed() or solveFailed()): as the
+  /// CLI's for the same cause (see cubesolve::exit_code).
+  int failureCode() const { return failure_code_; }
 
 signals:
   void loaded();
@@ -123,7 +126,9 @@ public:
 private:
   void load(const char* job, std::function<Change()> work);
   void apply(Change change);
-  void fail(const QString& message);
+  /// Says why something could not be done (failed()); `code` as exit_code
+  /// gives it for what was thrown (2: the request or the input itself).
+  void fail(const QString& message, int code = 2);
 
   Worker* worker_ = nullptr;
   std::shared_ptr<const Array> cube_, weights_;
@@ -138,6 +143,7 @@ private:
   bool unreferenced_ = false;
   bool use_weights_ = true;
   int pending_ = 0;  // the solve whose answer is awaited
+  int failure_code_ = 0;
 };
 
 }  // namespace cubesolve::ui

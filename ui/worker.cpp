@@ -56,7 +56,8 @@ int Worker::solve(std::shared_ptr<const Array> cube, std::shared_ptr<const Desig
         } catch (const std::exception& e) {
           --running_;
           const QString message = QString::fromUtf8(e.what());
-          report([this, id, message] { emit failed(id, message); });
+          const int code = exit_code(e);
+          report([this, id, message, code] { emit failed(id, message, code); });
         }
       },
       Qt::QueuedConnection);

@@ -6,6 +6,7 @@
 // cancel() stops it within a chunk of pixels.
 
 #include <cubesolve/engine/engine.hpp>
+#include <cubesolve/error.hpp>
 
 #include <QMetaObject>
 #include <QObject>
@@ -34,11 +35,12 @@ public:
   bool busy() const { return running_.load() > 0; }
 
   /// Runs `work` on the worker thread (after what is queued before it);
-  /// `done` gets its result, or `failed` the message of what it threw, on
-  /// this object's thread. `job` names it in the log.
+  /// `done` gets its result, or `failed` the message of what it threw and
+  /// its exit code (cubesolve::exit_code), on this object's thread. `job`
+  /// names it in the log.
   template <class T>
   void run(const char* job, std::function<T()> work, std::function<void(T)> done,
-           std::function<void(const QString&)> failed) {
+           std::function<void(const QString&, int)> failed) {
     QMetaObject::invokeMethod(
         worker_,
         [this, job, work, done, failed] {
@@ -48,7 +50,8 @@ public:
             QMetaObject::invokeMethod(this, [done, value] { done(std::move(*value)); }, Qt::QueuedConnection);
           } catch (const std::exception& e) {
             const QString message = QString::fromUtf8(e.what());
-            QMetaObject::invokeMethod(this, [failed, message] { failed(message); }, Qt::QueuedConnection);
+            const int code = exit_code(e);
+            QMetaObject::invokeMethod(this, [failed, message, code] { failed(message, code); }, Qt::QueuedConnection);
           }
         },
         Qt::QueuedConnection);
@@ -60,7 +63,7 @@ public:
 signals:
   void progress(int id, double fraction);
   void finished(int id, std::shared_ptr<const cubesolve::SolveResult> result);
-  void failed(int id, const QString& message);
+  void failed(int id, const QString& message, int code);
   void cancelled(int id);
 
 private:

@@ -23,20 +23,16 @@ int interrupt_signal() { return g_signal; }
 Failure failure_of(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
-  } catch (const InputError& x) {
-    return {2, x.what()};
-  } catch (const IoError& x) {
-    return {3, x.what()};
-  } catch (const NumericalError& x) {
-    return {4, x.what()};
   } catch (const Cancelled&) {
     const int sig = g_signal ? g_signal : SIGINT;
     return {128 + sig, std::string("interrupted") + (sig == SIGTERM ? " (SIGTERM)" : sig == SIGHUP ? " (SIGHUP)" : "") +
                            "; no output written"};
-  } catch (const std::bad_alloc&) {
-    return {4, "out of memory"};
+  } catch (const std::bad_alloc& x) {
+    return {exit_code(x), "out of memory"};
+  } catch (const Error& x) {
+    return {exit_code(x), x.what()};
   } catch (const std::exception& x) {
-    return {4, std::string("internal error: ") + x.what()};
+    return {exit_code(x), std::string("internal error: ") + x.what()};
   }
 }
 

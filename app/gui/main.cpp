@@ -56,8 +56,9 @@ int main(int argc, char** argv) {
   if (parser.isSet(pixel)) QObject::connect(&window, &cubesolve::ui::MainWindow::solveFinished, &window, select);
   if (parser.isSet(screenshot)) {
     // Once the data are read (and solved, where there is a design), render
-    // the window to the file and exit: 0, or 2 when a file could not be
-    // read, 3 when the image could not be written, 4 when the solve failed.
+    // the window to the file and exit: 0, or the CLI's code for what went
+    // wrong (2 bad input, 3 a file that could not be read or the image not
+    // written, 4 a numerical or device failure).
     const QString path = parser.value(screenshot);
     auto shoot = [&window, path] {
       QTimer::singleShot(300, &window, [&window, path] {
@@ -74,14 +75,12 @@ int main(int argc, char** argv) {
       select();
       shoot();
     });
-    auto quit = [](int code) {
-      return [code](const QString& message) {
-        std::fprintf(stderr, "cubesolve: %s\n", message.toUtf8().constData());
-        QApplication::exit(code);
-      };
+    auto quit = [&doc](const QString& message) {
+      std::fprintf(stderr, "cubesolve: %s\n", message.toUtf8().constData());
+      QApplication::exit(doc.failureCode());
     };
-    QObject::connect(&doc, &cubesolve::ui::Document::failed, &window, quit(2));
-    QObject::connect(&doc, &cubesolve::ui::Document::solveFailed, &window, quit(4));
+    QObject::connect(&doc, &cubesolve::ui::Document::failed, &window, quit);
+    QObject::connect(&doc, &cubesolve::ui::Document::solveFailed, &window, quit);
   }
   const QStringList files = parser.positionalArguments();
   if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2));

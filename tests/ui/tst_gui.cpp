@@ -33,6 +33,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <functional>
 #include <set>
@@ -759,6 +761,29 @@ private slots:
     QCOMPARE(app.exitCode(), 0);
     const QImage img(shot);
     QVERIFY(img.width() >= 640);
+    // What goes wrong exits as the CLI does for the same cause: 2 bad
+    // input, 3 a file that cannot be read, one line on stderr, no image.
+    {
+      QFile bad(dir_.filePath("notnpy.npy"));
+      QVERIFY(bad.open(QIODevice::WriteOnly));
+      bad.write("not an array");
+    }
+    QFile::copy(dir_.filePath("notnpy.npy"), dir_.filePath("locked.npy"));
+    QFile::setPermissions(dir_.filePath("locked.npy"), QFileDevice::WriteOwner);  // unreadable (but to root)
+    const bool root = ::geteuid() == 0;
+    for (const auto& [name, code] : {std::pair{QString("notnpy.npy"), 2}, std::pair{QString("missing.npy"), 3},
+                                     std::pair{QString("locked.npy"), root ? 2 : 3}}) {
+      QProcess run;
+      run.start(CUBESOLVE_GUI_APP, {dir_.filePath(name), "--screenshot", dir_.filePath("never.png")});
+      QVERIFY(run.waitForFinished(60000));
+      const QString err = run.readAllStandardError();
+      QVERIFY2(run.exitCode() == code && err.contains(name), qPrintable(QString("%1: exit %2, %3").arg(name).arg(run.exitCode()).arg(err)));
+      QVERIFY(!QFile::exists(dir_.filePath("never.png")));
+      QProcess cli;  // the CLI, for the same file
+      cli.start(CUBESOLVE_CLI, {"info", dir_.filePath(name)});
+      QVERIFY(cli.waitForFinished(60000));
+      QCOMPARE(cli.exitCode(), code);
+    }
   }
 };
 

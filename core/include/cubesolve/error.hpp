@@ -40,4 +40,10 @@ public:
   Cancelled() : Error("cancelled") {}
 };
 
+/// The exit code of the command-line tools for an exception: 2 InputError,
+/// 3 IoError, 4 NumericalError, running out of memory and anything else
+/// (130 for Cancelled, as Ctrl-C). Every front end maps failures so.
+/// Never throws.
+int exit_code(const std::exception& e) noexcept;
+
 }  // namespace cubesolve

@@ -11,6 +11,13 @@
 
 namespace cubesolve {
 
+int exit_code(const std::exception& e) noexcept {
+  if (dynamic_cast<const InputError*>(&e)) return 2;
+  if (dynamic_cast<const IoError*>(&e)) return 3;
+  if (dynamic_cast<const Cancelled*>(&e)) return 130;
+  return 4;  // NumericalError, std::bad_alloc and what no front end expects
+}
+
 const char* status_name(PixelStatus status) {
   switch (status) {
     case PixelStatus::Ok: return "ok";
