@@ -40,14 +40,19 @@
 //     rounding, 2^-24. (Where σ_r = σ_{r+1} the solution at rank r is not
 //     defined and is not compared.) That tolerance presumes values the
 //     model accounts for: gelsd's own answer moves under its rounding by
-//     about eps·κ·ρ of itself, ρ = |b|/(σ_1 |x_ref|)·(1 + κ |r|/|b|) (b the
-//     weighted values, r gelsd's residual; ρ is 1 to 3 for a pixel whose
-//     values the model fits), so where 16 eps·κ·ρ exceeds it, that is the
-//     tolerance: a pixel whose values lie almost orthogonal to what the
-//     model can fit (ρ of 1e8 and more) has no answer that gelsd itself
-//     gives to 1e-9. (Found so: a ridge pixel whose one valid row was
-//     1e-10 in size; CubeSolve's x equalled the exact one, computed with 60
-//     digits, to 1e-16, gelsd's was 2.75e-8 off it.)
+//     about eps·κ·ρ of itself, ρ = |b|/(σ_1 |x_ref|)·(1 + κ_g |r|/|b|) (b the
+//     weighted values, r gelsd's residual, κ_g = max(κ, σ_1/(σ_r - σ_{r+1})):
+//     the residual enters x through the rank-r subspaces, which rounding
+//     turns by eps·σ_1/(σ_r - σ_{r+1}) (Wedin), more than eps·κ where the
+//     gap is narrow; ρ is 1 to 3 for a pixel whose values the model fits),
+//     so where 16 eps·κ·ρ exceeds it, that is the tolerance: a pixel whose
+//     values lie almost orthogonal to what the model can fit (ρ of 1e8 and
+//     more) has no answer that gelsd itself gives to 1e-9. (Found so: a
+//     ridge pixel whose one valid row was 1e-10 in size; CubeSolve's x
+//     equalled the exact one, computed with 60 digits, to 1e-16, gelsd's
+//     was 2.75e-8 off it. And a network cut to rank 6 of 27 at κ 1.5e14
+//     with σ_6/σ_7 = 4.6: gelsd at rank 6 was 0.38 off the exact answer,
+//     CubeSolve 7.6e-8.)
 //  5. With residuals: |rss - rss_ref| <= 1e-8 rss_ref + |A_w|·e·(2 sqrt(rss_ref)
 //     + |A_w|·e) + 1e-12 |W^1/2 y_V|^2, e = tol |x_ref|: what an error of
 //     tol in x moves the residual by, and the rounding of summing it.
@@ -485,7 +490,13 @@ void compare(const Problem& p, const std::vector<double>& cube_values, const Sol
   for (std::size_t i = 0; i < n; ++i)
     if (std::isfinite(y[i]) && (!wp || (wp[i] > 0 && std::isfinite(wp[i])))) bb += (wp ? wp[i] : 1.0) * y[i] * y[i];
   const double rr = at.rss + o.ridge * nx * nx;  // the residual of the system gelsd solved
-  const double rho = bb > 0 && nx > 0 ? std::sqrt(bb) / (s[0] * nx) * (1 + kappa * std::sqrt(rr / bb)) : 1.0;
+  // The residual moves x through the rank-r subspaces, which rounding turns by
+  // eps·σ_1/(σ_r - σ_{r+1}) (Wedin): that, not κ, where the gap is the smaller.
+  const double gap = rank > 0 && static_cast<std::size_t>(rank) < s.size()
+                         ? s[0] / (s[static_cast<std::size_t>(rank) - 1] - s[static_cast<std::size_t>(rank)])
+                         : kappa;
+  const double rho =
+      bb > 0 && nx > 0 ? std::sqrt(bb) / (s[0] * nx) * (1 + std::max(kappa, gap) * std::sqrt(rr / bb)) : 1.0;
   double tol = std::max(kappa <= 1e5 ? 1e-9 : 1e-14 * kappa, 16 * std::numeric_limits<double>::epsilon() * kappa * rho);
   if (f32) tol += 0x1p-24;
   if (!(dx <= tol * nx)) {
