@@ -54,6 +54,19 @@ class TestCli : public QObject {
   QString file(const char* name) const { return dir_.filePath(name); }
   std::string sfile(const char* name) const { return file(name).toStdString(); }
 
+  // A cube (40 x 160 x 160, 30% missing) and a dense A (40 x 20) whose solve
+  // with --method exact and --memory 16 runs long enough to be interrupted.
+  void saveSlowInputs(const std::string& cube, const std::string& design, std::uint64_t seed) {
+    testing::Rng rng(seed);
+    const std::size_t n = 40, m = 20, side = 160;
+    std::vector<double> y(n * side * side);
+    for (auto& v : y) v = rng.uniform() < 0.3 ? std::nan("") : rng.normal();
+    save(sfile(cube.c_str()), testing::make_cube(DType::Float32, n, side, side, y));
+    Array a(DType::Float64, {n, m});
+    for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = rng.normal();
+    save(sfile(design.c_str()), a);
+  }
+
   // Runs the CLI expecting failure: exit code, message fragments, no output file.
   void expectFailure(const QStringList& args, int code, const QStringList& fragments, const QString& output) {
     const Run r = cli(args);
@@ -439,14 +452,7 @@ private slots:
   // SIGINT, SIGTERM and SIGHUP while a solve writes: the exit code says
   // which, one line says nothing was written, and nothing is left behind.
   void signalsLeaveNothing() {
-    testing::Rng rng(5);
-    const std::size_t n = 40, m = 20, side = 160;
-    std::vector<double> y(n * side * side);
-    for (auto& v : y) v = rng.uniform() < 0.3 ? std::nan("") : rng.normal();
-    save(sfile("slow.npy"), testing::make_cube(DType::Float32, n, side, side, y));
-    Array a(DType::Float64, {n, m});
-    for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = rng.normal();
-    save(sfile("slowA.npy"), a);
+    saveSlowInputs("slow.npy", "slowA.npy", 5);
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
       QProcess p;
       p.start(CUBESOLVE_CLI, {"solve", file("slow.npy"), file("slowA.npy"), "-o", file("slow_x.npy"), "--diag",
@@ -470,14 +476,7 @@ private slots:
   // temporary files; the next run writing those outputs removes them,
   // saying so on stderr, and writes its own.
   void killedRunsTemporariesAreRemovedLater() {
-    testing::Rng rng(6);
-    const std::size_t n = 40, m = 20, side = 160;
-    std::vector<double> y(n * side * side);
-    for (auto& v : y) v = rng.uniform() < 0.3 ? std::nan("") : rng.normal();
-    save(sfile("kill.npy"), testing::make_cube(DType::Float32, n, side, side, y));
-    Array a(DType::Float64, {n, m});
-    for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = rng.normal();
-    save(sfile("killA.npy"), a);
+    saveSlowInputs("kill.npy", "killA.npy", 6);
     const QStringList args{"solve", file("kill.npy"), file("killA.npy"), "-o", file("killed_x.npy"), "--diag", file("killed_d"),
                            "--memory", "16", "--threads", "1"};
     QProcess p;

@@ -1,5 +1,6 @@
 #include "reference.hpp"
 
+#include "engine/factors.hpp"
 #include "engine/lapack.hpp"  // the BLAS/LAPACK prototypes (the reference calls dgelsd itself)
 
 #include <algorithm>
@@ -137,6 +138,13 @@ cubesolve::Array make_cube(cubesolve::DType dtype, std::size_t n, std::size_t h,
     else c.data<double>()[i] = values[i];
   }
   return c;
+}
+
+std::vector<double> deletion_pivots(const std::vector<double>& a, std::size_t n, std::size_t m) {
+  const cubesolve::detail::DesignFactors f = cubesolve::detail::factor_design(a, n, m);
+  std::vector<double> d(n);
+  for (std::size_t i = 0; i < n; ++i) d[i] = 1.0 - f.hat[i * n + i];
+  return d;
 }
 
 }  // namespace testing

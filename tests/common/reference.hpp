@@ -42,6 +42,10 @@ double max_lstsq_error(const std::vector<double>& a, std::size_t n, std::size_t 
                        const std::function<double(std::size_t, std::size_t)>& x,
                        const std::function<double(std::size_t, std::size_t)>& w = {}, double rcond = -1);
 
+/// 1 - h_ii for every row i of A (N, M): what deleting row i leaves of the
+/// design, from the engine's own factorization of A (its rounding included).
+std::vector<double> deletion_pivots(const std::vector<double>& a, std::size_t n, std::size_t m);
+
 /// Deterministic pseudo-random numbers for test data.
 class Rng {
 public:
