@@ -64,7 +64,7 @@ InfoReport analyse(const Args& args) {
   const CubeReader& reader = in ? *in->cube : *cube;
   const bool weighted = args.get("weights").has_value() || (in && in->weights);
   ProgressBar bar("analysing");
-  r.stats = stream_stats(reader.shape(), rows, weighted, r.memory_mb << 20, bar.callback());
+  r.stats = stream_stats(cube_path, reader.shape(), rows, weighted, r.memory_mb << 20, bar.callback());
   const CubeStats& s = r.stats;
   r.cube = cube_path;
   r.shape = reader.shape();

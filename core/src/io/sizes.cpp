@@ -3,6 +3,7 @@
 #include <cubesolve/error.hpp>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <sys/stat.h>
@@ -12,6 +13,14 @@ namespace cubesolve::detail {
 void check_not_folder(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw InputError(path + ": expected a file, found a folder");
+}
+
+void check_row_fits(const std::string& name, std::size_t width, double row_bytes, std::size_t memory, std::size_t usable) {
+  if (row_bytes > static_cast<double>(usable))
+    throw InputError(name + ": expected rows that fit the memory budget of " + std::to_string(memory >> 20) +
+                     " MB, found rows of " + std::to_string(width) + " pixels, which need " +
+                     std::to_string(std::llround(row_bytes / 1048576) + 1) +
+                     " MB each with their results; raise the budget or cut the cube into tiles");
 }
 
 std::uint64_t data_bytes(const Shape& shape, std::size_t item, const std::string& path) {

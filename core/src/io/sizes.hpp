@@ -22,4 +22,11 @@ void check_not_folder(const std::string& path);
 /// BYTES bytes of WHAT from byte OFFSET, found ...") when it is shorter.
 void check_file_holds(const std::string& path, std::uint64_t offset, std::uint64_t bytes, const std::string& what);
 
+/// Throws InputError ("NAME: expected rows that fit the memory budget of
+/// MEMORY MB, found rows of WIDTH pixels, which need ... MB each") where one
+/// row, `row_bytes` with all a pass keeps for it (in floating point: a header
+/// may declare rows whose bytes overflow), passes `usable`, the share of
+/// `memory` a block may take.
+void check_row_fits(const std::string& name, std::size_t width, double row_bytes, std::size_t memory, std::size_t usable);
+
 }  // namespace cubesolve::detail

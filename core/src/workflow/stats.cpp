@@ -4,6 +4,7 @@
 
 #include "data/mask_table.hpp"
 #include "engine/planner.hpp"
+#include "io/sizes.hpp"
 
 #include <algorithm>
 
@@ -19,10 +20,10 @@ constexpr std::size_t kSample = 65536;     // pixels the estimate of the groups 
 constexpr std::size_t kMinLimit = 65536;   // distinct masks counted exactly, at least
 }  // namespace
 
-CubeStats stream_stats(const Shape& shape, const RowSource& rows, bool weighted, std::size_t memory,
+CubeStats stream_stats(const std::string& name, const Shape& shape, const RowSource& rows, bool weighted, std::size_t memory,
                        const Progress& progress) {
   if (shape.size() != 3 || shape[0] == 0)
-    throw InputError("cube: expected 3 dimensions (N, H, W) with N >= 1, found shape " + shape_string(shape));
+    throw InputError(name + ": expected 3 dimensions (N, H, W) with N >= 1, found shape " + shape_string(shape));
   CubeStats s;
   s.n = shape[0];
   s.height = shape[1];
@@ -35,7 +36,9 @@ CubeStats stream_stats(const Shape& shape, const RowSource& rows, bool weighted,
   // Half the budget for the groups, half for a block: its values (float64
   // at most, weights too) and what analyze_masks keeps for each pixel.
   s.limit = std::max(kMinLimit, memory / 2 / groups.bytes_per_group());
-  const std::size_t per_row = std::max<std::size_t>(1, W * (N * 8 * (weighted ? 2 : 1) + s.words * 8 + 24));
+  const double row_bytes = static_cast<double>(W) * static_cast<double>(N * 8 * (weighted ? 2 : 1) + s.words * 8 + 24);
+  detail::check_row_fits(name, W, row_bytes, memory, memory / 2);
+  const auto per_row = std::max<std::size_t>(1, static_cast<std::size_t>(row_bytes));
   const std::size_t block_rows = std::clamp<std::size_t>(memory / 2 / per_row, 1, std::max<std::size_t>(s.height, 1));
   const std::size_t step = std::max<std::size_t>(1, P / kSample);  // every step-th pixel is in the sample
   for (std::size_t r0 = 0; r0 < s.height; r0 += block_rows) {

@@ -2,8 +2,9 @@
 
 #include <cubesolve/error.hpp>
 
+#include "io/sizes.hpp"
+
 #include <algorithm>
-#include <cmath>
 
 namespace cubesolve {
 
@@ -32,11 +33,7 @@ StreamPlan plan_stream(const Inputs& in, const ResultPaths& out, const SolveOpti
   const bool extra = ResultWriter::extra_bytes_per_row(out, {N, 1, 1}, plan.x_type) > 0;  // the model and residuals
   const double row_bytes = w * (bytes_of(n, in.cube->dtype()) + (in.weights ? bytes_of(n, in.weights->dtype()) : 0) +
                                 bytes_of(static_cast<double>(M), plan.x_type) + 34 + (extra ? 2 * bytes_of(n, plan.x_type) : 0));
-  if (row_bytes > static_cast<double>(options.memory / 4 * 3))
-    throw InputError(in.cube_name + ": expected rows that fit the memory budget of " + std::to_string(options.memory >> 20) +
-                     " MB, found rows of " + std::to_string(W) + " pixels, which need " +
-                     std::to_string(std::llround(row_bytes / 1048576) + 1) +
-                     " MB each with their results; raise the budget or cut the cube into tiles");
+  detail::check_row_fits(in.cube_name, W, row_bytes, options.memory, options.memory / 4 * 3);
   const auto per_row = static_cast<std::size_t>(row_bytes);
   plan.rows_per_block =
       std::clamp<std::size_t>(options.memory / 4 * 3 / std::max<std::size_t>(per_row, 1), 1, std::max<std::size_t>(H, 1));

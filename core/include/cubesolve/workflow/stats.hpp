@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace cubesolve {
@@ -43,12 +44,13 @@ struct CubeStats {
 /// `weights` is not null (a cube of weights like it); as Inputs::rows gives them.
 using RowSource = std::function<Array(std::size_t r0, std::size_t r1, Array* weights)>;
 
-/// One pass over a cube of `shape` (N, H, W) through `rows`, a block of
-/// rows at a time, in about `memory` bytes (at least one row's worth):
-/// every statistic of CubeStats. Throws what `rows` throws (IoError,
-/// InputError), InputError for a shape that is not (N, H, W) with N >= 1,
-/// Cancelled when `progress` returns false.
-CubeStats stream_stats(const Shape& shape, const RowSource& rows, bool weighted, std::size_t memory,
+/// One pass over the cube `name` of `shape` (N, H, W) through `rows`, a
+/// block of rows at a time, in about `memory` bytes: every statistic of
+/// CubeStats. Throws what `rows` throws (IoError, InputError), InputError
+/// naming the cube for a shape that is not (N, H, W) with N >= 1 and for a
+/// row that alone needs more than half of `memory`, Cancelled when
+/// `progress` returns false.
+CubeStats stream_stats(const std::string& name, const Shape& shape, const RowSource& rows, bool weighted, std::size_t memory,
                        const Progress& progress = {});
 
 /// The paths the planner chooses for the pixels `stats` describes (by its
