@@ -230,8 +230,10 @@ private slots:
     }
     QVERIFY(!small["groups_exact"].toBool());  // 16 MB holds fewer masks than the cube has
     QVERIFY(small["group_sample"].toInt() >= 65536 && small["unresolved_group_pixels"].toInt() > 300000);
+#ifndef __SANITIZE_ADDRESS__  // AddressSanitizer's quarantine keeps every freed block resident
     const double grown = small["peak_memory_mb"].toDouble() - tiny["peak_memory_mb"].toDouble();
     QVERIFY2(grown < 40, qPrintable(QString("peak memory grew by %1 MB for a 64 MB cube").arg(grown)));
+#endif
     QVERIFY(cli({"info", file("wide.npy"), "--memory", "16"}).out.contains("estimated from a sample"));
   }
 
