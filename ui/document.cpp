@@ -77,7 +77,21 @@ Change weights_change(Array w, const std::string& path, const std::shared_ptr<co
 
 }  // namespace
 
+namespace {
+bool same_parameters(const SolveOptions& a, const SolveOptions& b) {
+  return a.method == b.method && a.rcond == b.rcond && a.min_valid == b.min_valid && a.ridge == b.ridge && a.device == b.device &&
+         a.device_float64 == b.device_float64;
+}
+}  // namespace
+
 Document::Document(QObject* parent) : QObject(parent), worker_(new Worker(this)) {
+  // Changes made in one turn of the event loop (a panel that sets two
+  // fields) solve once.
+  resolve_.setSingleShot(true);
+  resolve_.setInterval(0);
+  connect(&resolve_, &QTimer::timeout, this, [this] {
+    if (cube_ && design_ && design_->rows() == cube_->dim(0) && parameter_error_.isEmpty()) solve();
+  });
   connect(worker_, &Worker::progress, this, [this](int id, double f) {
     if (id == pending_) emit progress(f);
   });
@@ -86,11 +100,21 @@ Document::Document(QObject* parent) : QObject(parent), worker_(new Worker(this))
     pending_ = 0;
     result_ = std::move(r);
     result_options_ = pending_options_;
+    result_use_weights_ = pending_use_weights_;
     emit solved();
   });
   connect(worker_, &Worker::cancelled, this, [this](int id) {
     if (id != pending_) return;
     pending_ = 0;
+    resolve_.stop();
+    if (result_ && (!same_parameters(options_, result_options_) || use_weights_ != result_use_weights_ ||
+                    !parameter_error_.isEmpty())) {
+      // The parameters are those of the result shown again.
+      options_ = result_options_;
+      use_weights_ = result_use_weights_;
+      parameter_error_.clear();
+      emit parametersChanged();
+    }
     emit solveCancelled();
   });
   connect(worker_, &Worker::failed, this, [this](int id, const QString& message, int code) {
@@ -111,8 +135,72 @@ void Document::fail(const QString& message, int code) {
   emit failed(message);
 }
 
+void Document::setOptions(const SolveOptions& options) {
+  if (same_parameters(options, options_) && parameter_error_.isEmpty()) return;
+  options_ = options;
+  parameter_error_.clear();
+  changed();
+}
+
+void Document::setUseWeights(bool on) {
+  if (on == use_weights_) return;
+  use_weights_ = on;
+  changed();
+}
+
+void Document::setAutoSolve(bool on) {
+  if (on == auto_solve_) return;
+  auto_solve_ = on;
+  changed();
+}
+
+void Document::setParameterError(const QString& reason) {
+  if (reason == parameter_error_) return;
+  parameter_error_ = reason;
+  if (!reason.isEmpty()) resolve_.stop();
+  emit parametersChanged();
+}
+
+void Document::changed() {
+  emit parametersChanged();
+  if (auto_solve_ && (!result_ || stale() || solving())) resolve_.start();
+}
+
+bool Document::stale() const {
+  return result_ && (!same_parameters(options_, result_options_) || (weights_ && use_weights_ != result_use_weights_) ||
+                     !parameter_error_.isEmpty());
+}
+
+bool Document::onCube(int row, int col) const {
+  return cube_ && row >= 0 && col >= 0 && static_cast<std::size_t>(row) < cube_->dim(1) && static_cast<std::size_t>(col) < cube_->dim(2);
+}
+
+void Document::selectPixel(int row, int col) {
+  if (!onCube(row, col)) row = col = -1;
+  if (std::pair{row, col} == selected_) return;
+  selected_ = {row, col};
+  emit selectionChanged();
+}
+
+void Document::pin() {
+  if (selected_.first < 0 || std::find(pins_.begin(), pins_.end(), selected_) != pins_.end()) return;
+  pins_.push_back(selected_);
+  emit selectionChanged();
+}
+
+void Document::setPins(std::vector<std::pair<int, int>> pins) {
+  pins.erase(std::remove_if(pins.begin(), pins.end(), [this](const auto& p) { return !onCube(p.first, p.second); }), pins.end());
+  pins_ = std::move(pins);
+  emit selectionChanged();
+}
+
 void Document::apply(Change c) {
   if (c.cube) {
+    const bool same_size = cube_ && cube_->dim(1) == c.cube->dim(1) && cube_->dim(2) == c.cube->dim(2);
+    if (!same_size) {
+      selected_ = {-1, -1};
+      pins_.clear();
+    }
     cube_ = std::move(c.cube);
     cube_name_ = c.cube_name;
     geo_ = std::move(c.geo);
@@ -180,6 +268,27 @@ std::vector<std::string> Document::dates() const {
   return d;
 }
 
+QStringList Document::files() const {
+  QStringList set{cube_name_};
+  for (const QString& f : {design_name_, weights_name_}) set << (QFileInfo(f).isFile() ? f : QString());
+  while (set.size() > 1 && set.last().isEmpty()) set.removeLast();
+  return set;
+}
+
+std::vector<std::string> Document::unknownDates() const {
+  std::vector<std::string> d = dates();
+  if (!design_ || d.size() != design_->cols() + 1) d.clear();
+  return d;
+}
+
+QString iso_day(const std::string& d) { return QString::fromStdString(d.substr(0, 4) + "-" + d.substr(4, 2) + "-" + d.substr(6, 2)); }
+
+std::vector<double> years_of(const std::vector<std::string>& dates) {
+  std::vector<double> t;
+  for (const auto& d : dates) t.push_back(decimal_year(d, "date"));
+  return t;
+}
+
 void Document::openDesign(const QString& path) {
   const std::string p = path.toStdString();
   const std::size_t n = cube_ ? cube_->dim(0) : 0;
@@ -241,7 +350,10 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
 
 void Document::solve() {
   if (!cube_ || !design_) return fail(tr("Open a cube and a design matrix first."));
+  if (!parameter_error_.isEmpty()) return fail(tr("Not solved: %1").arg(parameter_error_));
+  resolve_.stop();
   pending_options_ = options_;
+  pending_use_weights_ = use_weights_;
   pending_ = worker_->solve(cube_, design_, use_weights_ ? weights_ : nullptr, options_);
   emit solveStarted();
 }

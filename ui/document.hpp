@@ -17,11 +17,19 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <QTimer>
 
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace cubesolve::ui {
+
+/// A date YYYYMMDD as YYYY-MM-DD.
+QString iso_day(const std::string& yyyymmdd);
+/// Dates YYYYMMDD as decimal years.
+std::vector<double> years_of(const std::vector<std::string>& dates);
 
 class Document : public QObject {
   Q_OBJECT
@@ -42,6 +50,8 @@ public:
   const std::vector<DatePair>& pairs() const { return pairs_; }
   /// The acquisition dates of those pairs, sorted: unknown j is dates()[j + 1].
   std::vector<std::string> dates() const;
+  /// dates() where they match the design's unknowns (M + 1 of them), else none.
+  std::vector<std::string> unknownDates() const;
   /// Whether the cube is a MintPy stack (whose reference pixel can be chosen).
   bool isStack() const;
   /// A MintPy stack with no reference of its own, read unreferenced.
@@ -52,11 +62,37 @@ public:
   const QString& cubeName() const { return cube_name_; }
   const QString& designName() const { return design_name_; }
   const QString& weightsName() const { return weights_name_; }
-  bool useWeights() const { return use_weights_; }
-  void setUseWeights(bool on) { use_weights_ = on; }
-  /// The options the next solve uses.
-  void setOptions(const SolveOptions& options) { options_ = options; }
+  /// The files open: the cube, the design and the weights, each where it is a
+  /// file (empty between, none after the last).
+  QStringList files() const;
+
+  // The parameters of the next solve. The document is their one owner: the
+  // panel shows them and asks here for a change, the settings and the session
+  // are written from them; parametersChanged() follows every change. With
+  // autoSolve() a change solves again at once (a newer solve replaces a
+  // running one); a cancelled solve puts back the parameters of the result
+  // shown.
   const SolveOptions& options() const { return options_; }
+  void setOptions(const SolveOptions& options);
+  bool useWeights() const { return use_weights_; }
+  void setUseWeights(bool on);
+  bool autoSolve() const { return auto_solve_; }
+  void setAutoSolve(bool on);
+  /// Why what the panel shows cannot be solved (a field that does not parse),
+  /// or empty. While set, solve() solves nothing and says why.
+  const QString& parameterError() const { return parameter_error_; }
+  void setParameterError(const QString& reason);
+  /// Whether result() was solved with other parameters than those shown.
+  bool stale() const;
+
+  // The selected pixel (row -1: none) and the pixels pinned for comparison;
+  // selectionChanged() follows a change. A new cube keeps what lies on it.
+  std::pair<int, int> selected() const { return selected_; }
+  void selectPixel(int row, int col);
+  const std::vector<std::pair<int, int>>& pins() const { return pins_; }
+  /// Pins the selected pixel.
+  void pin();
+  void setPins(std::vector<std::pair<int, int>> pins);
 
   // Jobs. Each ends with loaded() (and a solve when a cube and a design of
   // as many rows are there), exported() or failed(); what was there stays
@@ -99,6 +135,8 @@ public:
 
 signals:
   void loaded();
+  void parametersChanged();
+  void selectionChanged();
   void solveStarted();
   void progress(double fraction);
   void solved();
@@ -129,6 +167,9 @@ private:
   /// Says why something could not be done (failed()); `code` as exit_code
   /// gives it for what was thrown (2: the request or the input itself).
   void fail(const QString& message, int code = 2);
+  /// After a change of the parameters: says so, and solves again when asked to.
+  void changed();
+  bool onCube(int row, int col) const;
 
   Worker* worker_ = nullptr;
   std::shared_ptr<const Array> cube_, weights_;
@@ -141,7 +182,11 @@ private:
   std::vector<DatePair> pairs_;
   StackOptions stack_options_;
   bool unreferenced_ = false;
-  bool use_weights_ = true;
+  bool use_weights_ = true, result_use_weights_ = true, pending_use_weights_ = true, auto_solve_ = true;
+  QString parameter_error_;
+  QTimer resolve_;
+  std::pair<int, int> selected_{-1, -1};
+  std::vector<std::pair<int, int>> pins_;
   int pending_ = 0;  // the solve whose answer is awaited
   int failure_code_ = 0;
 };

@@ -471,36 +471,6 @@ private slots:
     QVERIFY2(w.notice().contains("110 rows") && w.notice().contains("50 observations"), qPrintable(w.notice()));
   }
 
-  void minimumValidRowsAtMostN() {
-    MainWindow w;
-    QVERIFY(demoSolved(w, "insar", 24));
-    auto* min_valid = w.findChild<QSpinBox*>("min-valid");
-    QCOMPARE(min_valid->maximum(), 110);
-    min_valid->setValue(500);
-    QCOMPARE(min_valid->value(), 110);
-  }
-
-  // After a cancel the parameters shown are those of the result shown.
-  void cancelRestoresTheParameters() {
-    MainWindow w;
-    w.show();
-    QVERIFY(demoSolved(w, "seed", 200));
-    w.findChild<QCheckBox*>("auto-solve")->setChecked(false);
-    auto* ridge = w.findChild<QDoubleSpinBox*>("ridge");
-    QCOMPARE(ridge->value(), 0.0);
-    ridge->setValue(0.5);
-    w.setMethod(Method::Exact);
-    QSignalSpy progressed(&w.document(), &Document::progress);
-    w.solve();
-    QVERIFY(progressed.wait(30000));
-    QSignalSpy cancelled(&w, &MainWindow::solveCancelled);
-    w.cancelSolve();
-    QVERIFY(cancelled.wait(30000));
-    QCOMPARE(ridge->value(), 0.0);
-    QCOMPARE(w.options().ridge, 0.0);
-    QCOMPARE(QSettings().value("params/ridge").toDouble(), 0.0);
-  }
-
   // Each layer keeps its colour map and range; the automatic range shows
   // what it clips.
   void layersKeepTheirOwnScale() {
@@ -551,20 +521,6 @@ private slots:
       QTest::keyClick(target, Qt::Key_E, Qt::ControlModifier);
       QVERIFY2(fired == before + 1, field);
     }
-  }
-
-  void ridgeStepsByDecades() {
-    MainWindow w;
-    auto* ridge = w.findChild<QDoubleSpinBox*>("ridge");
-    ridge->setValue(0);
-    ridge->stepBy(1);
-    QCOMPARE(ridge->value(), 1e-6);
-    ridge->stepBy(3);
-    QCOMPARE(ridge->value(), 1e-3);
-    ridge->stepBy(-1);
-    QCOMPARE(ridge->value(), 1e-4);
-    ridge->stepBy(-5);
-    QCOMPARE(ridge->value(), 0.0);
   }
 
   // The window fits a small screen, the channel slider stays usable, and the
@@ -705,10 +661,13 @@ private slots:
     QCOMPARE(w.resultView()->imageHeight(), 96);
     for (std::size_t p = 0; p < rate.size(); p += 97)
       QVERIFY(w.resultView()->values()[p] == rate.value(p) || (std::isnan(rate.value(p)) && std::isnan(w.resultView()->values()[p])));
-    // Without dates the velocity layer says why it is empty.
+    // Without dates the velocity layer is not offered; the layer shown stays.
+    QVERIFY(w.findChild<QComboBox*>("layer")->findData(int(MainWindow::Layer::Velocity)) >= 0);
     QVERIFY(demoSolved(w, "seed", 16));
+    QCOMPARE(w.findChild<QComboBox*>("layer")->findData(int(MainWindow::Layer::Velocity)), -1);
     w.showLayer(MainWindow::Layer::Velocity, 0);
-    QCOMPARE(w.resultView()->imageHeight(), 0);
+    QCOMPARE(w.findChild<QComboBox*>("layer")->currentData().toInt(), int(MainWindow::Layer::Solution));
+    QCOMPARE(w.resultView()->imageHeight(), 16);
   }
 
 #ifdef CUBESOLVE_TEST_HDF5

@@ -1,0 +1,58 @@
+#pragma once
+// Exports: the view shown as a PNG figure, every channel as figures, the
+// solution and its diagnostics as data (NPY, GeoTIFF); their File menu
+// entries and dialogs. An export never writes over an input; the
+// solution's run on the worker thread.
+
+#include "figure.hpp"
+
+#include <QObject>
+
+#include <functional>
+
+class QMenu;
+class QWidget;
+
+namespace cubesolve::ui {
+
+class Document;
+class ImageView;
+
+class Exports : public QObject {
+  Q_OBJECT
+public:
+  /// What the window shows: the map of the current view (null where it
+  /// shows none), its picture (a map at `scale`, or a chart), and the
+  /// style of the solution layer's channels (its title with %1 for the
+  /// channel) with whether each takes its own range.
+  struct Sources {
+    std::function<ImageView*()> map;
+    std::function<QImage(int scale)> picture;
+    std::function<std::pair<MapStyle, bool>()> channel_style;
+  };
+  Exports(Document* doc, QWidget* window, Sources sources);
+
+  /// The current view as a PNG (a map at data resolution, each value `scale`
+  /// pixels wide, 0: about 600 pixels in all): false (and failed()) when it
+  /// could not be written.
+  bool viewPng(const QString& path, int scale = 0);
+  /// Every channel of x as a figure in the solution layer's colours, on the
+  /// worker thread (the document's exported() or failed() follows).
+  void channelsPng(const QString& folder, int scale = 0);
+  /// The export entries, with their dialogs.
+  void addActions(QMenu* menu);
+
+signals:
+  void failed(const QString& message);
+  void message(const QString& text, int timeout_ms);
+  void exported(const QStringList& paths);
+
+private:
+  int askScale(int height, int width, bool& ok);
+
+  Document* doc_;
+  QWidget* window_;
+  Sources sources_;
+};
+
+}  // namespace cubesolve::ui

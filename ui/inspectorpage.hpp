@@ -1,0 +1,43 @@
+#pragma once
+// The inspector page: the selected pixel's observations and fit, its time
+// series where the design has dates, its numbers, and the pixels pinned for
+// comparison.
+
+#include "chartview.hpp"
+
+#include <QWidget>
+
+#include <vector>
+
+class QPushButton;
+class QTextEdit;
+
+namespace cubesolve::ui {
+
+class Document;
+
+class InspectorPage : public QWidget {
+  Q_OBJECT
+public:
+  explicit InspectorPage(Document* doc, QWidget* parent = nullptr);
+
+  ChartView* chart() const { return chart_; }
+  /// The time-series chart (shown where the design has dates).
+  ChartView* seriesChart() const { return series_; }
+  QString text() const;
+  /// The x of the selected pixel (empty when none, or not solved).
+  const std::vector<double>& inspectedX() const { return x_; }
+
+private:
+  void update();
+  ChartView::Series pixelSeries(int row, int col) const;
+
+  Document* doc_;
+  std::vector<double> x_;
+  ChartView* chart_ = nullptr;
+  ChartView* series_ = nullptr;
+  QTextEdit* text_ = nullptr;
+  QPushButton* unpin_ = nullptr;
+};
+
+}  // namespace cubesolve::ui

@@ -1,0 +1,315 @@
+#include "resultpage.hpp"
+
+#include "document.hpp"
+#include "imageview.hpp"
+
+#include <cubesolve/image/image.hpp>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSettings>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace cubesolve::ui {
+
+namespace {
+
+/// What a layer is drawn from.
+struct LayerInput {
+  const SolveResult& result;
+  const Design& design;
+  const std::vector<std::string>& dates;  // the unknowns' dates (M + 1), or none
+  const std::vector<DatePair>& pairs;     // the observations' pairs, or none
+  QString file;
+};
+
+/// A layer's map: its values, style, and what its channel is (a date, a pair).
+struct LayerMap {
+  std::vector<double> values;
+  MapStyle style;
+  QString channel;
+};
+
+/// One layer: its name, what it explains, whether its values are signed
+/// (a diverging scale), which inputs it applies to, its channels and its map.
+struct LayerEntry {
+  Layer id;
+  const char* name;
+  const char* tooltip;
+  bool is_signed;
+  bool (*applies)(const Document&);
+  std::size_t (*channels)(const Design&);
+  LayerMap (*draw)(const LayerInput&, std::size_t channel);
+};
+
+bool always(const Document&) { return true; }
+std::size_t one(const Design&) { return 1; }
+
+const LayerEntry kLayers[] = {
+    {Layer::Solution, QT_TRANSLATE_NOOP("ResultPage", "Solution x"), QT_TRANSLATE_NOOP("ResultPage", "The unknowns of each pixel, one channel each"),
+     true, always, [](const Design& d) { return d.cols(); },
+     [](const LayerInput& in, std::size_t ch) {
+       LayerMap m{plane(in.result.x, ch), {}, {}};
+       if (!in.dates.empty()) {
+         m.channel = iso_day(in.dates[ch + 1]);
+         m.style.title = ResultPage::tr("%1 — x[%2]: %3, relative to %4").arg(in.file).arg(ch).arg(m.channel, iso_day(in.dates[0]));
+       } else {
+         m.style.title = ResultPage::tr("%1 — x[%2] of %3").arg(in.file).arg(ch).arg(in.design.cols());
+       }
+       return m;
+     }},
+    {Layer::Model, QT_TRANSLATE_NOOP("ResultPage", "Model A·x (gap-filled)"),
+     QT_TRANSLATE_NOOP("ResultPage", "The fitted value of each observation, missing ones included"), true, always,
+     [](const Design& d) { return d.rows(); },
+     [](const LayerInput& in, std::size_t ch) {
+       LayerMap m{plane(model_band(in.design, in.result.x, ch)), {}, {}};
+       if (ch < in.pairs.size()) m.channel = QString::fromStdString(in.pairs[ch].first + "_" + in.pairs[ch].second);
+       m.style.title = m.channel.isEmpty() ? ResultPage::tr("%1 — model A·x, observation %2 (gaps filled)").arg(in.file).arg(ch)
+                                           : ResultPage::tr("%1 — model A·x, observation %2 (%3, gaps filled)").arg(in.file).arg(ch).arg(m.channel);
+       return m;
+     }},
+    {Layer::ResidualRms, QT_TRANSLATE_NOOP("ResultPage", "Residual RMS"),
+     QT_TRANSLATE_NOOP("ResultPage", "The root mean square of each pixel's residuals over its valid observations"), false, always, one,
+     [](const LayerInput& in, std::size_t) {
+       return LayerMap{plane(residual_rms(in.result)), {{}, {}, false, ResultPage::tr("%1 — residual RMS").arg(in.file)}, {}};
+     }},
+    {Layer::Rank, QT_TRANSLATE_NOOP("ResultPage", "Rank"),
+     QT_TRANSLATE_NOOP("ResultPage", "The numerical rank of each pixel's design on its valid rows"), false, always, one,
+     [](const LayerInput& in, std::size_t) {
+       return LayerMap{plane(in.result.rank),
+                       {{}, {}, true, ResultPage::tr("%1 — numerical rank of A_V (of %2)").arg(in.file).arg(in.design.cols())},
+                       {}};
+     }},
+    {Layer::Status, QT_TRANSLATE_NOOP("ResultPage", "Status"),
+     QT_TRANSLATE_NOOP("ResultPage", "Why a pixel was solved as it was, or not at all"), false, always, one,
+     [](const LayerInput& in, std::size_t) {
+       LayerMap m{plane(in.result.status), {}, {}};
+       m.style.title = ResultPage::tr("%1 — status of each pixel").arg(in.file);
+       for (int k = 0; k < static_cast<int>(kStatusCount); ++k)  // a stack's reference pixel where there is one
+         if (static_cast<PixelStatus>(k) != PixelStatus::Reference || in.result.count(PixelStatus::Reference) > 0)
+           m.style.categories.emplace_back(k, QString::fromUtf8(status_name(static_cast<PixelStatus>(k))));
+       return m;
+     }},
+    {Layer::Velocity, QT_TRANSLATE_NOOP("ResultPage", "Linear velocity (per year)"),
+     QT_TRANSLATE_NOOP("ResultPage", "The slope of a line fitted to each pixel's time series (designs with dates)"), true,
+     [](const Document& doc) { return !doc.unknownDates().empty(); }, one,
+     [](const LayerInput& in, std::size_t) {
+       LayerMap m{plane(linear_rate(in.result.x, years_of(in.dates))), {}, {}};
+       m.style.title = ResultPage::tr("%1 — linear velocity of the time series, per year (%2 to %3)")
+                           .arg(in.file)
+                           .arg(iso_day(in.dates.front()), iso_day(in.dates.back()));
+       return m;
+     }},
+};
+
+const LayerEntry& entry(Layer layer) { return kLayers[static_cast<std::size_t>(layer)]; }
+
+}  // namespace
+
+ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
+  auto* layout = new QVBoxLayout(this);
+  auto* top = new QHBoxLayout;
+  layer_ = new QComboBox;
+  layer_->setObjectName("layer");
+  layer_->setToolTip(tr("What the map shows"));
+  channel_label_ = new QLabel(tr("Channel"));
+  channel_box_ = new QSpinBox;
+  channel_box_->setObjectName("channel");
+  channel_box_->setToolTip(tr("The channel of the layer shown (an unknown, an observation)"));
+  channel_slider_ = new QSlider(Qt::Horizontal);
+  channel_slider_->setObjectName("channel-slider");
+  channel_slider_->setToolTip(channel_box_->toolTip());
+  channel_slider_->setMinimumWidth(120);
+  channel_date_ = new QLabel;
+  channel_date_->setObjectName("channel-date");
+  for (QWidget* w : std::initializer_list<QWidget*>{layer_, channel_label_, channel_box_, channel_date_}) top->addWidget(w);
+  top->addWidget(channel_slider_, 1);
+  auto* scale = new QHBoxLayout;
+  colormap_ = new QComboBox;
+  colormap_->setObjectName("colormap");
+  colormap_->setToolTip(tr("The colour map of this layer; Auto: diverging for signed values"));
+  colormap_->addItems({tr("Auto colours"), tr("viridis"), tr("rdbu (diverging)"), tr("twilight (cyclic, phase)"), tr("grey")});
+  reversed_ = new QCheckBox(tr("Reversed"));
+  reversed_->setObjectName("reversed");
+  reversed_->setToolTip(tr("The colour map from its other end"));
+  auto_range_ = new QCheckBox(tr("Auto (2–98 %)"));
+  auto_range_->setToolTip(tr("The range from the 2nd to the 98th percentile of the values shown; the colour bar marks clipped ends"));
+  auto_range_->setObjectName("auto-range");
+  auto_range_->setChecked(true);
+  range_lo_ = new QDoubleSpinBox;
+  range_hi_ = new QDoubleSpinBox;
+  range_lo_->setObjectName("range-lo");
+  range_hi_->setObjectName("range-hi");
+  for (auto* s : {range_lo_, range_hi_}) {
+    s->setRange(-1e12, 1e12);
+    s->setDecimals(4);
+    s->setEnabled(false);
+    s->setToolTip(tr("The ends of the colour scale (with Auto off)"));
+    s->setMinimumWidth(90);  // below its size hint for ±1e12: the window fits small screens
+  }
+  colormap_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  colormap_->setMinimumContentsLength(8);
+  for (QWidget* w : std::initializer_list<QWidget*>{colormap_, reversed_, auto_range_, new QLabel(tr("from")), range_lo_,
+                                                     new QLabel(tr("to")), range_hi_})
+    scale->addWidget(w);
+  scale->addStretch(1);
+  layout->addLayout(top);
+  layout->addLayout(scale);
+  view_ = new ImageView;
+  layout->addWidget(view_, 1);
+
+  QSettings settings;
+  for (std::size_t k = 0; k < views_.size(); ++k) {
+    const QString key = QString("view/layer%1/").arg(k);
+    LayerView& v = views_[k];
+    v.colormap = std::clamp(settings.value(key + "colormap", 0).toInt(), 0, colormap_->count() - 1);
+    v.reversed = settings.value(key + "reversed", false).toBool();
+    v.auto_range = settings.value(key + "auto_range", true).toBool();
+    v.lo = settings.value(key + "lo", 0.0).toDouble();
+    v.hi = settings.value(key + "hi", 1.0).toDouble();
+  }
+  offerLayers();
+  showSettings();
+  connect(layer_, &QComboBox::currentIndexChanged, this, &ResultPage::showSettings);
+  connect(channel_slider_, &QSlider::valueChanged, channel_box_, &QSpinBox::setValue);
+  connect(channel_box_, &QSpinBox::valueChanged, channel_slider_, &QSlider::setValue);
+  connect(channel_slider_, &QSlider::valueChanged, this, &ResultPage::update);
+  connect(colormap_, &QComboBox::currentIndexChanged, this, &ResultPage::settingsChanged);
+  connect(reversed_, &QCheckBox::toggled, this, &ResultPage::settingsChanged);
+  connect(auto_range_, &QCheckBox::toggled, this, &ResultPage::settingsChanged);
+  connect(range_lo_, &QDoubleSpinBox::valueChanged, this, &ResultPage::settingsChanged);
+  connect(range_hi_, &QDoubleSpinBox::valueChanged, this, &ResultPage::settingsChanged);
+  connect(doc_, &Document::loaded, this, [this] {
+    offerLayers();
+    update();
+  });
+  connect(doc_, &Document::solved, this, &ResultPage::update);
+}
+
+void ResultPage::offerLayers() {
+  // The layers that apply to what is loaded; the one shown stays where it applies.
+  const Layer shown = layer_->count() ? layer() : Layer::Solution;
+  const QSignalBlocker block(layer_);
+  layer_->clear();
+  for (const LayerEntry& e : kLayers)
+    if (e.applies(*doc_)) {
+      layer_->addItem(tr(e.name), static_cast<int>(e.id));
+      layer_->setItemData(layer_->count() - 1, tr(e.tooltip), Qt::ToolTipRole);
+    }
+  layer_->setCurrentIndex(std::max(0, layer_->findData(static_cast<int>(shown))));
+}
+
+Layer ResultPage::layer() const { return static_cast<Layer>(layer_->currentData().toInt()); }
+int ResultPage::channel() const { return channel_slider_->value(); }
+
+void ResultPage::show(Layer layer, int channel) {
+  const int index = layer_->findData(static_cast<int>(layer));
+  if (index >= 0) layer_->setCurrentIndex(index);
+  update();
+  channel_slider_->setValue(channel);
+  update();
+}
+
+void ResultPage::settingsChanged() {
+  LayerView& v = views_[static_cast<std::size_t>(layer())];
+  v.colormap = colormap_->currentIndex();
+  v.reversed = reversed_->isChecked();
+  v.auto_range = auto_range_->isChecked();
+  range_lo_->setEnabled(!v.auto_range);
+  range_hi_->setEnabled(!v.auto_range);
+  if (!v.auto_range) {
+    v.lo = range_lo_->value();
+    v.hi = range_hi_->value();
+  }
+  saveSettings();
+  update();
+}
+
+void ResultPage::saveSettings() const {
+  QSettings settings;
+  for (std::size_t k = 0; k < views_.size(); ++k) {
+    const QString key = QString("view/layer%1/").arg(k);
+    const LayerView& v = views_[k];
+    settings.setValue(key + "colormap", v.colormap);
+    settings.setValue(key + "reversed", v.reversed);
+    settings.setValue(key + "auto_range", v.auto_range);
+    settings.setValue(key + "lo", v.lo);
+    settings.setValue(key + "hi", v.hi);
+  }
+}
+
+void ResultPage::showSettings() {
+  const LayerView& v = views_[static_cast<std::size_t>(layer())];
+  const QSignalBlocker b1(colormap_), b2(reversed_), b3(auto_range_), b4(range_lo_), b5(range_hi_);
+  colormap_->setCurrentIndex(v.colormap);
+  reversed_->setChecked(v.reversed);
+  auto_range_->setChecked(v.auto_range);
+  range_lo_->setEnabled(!v.auto_range);
+  range_hi_->setEnabled(!v.auto_range);
+  range_lo_->setValue(v.lo);
+  range_hi_->setValue(v.hi);
+  update();
+}
+
+ColorScale ResultPage::scale(Layer L, const std::vector<double>& v) const {
+  const LayerView& lv = views_[static_cast<std::size_t>(L)];
+  static const Colormap kMaps[] = {Colormap::Viridis, Colormap::Viridis, Colormap::RdBu, Colormap::Twilight, Colormap::Grey};
+  ColorScale scale;
+  scale.map = lv.colormap > 0 ? kMaps[lv.colormap] : entry(L).is_signed ? Colormap::RdBu : Colormap::Viridis;
+  scale.reversed = lv.reversed;
+  const auto design = doc_->design();
+  if (L == Layer::Status) {
+    scale.lo = 0;
+    scale.hi = 4;
+  } else if (L == Layer::Rank && lv.auto_range) {
+    scale.lo = 0;
+    scale.hi = design ? static_cast<double>(design->cols()) : 1;
+  } else if (lv.auto_range) {
+    std::tie(scale.lo, scale.hi) = robust_range(v.data(), v.size(), scale.map == Colormap::RdBu);
+  } else {
+    scale.lo = lv.lo;
+    scale.hi = lv.hi;
+  }
+  return scale;
+}
+
+void ResultPage::update() {
+  const auto result = doc_->result();
+  const auto design = doc_->design();
+  if (!result || !design || result->x.dim(0) != design->cols()) {  // a new design's result is on its way
+    if (!result && doc_->cube()) view_->clear(doc_->design() && doc_->design()->rows() == doc_->cube()->dim(0)
+                                                  ? tr("Solving…")
+                                                  : tr("Open or build a design matrix of %1 rows to solve.").arg(doc_->cube()->dim(0)));
+    return;
+  }
+  const Layer L = layer();
+  const LayerEntry& e = entry(L);
+  const int H = static_cast<int>(result->x.dim(1)), W = static_cast<int>(result->x.dim(2));
+  const int channels = static_cast<int>(e.channels(*design));
+  for (QWidget* w : std::initializer_list<QWidget*>{channel_slider_, channel_box_, channel_label_}) w->setEnabled(channels > 1);
+  if (channel_slider_->maximum() != channels - 1) {
+    channel_slider_->setRange(0, channels - 1);
+    channel_box_->setRange(0, channels - 1);
+  }
+  const std::vector<std::string> dates = doc_->unknownDates();
+  LayerMap m = e.draw({*result, *design, dates, doc_->pairs(), QFileInfo(doc_->cubeName()).fileName()},
+                      static_cast<std::size_t>(channel_slider_->value()));
+  channel_date_->setText(m.channel);
+  m.style.scale = scale(L, m.values);
+  if (views_[static_cast<std::size_t>(L)].auto_range) {  // the range in use, shown (and the start of a fixed one)
+    const QSignalBlocker b1(range_lo_), b2(range_hi_);
+    range_lo_->setValue(m.style.scale.lo);
+    range_hi_->setValue(m.style.scale.hi);
+  }
+  view_->setImage(std::move(m.values), H, W, m.style);
+  const auto [row, col] = doc_->selected();
+  view_->setMarker(row, col);
+}
+
+}  // namespace cubesolve::ui

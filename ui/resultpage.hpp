@@ -1,0 +1,73 @@
+#pragma once
+// The result page: one layer of the solve as a map (solution channels, model
+// bands, residual RMS, rank, status, linear velocity), each layer one entry of
+// a table (what it is called, which designs it applies to, how many channels
+// it has, its values and title), each with its own colours and range, kept in
+// the settings.
+
+#include "figure.hpp"
+
+#include <QWidget>
+
+#include <array>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSlider;
+class QSpinBox;
+
+namespace cubesolve::ui {
+
+class Document;
+class ImageView;
+
+enum class Layer { Solution, Model, ResidualRms, Rank, Status, Velocity };
+constexpr std::size_t kLayerCount = 6;
+
+class ResultPage : public QWidget {
+  Q_OBJECT
+public:
+  explicit ResultPage(Document* doc, QWidget* parent = nullptr);
+
+  ImageView* view() const { return view_; }
+  /// Shows `layer` (where it applies to the design) at `channel`.
+  void show(Layer layer, int channel);
+  Layer layer() const;
+  int channel() const;
+  /// The colours and range of `layer` for values `v`, as its settings say.
+  ColorScale scale(Layer layer, const std::vector<double>& v) const;
+  /// Whether `layer` takes its range from the values (2-98 %).
+  bool autoRange(Layer layer) const { return views_[static_cast<std::size_t>(layer)].auto_range; }
+  void update();
+
+private:
+  void settingsChanged();
+  void showSettings();
+  void offerLayers();
+  void saveSettings() const;
+
+  /// Each layer's colours and range.
+  struct LayerView {
+    int colormap = 0;  // 0: automatic (diverging for signed data)
+    bool reversed = false, auto_range = true;
+    double lo = 0, hi = 1;
+  };
+  Document* doc_;
+  std::array<LayerView, kLayerCount> views_{};
+  ImageView* view_ = nullptr;
+  QComboBox* layer_ = nullptr;
+  QSlider* channel_slider_ = nullptr;
+  QSpinBox* channel_box_ = nullptr;
+  QLabel* channel_label_ = nullptr;
+  QLabel* channel_date_ = nullptr;
+  QComboBox* colormap_ = nullptr;
+  QCheckBox* reversed_ = nullptr;
+  QCheckBox* auto_range_ = nullptr;
+  QDoubleSpinBox* range_lo_ = nullptr;
+  QDoubleSpinBox* range_hi_ = nullptr;
+};
+
+}  // namespace cubesolve::ui

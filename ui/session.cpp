@@ -1,0 +1,104 @@
+#include "session.hpp"
+
+#include "document.hpp"
+
+#include <cubesolve/engine/device.hpp>
+
+#include <QFileInfo>
+#include <QLocale>
+#include <QPoint>
+#include <QSettings>
+
+namespace cubesolve::ui {
+
+
+Session::Session(Document* doc, QObject* parent) : QObject(parent), doc_(doc) {
+  QSettings settings;
+  SolveOptions o = doc_->options();
+  o.min_valid = std::max(1, settings.value("params/min_valid", 1).toInt());
+  o.ridge = std::max(0.0, settings.value("params/ridge", 0.0).toDouble());
+  bool ok = false;
+  const double rcond = QLocale::c().toDouble(settings.value("params/rcond", "").toString(), &ok);
+  o.rcond = ok && rcond >= 0 && rcond < 1 ? rcond : -1;
+  try {
+    o.device = parse_device(settings.value("params/device", "auto").toString().toStdString());
+  } catch (const std::exception&) {
+    o.device = Device::Auto;
+  }
+  o.device_float64 = settings.value("params/device_float64", false).toBool();
+  doc_->setAutoSolve(settings.value("params/auto", true).toBool());
+  doc_->setOptions(o);
+  connect(doc_, &Document::parametersChanged, this, &Session::saveParameters);
+  connect(doc_, &Document::loaded, this, &Session::apply);
+  connect(doc_, &Document::failed, this, [this] { pending_.reset(); });  // a session whose files could not be read is not applied to the next ones
+}
+
+void Session::saveParameters() const {
+  QSettings settings;
+  const SolveOptions& o = doc_->options();
+  settings.setValue("params/min_valid", o.min_valid);
+  settings.setValue("params/ridge", o.ridge);
+  settings.setValue("params/rcond", o.rcond >= 0 ? QString::number(o.rcond, 'g', QLocale::FloatingPointShortest) : QString());
+  settings.setValue("params/auto", doc_->autoSolve());
+  settings.setValue("params/device", QString::fromUtf8(device_name(o.device)));
+  settings.setValue("params/device_float64", o.device_float64);
+}
+
+void Session::save(const View& view) const {
+  QSettings settings;
+  settings.beginGroup("session");
+  settings.remove("");
+  const auto cube = doc_->cube();
+  if (cube && QFileInfo(doc_->cubeName()).isFile()) {
+    settings.setValue("files", doc_->files());
+  } else if (cube && doc_->cubeName().startsWith("demo: ")) {
+    settings.setValue("demo", doc_->cubeName().mid(6));
+    settings.setValue("demo_size", static_cast<int>(cube->dim(1)));
+  }
+  settings.setValue("use_weights", doc_->useWeights());
+  settings.setValue("view", view.view);
+  settings.setValue("layer", view.layer);
+  settings.setValue("channel", view.channel);
+  settings.setValue("gaps_mode", view.gaps_mode);
+  settings.setValue("band", view.band);
+  settings.setValue("pixel", QPoint(doc_->selected().second, doc_->selected().first));
+  QVariantList pins;
+  for (const auto& [r, c] : doc_->pins()) pins << QPoint(c, r);
+  settings.setValue("pinned", pins);
+}
+
+bool Session::restore() {
+  QSettings settings;
+  settings.beginGroup("session");
+  const QStringList files = settings.value("files").toStringList();
+  const QString demo = settings.value("demo").toString();
+  if (files.isEmpty() && demo.isEmpty()) return false;
+  if (!files.isEmpty() && !QFileInfo(files[0]).isFile()) return false;
+  Pending p;
+  p.use_weights = settings.value("use_weights", true).toBool();
+  p.view.view = settings.value("view", 0).toInt();
+  p.view.layer = settings.value("layer", 0).toInt();
+  p.view.channel = settings.value("channel", 0).toInt();
+  p.view.gaps_mode = settings.value("gaps_mode", 0).toInt();
+  p.view.band = settings.value("band", 0).toInt();
+  const QPoint pixel = settings.value("pixel", QPoint(-1, -1)).toPoint();
+  p.row = pixel.y();
+  p.col = pixel.x();
+  for (const QVariant& v : settings.value("pinned").toList()) p.pins.emplace_back(v.toPoint().y(), v.toPoint().x());
+  pending_ = p;
+  if (!files.isEmpty()) doc_->openFiles(files[0], files.value(1), files.value(2));
+  else doc_->openDemo(demo, settings.value("demo_size", 0).toInt());
+  return true;
+}
+
+void Session::apply() {
+  if (!pending_ || !doc_->cube()) return;
+  const Pending p = *pending_;
+  pending_.reset();
+  doc_->setUseWeights(p.use_weights);
+  doc_->setPins(p.pins);
+  doc_->selectPixel(p.row, p.col);
+  emit restored(p.view);
+}
+
+}  // namespace cubesolve::ui
