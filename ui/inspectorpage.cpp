@@ -104,37 +104,40 @@ void InspectorPage::update() {
       text += tr(": %1, rss %2").arg(status_name(static_cast<PixelStatus>(result->status.data<std::uint8_t>()[q]))).arg(fmt(result->rss.value(q)));
     text += "\n";
   }
+  text += showTimeSeries(row, col, series[0]);
+  text_->setPlainText(text);
+  chart_->setSeries(series, tr("pixel (%1, %2): observations (× missing) and fit").arg(row).arg(col));
+}
+
+QString InspectorPage::showTimeSeries(int row, int col, const ChartView::Series& pixel) {
   // With dates: the pixel's time series, and the dates its network leaves undetermined.
   const std::vector<std::string> dates = doc_->unknownDates();
   // (Set whether the page is shown or not: isVisible() is false on a hidden page.)
-  const bool with_series = !dates.empty() && !series[0].fitted.empty();
+  const bool with_series = !dates.empty() && !pixel.fitted.empty();
   series_->setVisible(with_series);
-  if (with_series) {
-    std::vector<bool> valid(series[0].observed.size());
-    for (std::size_t i = 0; i < valid.size(); ++i) valid[i] = std::isfinite(series[0].observed[i]);
-    const std::vector<bool> unknown = undetermined_unknowns(*design, valid);
-    const std::vector<double> t = years_of(dates);
-    std::vector<double> values{0.0};
-    std::vector<bool> undetermined{false};
-    for (std::size_t j = 0; j < x_.size(); ++j) {
-      values.push_back(x_[j]);
-      undetermined.push_back(unknown[j]);
-    }
-    std::vector<double> ticks;
-    QStringList labels;
-    const std::size_t step = std::max<std::size_t>(1, dates.size() / 6);
-    for (std::size_t i = 0; i < dates.size(); i += step) {
-      ticks.push_back(t[i]);
-      labels << iso_day(dates[i]);
-    }
-    const auto n_undetermined = std::count(undetermined.begin(), undetermined.end(), true);
-    series_->setTimeSeries(t, values, undetermined, ticks, labels, tr("displacement (cube units)"),
-                           n_undetermined ? tr("time series of (%1, %2): %3 dates undetermined (minimum norm)").arg(row).arg(col).arg(n_undetermined)
-                                          : tr("time series of (%1, %2)").arg(row).arg(col));
-    if (n_undetermined) text += tr("\n%1 dates undetermined: the network of this pixel does not reach them.\n").arg(n_undetermined);
+  if (!with_series) return {};
+  std::vector<bool> valid(pixel.observed.size());
+  for (std::size_t i = 0; i < valid.size(); ++i) valid[i] = std::isfinite(pixel.observed[i]);
+  const std::vector<bool> unknown = undetermined_unknowns(*doc_->design(), valid);
+  const std::vector<double> t = years_of(dates);
+  std::vector<double> values{0.0};
+  std::vector<bool> undetermined{false};
+  for (std::size_t j = 0; j < x_.size(); ++j) {
+    values.push_back(x_[j]);
+    undetermined.push_back(unknown[j]);
   }
-  text_->setPlainText(text);
-  chart_->setSeries(series, tr("pixel (%1, %2): observations (× missing) and fit").arg(row).arg(col));
+  std::vector<double> ticks;
+  QStringList labels;
+  const std::size_t step = std::max<std::size_t>(1, dates.size() / 6);
+  for (std::size_t i = 0; i < dates.size(); i += step) {
+    ticks.push_back(t[i]);
+    labels << iso_day(dates[i]);
+  }
+  const auto n_undetermined = std::count(undetermined.begin(), undetermined.end(), true);
+  series_->setTimeSeries(t, values, undetermined, ticks, labels, tr("displacement (cube units)"),
+                         n_undetermined ? tr("time series of (%1, %2): %3 dates undetermined (minimum norm)").arg(row).arg(col).arg(n_undetermined)
+                                        : tr("time series of (%1, %2)").arg(row).arg(col));
+  return n_undetermined ? tr("\n%1 dates undetermined: the network of this pixel does not reach them.\n").arg(n_undetermined) : QString();
 }
 
 }  // namespace cubesolve::ui

@@ -31,6 +31,9 @@ public:
 private:
   void update();
   ChartView::Series pixelSeries(int row, int col) const;
+  /// The time series of `pixel` at (row, col) where the design has dates
+  /// (the chart hidden otherwise); what the text adds about it.
+  QString showTimeSeries(int row, int col, const ChartView::Series& pixel);
 
   Document* doc_;
   std::vector<double> x_;

@@ -80,6 +80,26 @@ ParametersPanel::ParametersPanel(Document* doc, QWidget* parent) : QWidget(paren
   auto* data_box = new QGroupBox(tr("Data"));
   (new QVBoxLayout(data_box))->addWidget(data_);
   pl->addWidget(data_box);
+  pl->addWidget(buildParameters());
+  pl->addStretch(1);
+
+  connect(rcond_, &QLineEdit::textEdited, this, &ParametersPanel::edited);
+  connect(min_valid_, &QSpinBox::valueChanged, this, &ParametersPanel::edited);
+  connect(ridge_, &QDoubleSpinBox::valueChanged, this, &ParametersPanel::edited);
+  // A field left with a value on its way to a number (1e-) says so.
+  connect(ridge_->lineEdit(), &QLineEdit::textEdited, this, &ParametersPanel::edited);
+  connect(use_weights_, &QCheckBox::toggled, this, &ParametersPanel::edited);
+  connect(auto_solve_, &QCheckBox::toggled, this, &ParametersPanel::edited);
+  connect(device_, &QComboBox::currentIndexChanged, this, &ParametersPanel::edited);
+  connect(doc_, &Document::parametersChanged, this, &ParametersPanel::showParameters);
+  connect(doc_, &Document::loaded, this, &ParametersPanel::onLoaded);
+  for (auto signal : {&Document::solved, &Document::solveStarted, &Document::solveCancelled})
+    connect(doc_, signal, this, &ParametersPanel::showParameters);
+  showParameters();
+  updateData();
+}
+
+QGroupBox* ParametersPanel::buildParameters() {
   auto* params = new QGroupBox(tr("Parameters"));
   auto* form = new QFormLayout(params);
   device_ = new QComboBox;
@@ -130,24 +150,8 @@ ParametersPanel::ParametersPanel(Document* doc, QWidget* parent) : QWidget(paren
   stale_->setWordWrap(true);
   stale_->setStyleSheet("color:#b00020");
   form->addRow(stale_);
-  pl->addWidget(params);
-  pl->addStretch(1);
-
   connect(solve, &QPushButton::clicked, doc_, &Document::solve);
-  connect(rcond_, &QLineEdit::textEdited, this, &ParametersPanel::edited);
-  connect(min_valid_, &QSpinBox::valueChanged, this, &ParametersPanel::edited);
-  connect(ridge_, &QDoubleSpinBox::valueChanged, this, &ParametersPanel::edited);
-  // A field left with a value on its way to a number (1e-) says so.
-  connect(ridge_->lineEdit(), &QLineEdit::textEdited, this, &ParametersPanel::edited);
-  connect(use_weights_, &QCheckBox::toggled, this, &ParametersPanel::edited);
-  connect(auto_solve_, &QCheckBox::toggled, this, &ParametersPanel::edited);
-  connect(device_, &QComboBox::currentIndexChanged, this, &ParametersPanel::edited);
-  connect(doc_, &Document::parametersChanged, this, &ParametersPanel::showParameters);
-  connect(doc_, &Document::loaded, this, &ParametersPanel::onLoaded);
-  for (auto signal : {&Document::solved, &Document::solveStarted, &Document::solveCancelled})
-    connect(doc_, signal, this, &ParametersPanel::showParameters);
-  showParameters();
-  updateData();
+  return params;
 }
 
 void ParametersPanel::edited() {

@@ -11,6 +11,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
@@ -34,6 +35,7 @@ signals:
   void message(const QString& text, int timeout_ms);
 
 private:
+  QGroupBox* buildParameters();
   void showParameters();
   void edited();
   void onLoaded();

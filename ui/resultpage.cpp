@@ -130,6 +130,31 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   channel_date_->setObjectName("channel-date");
   for (QWidget* w : std::initializer_list<QWidget*>{layer_, channel_label_, channel_box_, channel_date_}) top->addWidget(w);
   top->addWidget(channel_slider_, 1);
+  layout->addLayout(top);
+  layout->addLayout(buildScaleBar());
+  view_ = new ImageView;
+  layout->addWidget(view_, 1);
+
+  loadSettings();
+  offerLayers();
+  showSettings();
+  connect(layer_, &QComboBox::currentIndexChanged, this, &ResultPage::showSettings);
+  connect(channel_slider_, &QSlider::valueChanged, channel_box_, &QSpinBox::setValue);
+  connect(channel_box_, &QSpinBox::valueChanged, channel_slider_, &QSlider::setValue);
+  connect(channel_slider_, &QSlider::valueChanged, this, &ResultPage::update);
+  connect(colormap_, &QComboBox::currentIndexChanged, this, &ResultPage::settingsChanged);
+  connect(reversed_, &QCheckBox::toggled, this, &ResultPage::settingsChanged);
+  connect(auto_range_, &QCheckBox::toggled, this, &ResultPage::settingsChanged);
+  connect(range_lo_, &QDoubleSpinBox::valueChanged, this, &ResultPage::settingsChanged);
+  connect(range_hi_, &QDoubleSpinBox::valueChanged, this, &ResultPage::settingsChanged);
+  connect(doc_, &Document::loaded, this, [this] {
+    offerLayers();
+    update();
+  });
+  connect(doc_, &Document::solved, this, &ResultPage::update);
+}
+
+QHBoxLayout* ResultPage::buildScaleBar() {
   auto* scale = new QHBoxLayout;
   colormap_ = new QComboBox;
   colormap_->setObjectName("colormap");
@@ -159,11 +184,10 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
                                                      new QLabel(tr("to")), range_hi_})
     scale->addWidget(w);
   scale->addStretch(1);
-  layout->addLayout(top);
-  layout->addLayout(scale);
-  view_ = new ImageView;
-  layout->addWidget(view_, 1);
+  return scale;
+}
 
+void ResultPage::loadSettings() {
   QSettings settings;
   for (std::size_t k = 0; k < views_.size(); ++k) {
     const QString key = QString("view/layer%1/").arg(k);
@@ -174,22 +198,6 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
     v.lo = settings.value(key + "lo", 0.0).toDouble();
     v.hi = settings.value(key + "hi", 1.0).toDouble();
   }
-  offerLayers();
-  showSettings();
-  connect(layer_, &QComboBox::currentIndexChanged, this, &ResultPage::showSettings);
-  connect(channel_slider_, &QSlider::valueChanged, channel_box_, &QSpinBox::setValue);
-  connect(channel_box_, &QSpinBox::valueChanged, channel_slider_, &QSlider::setValue);
-  connect(channel_slider_, &QSlider::valueChanged, this, &ResultPage::update);
-  connect(colormap_, &QComboBox::currentIndexChanged, this, &ResultPage::settingsChanged);
-  connect(reversed_, &QCheckBox::toggled, this, &ResultPage::settingsChanged);
-  connect(auto_range_, &QCheckBox::toggled, this, &ResultPage::settingsChanged);
-  connect(range_lo_, &QDoubleSpinBox::valueChanged, this, &ResultPage::settingsChanged);
-  connect(range_hi_, &QDoubleSpinBox::valueChanged, this, &ResultPage::settingsChanged);
-  connect(doc_, &Document::loaded, this, [this] {
-    offerLayers();
-    update();
-  });
-  connect(doc_, &Document::solved, this, &ResultPage::update);
 }
 
 void ResultPage::offerLayers() {

@@ -15,6 +15,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QHBoxLayout;
 class QLabel;
 class QSlider;
 class QSpinBox;
@@ -48,6 +49,9 @@ private:
   void showSettings();
   void offerLayers();
   void saveSettings() const;
+  void loadSettings();
+  /// The colour map, reversal and range controls.
+  QHBoxLayout* buildScaleBar();
 
   /// Each layer's colours and range.
   struct LayerView {

@@ -712,6 +712,24 @@ private slots:
   }
 #endif
 
+  // --help and --version answer without a display (a shell on a server).
+  void helpWithoutDisplay() {
+    for (const char* flag : {"--help", "--version"}) {
+      QProcess app;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.remove("DISPLAY");
+      env.remove("WAYLAND_DISPLAY");
+      env.remove("QT_QPA_PLATFORM");
+      app.setProcessEnvironment(env);
+      app.start(CUBESOLVE_GUI_APP, {flag});
+      QVERIFY(app.waitForFinished(30000));
+      QCOMPARE(app.exitStatus(), QProcess::NormalExit);
+      QCOMPARE(app.exitCode(), 0);
+      const QString out = app.readAllStandardOutput();
+      QVERIFY2(out.contains(std::string(flag) == "--help" ? "--screenshot" : "cubesolve"), qPrintable(out));
+    }
+  }
+
   void screenshotOption() {
     const QString shot = dir_.filePath("shot.png");
     QProcess app;
