@@ -3,6 +3,7 @@
 #include <QMouseEvent>
 
 #include <vtkAxis.h>
+#include <vtkChartLegend.h>
 #include <vtkChartXY.h>
 #include <vtkColor.h>
 #include <vtkColorSeries.h>
@@ -149,8 +150,7 @@ void ChartView::setSeries(const std::vector<Series>& series, const QString& titl
   bars_.clear();
   selected_ = -1;
   // The first series in black and teal with its missing rows as red
-  // crosses; the others (pinned pixels) each in a colour of its own.
-  static const unsigned char kColours[][3] = {{230, 97, 1}, {94, 60, 153}, {27, 158, 119}, {217, 95, 2}, {231, 41, 138}, {102, 102, 102}};
+  // crosses; the others (pinned pixels) each in its colour.
   for (std::size_t k = 0; k < series.size(); ++k) {
     const Series& s = series[k];
     vtkNew<vtkTable> table;
@@ -169,18 +169,18 @@ void ChartView::setSeries(const std::vector<Series>& series, const QString& titl
       table->SetValue(row, 2, f);
       table->SetValue(row, 3, std::isfinite(s.observed[i]) ? std::nan("") : f);
     }
-    const unsigned char* c = kColours[(k - 1) % std::size(kColours)];
+    const QColor c = s.color.isValid() ? s.color : QColor(102, 102, 102);
     if (!s.fitted.empty()) {
       vtkPlot* line = chart_->AddPlot(vtkChart::LINE);
       line->SetInputData(table, 0, 2);
       if (k == 0) line->SetColor(33, 145, 140, 255);
-      else line->SetColor(c[0], c[1], c[2], 255);
+      else line->SetColor(static_cast<unsigned char>(c.red()), static_cast<unsigned char>(c.green()), static_cast<unsigned char>(c.blue()), 255);
       line->SetWidth(k == 0 ? 2.0f : 1.5f);
     }
     auto* points = vtkPlotPoints::SafeDownCast(chart_->AddPlot(vtkChart::POINTS));
     points->SetInputData(table, 0, 1);
     if (k == 0) points->SetColor(20, 20, 20, 255);
-    else points->SetColor(c[0], c[1], c[2], 255);
+    else points->SetColor(static_cast<unsigned char>(c.red()), static_cast<unsigned char>(c.green()), static_cast<unsigned char>(c.blue()), 255);
     points->SetMarkerStyle(vtkPlotPoints::CIRCLE);
     if (k == 0) {
       auto* missing = vtkPlotPoints::SafeDownCast(chart_->AddPlot(vtkChart::POINTS));
@@ -199,40 +199,48 @@ void ChartView::setSeries(const std::vector<Series>& series, const QString& titl
   left->SetBehavior(vtkAxis::AUTO);
   left->SetTitle("value");
   chart_->SetShowLegend(true);
+  placeLegend();
   chart_->SetTitle(title.toStdString());
   chart_->RecalculateBounds();
   settle();
   update();
 }
 
-void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<double>& values,
-                              const std::vector<bool>& undetermined, const std::vector<double>& ticks,
+void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<TimeSeries>& series, const std::vector<double>& ticks,
                               const QStringList& labels, const QString& yTitle, const QString& title) {
   chart_->ClearPlots();
   bars_.clear();
   selected_ = -1;
-  vtkNew<vtkTable> table;
-  vtkNew<vtkDoubleArray> x, v, u;
-  x->SetName("time");
-  v->SetName(tr("time series").toUtf8().constData());
-  u->SetName(tr("undetermined: no interferogram links it to the reference").toUtf8().constData());
-  for (auto* a : {x.Get(), v.Get(), u.Get()}) table->AddColumn(a);
-  table->SetNumberOfRows(static_cast<vtkIdType>(t.size()));
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    const auto row = static_cast<vtkIdType>(i);
-    table->SetValue(row, 0, t[i]);
-    table->SetValue(row, 1, values[i]);
-    table->SetValue(row, 2, i < undetermined.size() && undetermined[i] ? values[i] : std::nan(""));
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const TimeSeries& s = series[k];
+    vtkNew<vtkTable> table;
+    vtkNew<vtkDoubleArray> x, v, u;
+    x->SetName("time");
+    v->SetName(s.label.toUtf8().constData());
+    u->SetName((s.label + tr(" undetermined")).toUtf8().constData());
+    for (auto* a : {x.Get(), v.Get(), u.Get()}) table->AddColumn(a);
+    table->SetNumberOfRows(static_cast<vtkIdType>(t.size()));
+    bool any_undetermined = false;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const auto row = static_cast<vtkIdType>(i);
+      const bool undetermined = i < s.undetermined.size() && s.undetermined[i];
+      any_undetermined = any_undetermined || undetermined;
+      table->SetValue(row, 0, t[i]);
+      table->SetValue(row, 1, i < s.values.size() ? s.values[i] : std::nan(""));
+      table->SetValue(row, 2, undetermined ? s.values[i] : std::nan(""));
+    }
+    const QColor c = k == 0 || !s.color.isValid() ? QColor(33, 145, 140) : s.color;
+    vtkPlot* line = chart_->AddPlot(vtkChart::LINE);
+    line->SetInputData(table, 0, 1);
+    line->SetColor(static_cast<unsigned char>(c.red()), static_cast<unsigned char>(c.green()), static_cast<unsigned char>(c.blue()), 255);
+    line->SetWidth(k == 0 ? 2.0f : 1.5f);
+    if (!any_undetermined) continue;  // (a legend entry only where there are such dates)
+    auto* marks = vtkPlotPoints::SafeDownCast(chart_->AddPlot(vtkChart::POINTS));
+    marks->SetInputData(table, 0, 2);
+    marks->SetColor(220, 30, 30, 255);
+    marks->SetMarkerStyle(vtkPlotPoints::CROSS);
+    marks->SetMarkerSize(12);
   }
-  vtkPlot* line = chart_->AddPlot(vtkChart::LINE);
-  line->SetInputData(table, 0, 1);
-  line->SetColor(33, 145, 140, 255);
-  line->SetWidth(2.0);
-  auto* marks = vtkPlotPoints::SafeDownCast(chart_->AddPlot(vtkChart::POINTS));
-  marks->SetInputData(table, 0, 2);
-  marks->SetColor(220, 30, 30, 255);
-  marks->SetMarkerStyle(vtkPlotPoints::CROSS);
-  marks->SetMarkerSize(12);
   vtkNew<vtkDoubleArray> tick_values;
   vtkNew<vtkStringArray> tick_labels;
   for (std::size_t i = 0; i < ticks.size(); ++i) {
@@ -249,10 +257,19 @@ void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<do
   left->SetBehavior(vtkAxis::AUTO);
   left->SetTitle(yTitle.toStdString());
   chart_->SetShowLegend(true);
+  placeLegend();
   chart_->SetTitle(title.toStdString());
   chart_->RecalculateBounds();
   settle();
   update();
+}
+
+void ChartView::placeLegend() {
+  // Above the plot, under the title: never over the data.
+  vtkChartLegend* legend = chart_->GetLegend();
+  legend->SetInline(false);
+  legend->SetHorizontalAlignment(vtkChartLegend::CENTER);
+  legend->SetVerticalAlignment(vtkChartLegend::TOP);
 }
 
 void ChartView::mouseReleaseEvent(QMouseEvent* e) {

@@ -4,6 +4,7 @@
 
 #include "vtkview.hpp"
 
+#include <QColor>
 #include <QString>
 #include <QStringList>
 
@@ -27,6 +28,7 @@ public:
   struct Series {
     std::vector<double> observed, fitted;
     QString label;
+    QColor color;  // of a pinned pixel's series (the first series has its own colours)
   };
   /// Points (observed values) and the fitted line of each series against
   /// the observation index; the first series' missing rows are drawn at the
@@ -34,10 +36,18 @@ public:
   void setSeries(const std::vector<Series>& series, const QString& title);
   void clear();
 
-  /// A time series against time (decimal years): points joined by a line,
-  /// those at `undetermined` times marked as such; `labels` name `ticks`.
-  void setTimeSeries(const std::vector<double>& t, const std::vector<double>& values, const std::vector<bool>& undetermined,
-                     const std::vector<double>& ticks, const QStringList& labels, const QString& yTitle, const QString& title);
+  /// One pixel's time series: its values at the chart's times, which of
+  /// them are undetermined, its colour (the first series has its own).
+  struct TimeSeries {
+    std::vector<double> values;
+    std::vector<bool> undetermined;
+    QString label;
+    QColor color;
+  };
+  /// Time series against time t (decimal years): points joined by a line,
+  /// those at undetermined times marked as such; `labels` name `ticks`.
+  void setTimeSeries(const std::vector<double>& t, const std::vector<TimeSeries>& series, const std::vector<double>& ticks,
+                     const QStringList& labels, const QString& yTitle, const QString& title);
 
   /// Marks one bar as selected (and names it in a legend); -1 clears it.
   void setSelectedBar(int index);
@@ -57,6 +67,7 @@ protected:
 
 private:
   void drawBars();
+  void placeLegend();
 
   vtkSmartPointer<vtkChartXY> chart_;
   vtkSmartPointer<vtkContextActor> actor_;

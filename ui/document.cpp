@@ -42,6 +42,7 @@ Change read_cube_file(const std::string& path, StackOptions options = {}) {
     InsarStack s = kept_only(read);
     Change c = cube_change(std::move(s.cube), path, {});
     c.unreferenced = !read.referenced && options.reference;
+    if (read.referenced && read.ref_y >= 0) c.reference = {static_cast<int>(read.ref_y), static_cast<int>(read.ref_x)};
     c.design = std::make_shared<const Design>(sbas_design(s.pairs, nullptr, path), "sbas");
     c.design_name = QObject::tr("sbas from %1").arg(QFileInfo(QString::fromStdString(path)).fileName());
     c.pairs = s.pairs;
@@ -205,6 +206,7 @@ void Document::apply(Change c) {
     cube_name_ = c.cube_name;
     geo_ = std::move(c.geo);
     unreferenced_ = c.unreferenced;
+    reference_ = c.reference;
     result_.reset();
     if (c.drop_weights || (weights_ && weights_->shape() != cube_->shape())) weights_.reset();
   }

@@ -56,6 +56,8 @@ public:
   bool isStack() const;
   /// A MintPy stack with no reference of its own, read unreferenced.
   bool unreferenced() const { return unreferenced_; }
+  /// A MintPy stack's reference pixel (row, col) as read; (-1, -1) when none.
+  std::pair<int, int> reference() const { return reference_; }
   /// Reads the stack again referenced at (row, col); loaded() follows.
   void setReference(int row, int col);
   const StackOptions& stackOptions() const { return stack_options_; }
@@ -156,6 +158,7 @@ public:
     QString design_name;
     std::vector<DatePair> pairs;  // the design's date pairs, where it has them
     bool unreferenced = false;    // a MintPy stack read without a reference (it has none)
+    std::pair<int, int> reference{-1, -1};  // the stack's reference pixel, where it has one
     std::shared_ptr<const Array> weights;
     QString weights_name;
     bool drop_weights = false;  // the new cube comes without weights (a demo)
@@ -182,6 +185,7 @@ private:
   std::vector<DatePair> pairs_;
   StackOptions stack_options_;
   bool unreferenced_ = false;
+  std::pair<int, int> reference_{-1, -1};
   bool use_weights_ = true, result_use_weights_ = true, pending_use_weights_ = true, auto_solve_ = true;
   QString parameter_error_;
   QTimer resolve_;

@@ -141,4 +141,9 @@ QByteArray png_bytes(const QImage& image) {
   return bytes;
 }
 
+QColor pin_color(std::size_t k) {
+  static const QRgb kColors[] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
+  return QColor(kColors[k % 10]);
+}
+
 }  // namespace cubesolve::ui

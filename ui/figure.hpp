@@ -52,6 +52,10 @@ QImage render_figure(const std::vector<double>& values, int height, int width, c
 /// The block size that makes the map's longer side at least 600 pixels.
 int default_figure_scale(int height, int width);
 
+/// Pinned pixel k's colour, on every map and chart (Tableau 10, matplotlib's
+/// default cycle).
+QColor pin_color(std::size_t k);
+
 /// Encodes an image as PNG bytes (empty on failure).
 QByteArray png_bytes(const QImage& image);
 

@@ -175,7 +175,6 @@ void ImageView::clear(const QString& message) {
   style_ = MapStyle{};
   style_.title = message;
   overlay_mask_.clear();
-  marker_row_ = marker_col_ = -1;
   actor_->VisibilityOff();
   overlay_->VisibilityOff();
   legend_size_ = header_size_ = QSize();
@@ -204,33 +203,73 @@ void ImageView::setOverlay(const std::vector<std::uint8_t>& mask) {
 }
 
 void ImageView::setMarker(int row, int col) {
-  marker_row_ = row;
-  marker_col_ = col;
+  setMarks(Mark::Selection, row >= 0 && col >= 0 ? std::vector<Marker>{{row, col, Qt::white}} : std::vector<Marker>{});
+}
+
+void ImageView::setMarks(Mark kind, std::vector<Marker> marks) {
+  marks_[static_cast<std::size_t>(kind)] = std::move(marks);
   updateOverlay();
   update();
 }
 
+namespace {
+/// Each kind of mark's shape: the cells of a plus of `arm` cells each way,
+/// or of a square ring of that radius.
+struct MarkShape {
+  int arm;
+  bool ring;
+};
+constexpr MarkShape kMarkShapes[] = {{2, true}, {2, false}, {3, false}};  // reference, pin, selection
+
+bool on_shape(const MarkShape& s, int dr, int dc) {
+  if (s.ring) return std::max(std::abs(dr), std::abs(dc)) == s.arm;
+  return (dr == 0 && std::abs(dc) <= s.arm) || (dc == 0 && std::abs(dr) <= s.arm);
+}
+}  // namespace
+
 void ImageView::updateOverlay() {
   const bool has_mask = overlay_mask_.size() == static_cast<std::size_t>(height_ * width_) && height_ > 0;
-  const bool has_marker = marker_row_ >= 0 && marker_row_ < height_ && marker_col_ >= 0 && marker_col_ < width_;
-  if (!has_mask && !has_marker) {
+  bool has_marks = false;
+  for (const auto& m : marks_) has_marks = has_marks || !m.empty();
+  if ((!has_mask && !has_marks) || height_ == 0) {
     overlay_->VisibilityOff();
     return;
+  }
+  // RGBA at data resolution, row 0 at the top: the highlight, then each
+  // kind of mark over it (a dark outline first, then the shape).
+  std::vector<unsigned char> px(static_cast<std::size_t>(height_) * width_ * 4, 0);
+  auto put = [&](int r, int c, QColor color, int alpha) {
+    if (r < 0 || c < 0 || r >= height_ || c >= width_) return;
+    unsigned char* p = &px[(static_cast<std::size_t>(r) * width_ + c) * 4];
+    p[0] = static_cast<unsigned char>(color.red());
+    p[1] = static_cast<unsigned char>(color.green());
+    p[2] = static_cast<unsigned char>(color.blue());
+    p[3] = static_cast<unsigned char>(alpha);
+  };
+  if (has_mask)
+    for (int r = 0; r < height_; ++r)
+      for (int c = 0; c < width_; ++c)
+        if (overlay_mask_[static_cast<std::size_t>(r * width_ + c)]) put(r, c, QColor(255, 0, 255), 170);
+  for (std::size_t kind = 0; kind < marks_.size(); ++kind) {
+    const MarkShape& shape = kMarkShapes[kind];
+    for (const bool outline : {true, false})
+      for (const Marker& m : marks_[kind])
+        for (int dr = -shape.arm - 1; dr <= shape.arm + 1; ++dr)
+          for (int dc = -shape.arm - 1; dc <= shape.arm + 1; ++dc) {
+            bool near = false;  // a neighbour of the shape (the outline)
+            for (int a = -1; a <= 1 && !near; ++a)
+              for (int b = -1; b <= 1 && !near; ++b) near = on_shape(shape, dr + a, dc + b);
+            if (outline && near) put(m.row + dr, m.col + dc, QColor(20, 20, 20), 255);
+            if (!outline && on_shape(shape, dr, dc)) put(m.row + dr, m.col + dc, m.color, 255);
+          }
   }
   overlay_data_->SetDimensions(width_, height_, 1);
   vtkNew<vtkUnsignedCharArray> rgba;
   rgba->SetNumberOfComponents(4);
   rgba->SetNumberOfTuples(static_cast<vtkIdType>(height_) * width_);
   for (int r = 0; r < height_; ++r)
-    for (int c = 0; c < width_; ++c) {
-      const vtkIdType id = static_cast<vtkIdType>((height_ - 1 - r) * width_ + c);
-      const bool hi = has_mask && overlay_mask_[static_cast<std::size_t>(r * width_ + c)];
-      const bool mark = has_marker && ((r == marker_row_ && std::abs(c - marker_col_) <= 2) ||
-                                       (c == marker_col_ && std::abs(r - marker_row_) <= 2));
-      static const unsigned char marker[4] = {255, 255, 255, 255}, highlight[4] = {255, 0, 255, 170}, none[4] = {0, 0, 0, 0};
-      const unsigned char* px = mark ? marker : hi ? highlight : none;
-      rgba->SetTypedTuple(id, px);
-    }
+    for (int c = 0; c < width_; ++c)
+      rgba->SetTypedTuple(static_cast<vtkIdType>((height_ - 1 - r) * width_ + c), &px[(static_cast<std::size_t>(r) * width_ + c) * 4]);
   overlay_data_->GetPointData()->SetScalars(rgba);
   overlay_data_->Modified();
   overlay_->VisibilityOn();

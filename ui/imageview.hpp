@@ -9,7 +9,10 @@
 
 #include "figure.hpp"
 
+#include <QColor>
 #include <QString>
+
+#include <array>
 
 #include <cstdint>
 #include <utility>
@@ -34,8 +37,19 @@ public:
   /// Pixels with a non-zero entry are drawn highlighted; empty removes it.
   void setOverlay(const std::vector<std::uint8_t>& mask);
   bool hasOverlay() const { return !overlay_mask_.empty(); }
-  /// Marks one pixel (row, col); negative hides the mark.
+  /// Marks one pixel (row, col) as the selection; negative hides the mark.
   void setMarker(int row, int col);
+  /// The kinds of marks drawn over the map, each one entry of a table (its
+  /// shape); later kinds are drawn over earlier ones, each with a dark
+  /// outline so that it shows on light and dark colours alike.
+  enum class Mark { Reference, Pin, Selection };
+  struct Marker {
+    int row = -1, col = -1;
+    QColor color;
+  };
+  /// The marks of one kind (none: empty).
+  void setMarks(Mark kind, std::vector<Marker> marks);
+  const std::vector<Marker>& marks(Mark kind) const { return marks_[static_cast<std::size_t>(kind)]; }
   void resetCamera();
   int imageHeight() const { return height_; }
   int imageWidth() const { return width_; }
@@ -70,7 +84,8 @@ private:
   std::vector<double> values_;
   MapStyle style_;
   std::vector<std::uint8_t> overlay_mask_;
-  int height_ = 0, width_ = 0, marker_row_ = -1, marker_col_ = -1;
+  std::array<std::vector<Marker>, 3> marks_;
+  int height_ = 0, width_ = 0;
   bool camera_set_ = false, dragging_ = false, moved_ = false;
   Extent extent_;
   QSize legend_size_, header_size_;  // of the pictures shown (device pixels); empty: to paint

@@ -1,6 +1,7 @@
 #include "inspectorpage.hpp"
 
 #include "document.hpp"
+#include "figure.hpp"
 
 #include <QHBoxLayout>
 #include <QPushButton>
@@ -95,9 +96,11 @@ void InspectorPage::update() {
     text += tr("(not solved yet)\n");
   }
   if (!doc_->pins().empty()) text += tr("\nPinned for comparison:\n");
-  for (const auto& [r, c] : doc_->pins()) {
+  for (std::size_t k = 0; k < doc_->pins().size(); ++k) {
+    const auto [r, c] = doc_->pins()[k];
     if (r == row && c == col) continue;
     series.push_back(pixelSeries(r, c));
+    series.back().color = pin_color(k);
     const std::size_t q = static_cast<std::size_t>(r) * W + static_cast<std::size_t>(c);
     text += QString("  (%1, %2)").arg(r).arg(c);
     if (!series.back().fitted.empty())
@@ -109,32 +112,54 @@ void InspectorPage::update() {
   chart_->setSeries(series, tr("pixel (%1, %2): observations (× missing) and fit").arg(row).arg(col));
 }
 
+ChartView::TimeSeries InspectorPage::timeSeries(int row, int col) const {
+  // The unknowns at the pixel after the first date (0 there: the reference
+  // date), and which of them its network leaves undetermined.
+  ChartView::TimeSeries s;
+  s.label = QString("(%1, %2)").arg(row).arg(col);
+  const auto result = doc_->result();
+  const auto design = doc_->design();
+  const auto cube = doc_->cube();
+  const std::size_t W = cube->dim(2), P = cube->dim(1) * W, p = static_cast<std::size_t>(row) * W + static_cast<std::size_t>(col);
+  const ChartView::Series observed = pixelSeries(row, col);
+  std::vector<bool> valid(observed.observed.size());
+  for (std::size_t i = 0; i < valid.size(); ++i) valid[i] = std::isfinite(observed.observed[i]);
+  const std::vector<bool> unknown = undetermined_unknowns(*design, valid);
+  s.values = {0.0};
+  s.undetermined = {false};
+  for (std::size_t j = 0; j < design->cols(); ++j) {
+    s.values.push_back(result->x.value(j * P + p));
+    s.undetermined.push_back(unknown[j]);
+  }
+  return s;
+}
+
 QString InspectorPage::showTimeSeries(int row, int col, const ChartView::Series& pixel) {
-  // With dates: the pixel's time series, and the dates its network leaves undetermined.
+  // With dates: the time series of the pixel and of each pin, and the dates
+  // their networks leave undetermined.
   const std::vector<std::string> dates = doc_->unknownDates();
   // (Set whether the page is shown or not: isVisible() is false on a hidden page.)
   const bool with_series = !dates.empty() && !pixel.fitted.empty();
   series_->setVisible(with_series);
   if (!with_series) return {};
-  std::vector<bool> valid(pixel.observed.size());
-  for (std::size_t i = 0; i < valid.size(); ++i) valid[i] = std::isfinite(pixel.observed[i]);
-  const std::vector<bool> unknown = undetermined_unknowns(*doc_->design(), valid);
-  const std::vector<double> t = years_of(dates);
-  std::vector<double> values{0.0};
-  std::vector<bool> undetermined{false};
-  for (std::size_t j = 0; j < x_.size(); ++j) {
-    values.push_back(x_[j]);
-    undetermined.push_back(unknown[j]);
+  std::vector<ChartView::TimeSeries> series{timeSeries(row, col)};
+  for (std::size_t k = 0; k < doc_->pins().size(); ++k) {
+    const auto [r, c] = doc_->pins()[k];
+    if (r == row && c == col) continue;
+    series.push_back(timeSeries(r, c));
+    series.back().color = pin_color(k);
   }
+  const std::vector<double> t = years_of(dates);
   std::vector<double> ticks;
   QStringList labels;
-  const std::size_t step = std::max<std::size_t>(1, dates.size() / 6);
+  const std::size_t fit = static_cast<std::size_t>(std::clamp(series_->width() / 110, 2, 8));  // labels that fit side by side
+  const std::size_t step = std::max<std::size_t>(1, (dates.size() + fit - 1) / fit);
   for (std::size_t i = 0; i < dates.size(); i += step) {
     ticks.push_back(t[i]);
     labels << iso_day(dates[i]);
   }
-  const auto n_undetermined = std::count(undetermined.begin(), undetermined.end(), true);
-  series_->setTimeSeries(t, values, undetermined, ticks, labels, tr("displacement (cube units)"),
+  const auto n_undetermined = std::count(series[0].undetermined.begin(), series[0].undetermined.end(), true);
+  series_->setTimeSeries(t, series, ticks, labels, tr("displacement (cube units)"),
                          n_undetermined ? tr("time series of (%1, %2): %3 dates undetermined (minimum norm)").arg(row).arg(col).arg(n_undetermined)
                                         : tr("time series of (%1, %2)").arg(row).arg(col));
   return n_undetermined ? tr("\n%1 dates undetermined: the network of this pixel does not reach them.\n").arg(n_undetermined) : QString();

@@ -34,6 +34,8 @@ private:
   /// The time series of `pixel` at (row, col) where the design has dates
   /// (the chart hidden otherwise); what the text adds about it.
   QString showTimeSeries(int row, int col, const ChartView::Series& pixel);
+  /// The time series of a solved pixel (the design has dates).
+  ChartView::TimeSeries timeSeries(int row, int col) const;
 
   Document* doc_;
   std::vector<double> x_;

@@ -245,7 +245,18 @@ void MainWindow::connectMaps() {
     connect(v, &ImageView::pixelClicked, doc_, &Document::selectPixel);
     connect(v, &ImageView::pixelHovered, this, &MainWindow::showHover);
     connect(v, &ImageView::pixelMenuRequested, this, &MainWindow::showPixelMenu);
-    connect(doc_, &Document::selectionChanged, v, [this, v] { v->setMarker(doc_->selected().first, doc_->selected().second); });
+    // The reference pixel, the pins (each its colour) and the selection on every map.
+    auto mark = [this, v] {
+      std::vector<ImageView::Marker> pins;
+      for (std::size_t k = 0; k < doc_->pins().size(); ++k) pins.push_back({doc_->pins()[k].first, doc_->pins()[k].second, pin_color(k)});
+      v->setMarks(ImageView::Mark::Pin, std::move(pins));
+      const auto [ref_row, ref_col] = doc_->reference();
+      v->setMarks(ImageView::Mark::Reference, ref_row >= 0 ? std::vector<ImageView::Marker>{{ref_row, ref_col, Qt::white}}
+                                                          : std::vector<ImageView::Marker>{});
+      v->setMarker(doc_->selected().first, doc_->selected().second);
+    };
+    connect(doc_, &Document::selectionChanged, v, mark);
+    connect(doc_, &Document::loaded, v, mark);
   }
 }
 

@@ -263,6 +263,8 @@ void ParametersPanel::updateData() {
                 .arg(d->rank())
                 .arg(fmt(d->condition()));
   if (doc_->weights()) text += tr("<b>Weights</b> %1<br>").arg(doc_->weightsName().toHtmlEscaped());
+  if (const auto [row, col] = doc_->reference(); row >= 0)
+    text += tr("<b>Reference pixel</b> row %1, column %2 (marked □ on the maps)<br>").arg(row).arg(col);
   if (doc_->unreferenced())
     text += tr("<br><span style='color:#b00020'>Unreferenced: the stack has no reference pixel; right-click a pixel to pick one.</span>");
   if (!notice_.isEmpty()) text += QString("<br><span style='color:#b00020'>%1</span>").arg(notice_.toHtmlEscaped());

@@ -25,13 +25,14 @@ struct Options {
   QCommandLineOption screenshot{"screenshot", "Render the window to FILE after solving, then exit.", "FILE"};
   QCommandLineOption view{"view", "View to show: gaps, groups, result or inspector.", "name", "result"};
   QCommandLineOption pixel{"pixel", "Pixel to inspect once solved (default for --screenshot: the centre).", "row,col"};
+  QCommandLineOption pin{"pin", "Pixel to pin for comparison once read (repeatable): marked on every map, its series in the inspector.", "Y,X"};
 
   void addTo(QCommandLineParser& parser) const {
     parser.setApplicationDescription("Per-pixel minimum-norm least squares on data cubes with gaps.");
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy; DESIGN may be .csv)", "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin});
   }
 };
 
@@ -110,6 +111,17 @@ int main(int argc, char** argv) {
     else window.selectPixel(window.resultView()->imageHeight() / 2, window.resultView()->imageWidth() / 2);
   };
   if (parser.isSet(o.pixel)) QObject::connect(&window, &MainWindow::solveFinished, &window, select);
+  std::vector<std::pair<int, int>> pins;
+  for (const QString& p : parser.values(o.pin)) {
+    const QStringList yx = p.split(',');
+    bool ok_y = false, ok_x = false;
+    if (yx.size() == 2) pins.emplace_back(yx[0].toInt(&ok_y), yx[1].toInt(&ok_x));
+    if (!ok_y || !ok_x) {
+      std::fprintf(stderr, "cubesolve: --pin: expected Y,X (two whole numbers), found %s\n", p.toUtf8().constData());
+      return 2;
+    }
+  }
+  if (!pins.empty()) QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, pins] { window.document().setPins(pins); });
   if (parser.isSet(o.screenshot)) screenshotThenExit(window, parser.value(o.screenshot), select);
   const QStringList files = parser.positionalArguments();
   if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2));

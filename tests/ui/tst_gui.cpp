@@ -41,6 +41,7 @@
 
 using namespace cubesolve;
 using cubesolve::ui::Document;
+using cubesolve::ui::ImageView;
 using cubesolve::ui::MainWindow;
 
 namespace {
@@ -630,8 +631,17 @@ private slots:
     w.selectPixel(10, 10);
     QCOMPARE(w.pinned().size(), std::size_t{2});
     QCOMPARE(w.inspectorChart()->plotCount(), single + 4);  // each pin: its points and its fit
+    // Every map marks each pin in its own colour, and the selection apart.
+    for (ImageView* map : {w.gapsView(), w.resultView()}) {
+      const auto& pins = map->marks(ImageView::Mark::Pin);
+      QCOMPARE(pins.size(), std::size_t{2});
+      QVERIFY(pins[0].row == 5 && pins[0].col == 6 && pins[1].row == 20 && pins[1].col == 21);
+      QVERIFY(pins[0].color != pins[1].color);
+      QVERIFY(map->marks(ImageView::Mark::Selection).size() == 1 && map->marks(ImageView::Mark::Selection)[0].row == 10);
+    }
     w.clearPins();
     QCOMPARE(w.inspectorChart()->plotCount(), single);
+    QVERIFY(w.resultView()->marks(ImageView::Mark::Pin).empty());
   }
 
   // A design with dates: channels named by date, the inspector's time series
@@ -699,6 +709,15 @@ private slots:
     QCOMPARE(value(2, 9), static_cast<double>(phase[2 * P + 9] - phase[2 * P + 3 * W + 4]));
     QCOMPARE(w.document().stackOptions().ref_y, 3L);
     QVERIFY(!w.document().unreferenced());
+    // The reference is drawn on every map and named in the data panel.
+    QVERIFY(w.document().reference() == std::make_pair(3, 4));
+    for (ImageView* map : {w.gapsView(), w.resultView()}) {
+      QCOMPARE(map->marks(ImageView::Mark::Reference).size(), std::size_t{1});
+      QVERIFY(map->marks(ImageView::Mark::Reference)[0].row == 3 && map->marks(ImageView::Mark::Reference)[0].col == 4);
+    }
+    bool named = false;
+    for (QLabel* label : w.findChildren<QLabel*>()) named = named || label->text().contains("Reference pixel</b> row 3, column 4");
+    QVERIFY(named);
     // A stack with no reference of its own opens unreferenced, and says so.
     extras.attributes.clear();
     const std::string bare = dir_.filePath("bare.h5").toStdString();

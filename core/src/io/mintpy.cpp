@@ -324,6 +324,7 @@ public:
   }
 
   bool referenced() const { return !ref_phase_.empty(); }
+  std::pair<long, long> reference_pixel() const { return {ref_y_, ref_x_}; }
 
   /// The root attributes, dates, interferograms' bperp and reference pixel.
   void describe(StackInfo& info, const std::vector<DatePair>& pairs) const {
@@ -625,6 +626,7 @@ InsarStack read_mintpy_stack(const std::string& path, const StackOptions& option
   StackReader reader(path, &s.pairs, &s.keep, false, options);
   s.cube = reader.rows(0, reader.shape()[1]);
   s.referenced = reader.referenced();
+  std::tie(s.ref_y, s.ref_x) = reader.reference_pixel();
   return s;
 }
 

@@ -18,6 +18,7 @@ struct InsarStack {
   std::vector<DatePair> pairs;  // date (N x 2, YYYYMMDD)
   std::vector<bool> keep;       // dropIfgram (N): true = used, false = dropped
   bool referenced = false;      // whether the interferograms were referenced
+  long ref_y = -1, ref_x = -1;  // at this pixel (-1: none, or by the file's refPhase)
 };
 
 /// How a stack's interferograms are read, by MintPy's rules (MintPy 1.6,
