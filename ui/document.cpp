@@ -9,6 +9,7 @@
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/npy.hpp>
+#include <cubesolve/workflow/inputs.hpp>
 #include <cubesolve/workflow/results.hpp>
 
 #include <QDir>
@@ -33,24 +34,35 @@ Change cube_change(Array cube, const std::string& path, GeoReference geo) {
   return c;
 }
 
-/// A cube file, or a MintPy stack's kept interferograms (read by MintPy's
-/// rules, as `options` say) with their design.
-Change read_cube_file(const std::string& path, StackOptions options = {}) {
-  if (stack_support() && is_stack_path(path)) {
-    options.unreferenced_if_none = true;  // the window says so and offers to pick the reference
-    const InsarStack read = read_mintpy_stack(path, options);
-    InsarStack s = kept_only(read);
-    Change c = cube_change(std::move(s.cube), path, {});
-    c.unreferenced = !read.referenced && options.reference;
-    if (read.referenced && read.ref_y >= 0) c.reference = {static_cast<int>(read.ref_y), static_cast<int>(read.ref_x)};
-    c.design = std::make_shared<const Design>(sbas_design(s.pairs, nullptr, path), "sbas");
+/// A cube file, or a MintPy stack's kept interferograms with their design,
+/// opened as the CLI opens them (open_inputs: MintPy's rules as `options`
+/// say, the coherence weights, the velocity formulation).
+Change read_cube_file(const std::string& path, InputOptions options) {
+  if (is_stack(path, "sbas")) {
+    options.stack.unreferenced_if_none = true;  // the window says so and offers to pick the reference
+    auto in = std::make_shared<Inputs>(open_inputs(path, DesignSpec{"sbas", "", ""}, "", options));
+    Array weights;
+    Array cube = in->rows(0, in->cube->shape()[1], in->weights ? &weights : nullptr);
+    Change c = cube_change(std::move(cube), path, in->cube->geo());
+    if (in->weights) {
+      c.weights = std::make_shared<const Array>(std::move(weights));
+      c.weights_name = QObject::tr("coherence (%1 weights)").arg(QString::fromStdString(options.stack.weight));
+      c.masks = analyze_masks(*c.cube, c.weights.get());
+    }
+    c.drop_weights = !in->weights;
+    c.unreferenced = !in->stack->referenced && options.stack.reference;
+    if (in->stack->referenced && in->stack->ref_y >= 0) c.reference = {static_cast<int>(in->stack->ref_y), static_cast<int>(in->stack->ref_x)};
+    c.design = std::make_shared<const Design>(in->x_design());
+    c.solve_design = std::make_shared<const Design>(in->design);
     c.design_name = QObject::tr("sbas from %1").arg(QFileInfo(QString::fromStdString(path)).fileName());
-    c.pairs = s.pairs;
+    c.pairs = in->pairs;
+    c.inputs = std::move(in);
+    c.input_options = options;
     return c;
   }
-  GeoReference geo;
-  Array cube = read_cube(path, &geo);
-  return cube_change(std::move(cube), path, std::move(geo));
+  auto reader = open_cube(path);
+  Array cube = reader->rows(0, reader->shape()[1]);
+  return cube_change(std::move(cube), path, reader->geo());
 }
 
 /// A design for a cube of n rows (0: no cube yet).
@@ -207,11 +219,17 @@ void Document::apply(Change c) {
     geo_ = std::move(c.geo);
     unreferenced_ = c.unreferenced;
     reference_ = c.reference;
+    inputs_ = std::move(c.inputs);
     result_.reset();
     if (c.drop_weights || (weights_ && weights_->shape() != cube_->shape())) weights_.reset();
   }
   if (c.masks) masks_ = std::move(c.masks);
+  if (c.input_options) {
+    input_options_ = *c.input_options;
+    input_options_.stack.unreferenced_if_none = false;
+  }
   if (c.design) {
+    solve_design_ = c.solve_design ? std::move(c.solve_design) : c.design;
     design_ = std::move(c.design);
     design_name_ = c.design_name;
     pairs_ = std::move(c.pairs);
@@ -242,21 +260,30 @@ void Document::openDemo(const QString& name, int size) {
 void Document::openCube(const QString& path) {
   cancel();
   const std::string p = path.toStdString();
-  stack_options_ = {};
-  load("read cube", [p] { return read_cube_file(p); });
+  input_options_.stack.ref_y = input_options_.stack.ref_x = -1;  // another stack's pixel means nothing here
+  const InputOptions options = input_options_;
+  load("read cube", [p, options] { return read_cube_file(p, options); });
+}
+
+void Document::setInputOptions(const InputOptions& options) {
+  if (!isStack()) {
+    input_options_ = options;  // for the next stack
+    return;
+  }
+  cancel();
+  const std::string p = cube_name_.toStdString();
+  load("read cube", [p, options] { return read_cube_file(p, options); });  // the options hold once it is read
 }
 
 bool Document::isStack() const { return stack_support() && is_stack_path(cube_name_.toStdString()) && QFileInfo(cube_name_).isFile(); }
 
 void Document::setReference(int row, int col) {
   if (!isStack()) return fail(tr("Only a MintPy stack's interferograms are referenced to a pixel."));
-  cancel();
-  StackOptions options = stack_options_;
-  options.ref_y = row;
-  options.ref_x = col;
-  const std::string p = cube_name_.toStdString();
-  load("read cube", [p, options] { return read_cube_file(p, options); });
-  stack_options_ = options;  // a failed read leaves the data and says why; the next read tries it again
+  InputOptions options = input_options_;
+  options.stack.reference = true;
+  options.stack.ref_y = row;
+  options.stack.ref_x = col;
+  setInputOptions(options);  // a failed read leaves the data and says why; the next read tries it again
 }
 
 std::vector<std::string> Document::dates() const {
@@ -332,11 +359,13 @@ void Document::openAny(const QString& path) {
 
 void Document::openFiles(const QString& cube, const QString& design, const QString& weights) {
   const std::string c = cube.toStdString(), d = design.toStdString(), w = weights.toStdString();
-  load("read files", [c, d, w] {
-    Change ch = read_cube_file(c);
+  const InputOptions options = input_options_;
+  load("read files", [c, d, w, options] {
+    Change ch = read_cube_file(c, options);
     if (!d.empty()) {
       Change dc = design_change(read_array(d), d, ch.cube->dim(0));
       ch.design = std::move(dc.design);
+      ch.solve_design.reset();
       ch.design_name = dc.design_name;
       ch.pairs.clear();  // a stack's pairs are not this design's
     }
@@ -356,7 +385,14 @@ void Document::solve() {
   resolve_.stop();
   pending_options_ = options_;
   pending_use_weights_ = use_weights_;
-  pending_ = worker_->solve(cube_, design_, use_weights_ ? weights_ : nullptr, options_);
+  // A stack's solve as the CLI's: from velocities to the time series, and
+  // the reference pixel what it is by definition.
+  const auto in = inputs_;
+  const bool velocity = solve_design_ != design_;
+  pending_ = worker_->solve(cube_, solve_design_, use_weights_ ? weights_ : nullptr, options_, [in, velocity](SolveResult& r) {
+    if (in && velocity) in->to_series(r.x);
+    if (in) in->mark_reference(0, r);
+  });
   emit solveStarted();
 }
 

@@ -13,6 +13,7 @@
 #include <cubesolve/data/designs.hpp>
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/raster.hpp>
+#include <cubesolve/workflow/inputs.hpp>
 
 #include <QObject>
 #include <QString>
@@ -60,7 +61,15 @@ public:
   std::pair<int, int> reference() const { return reference_; }
   /// Reads the stack again referenced at (row, col); loaded() follows.
   void setReference(int row, int col);
-  const StackOptions& stackOptions() const { return stack_options_; }
+  /// How a MintPy stack is read (MintPy's rules, weights, formulation), as
+  /// the CLI's options say it.
+  const InputOptions& inputOptions() const { return input_options_; }
+  const StackOptions& stackOptions() const { return input_options_.stack; }
+  /// Reads the open stack again with `options` (kept for the next stack
+  /// otherwise); loaded() follows.
+  void setInputOptions(const InputOptions& options);
+  /// What the open MintPy stack says about itself (null for other cubes).
+  std::shared_ptr<const StackInfo> stack() const { return inputs_ ? inputs_->stack : nullptr; }
   const QString& cubeName() const { return cube_name_; }
   const QString& designName() const { return design_name_; }
   const QString& weightsName() const { return weights_name_; }
@@ -155,6 +164,9 @@ public:
     GeoReference geo;
     QString cube_name;
     std::shared_ptr<const Design> design;
+    std::shared_ptr<const Design> solve_design;  // the design solved, where not `design` (the velocity formulation)
+    std::shared_ptr<const Inputs> inputs;        // a MintPy stack as opened
+    std::optional<InputOptions> input_options;   // and how
     QString design_name;
     std::vector<DatePair> pairs;  // the design's date pairs, where it has them
     bool unreferenced = false;    // a MintPy stack read without a reference (it has none)
@@ -183,7 +195,9 @@ private:
   SolveOptions options_, result_options_, pending_options_;
   QString cube_name_, design_name_, weights_name_;
   std::vector<DatePair> pairs_;
-  StackOptions stack_options_;
+  InputOptions input_options_;
+  std::shared_ptr<const Inputs> inputs_;      // the open MintPy stack, as opened
+  std::shared_ptr<const Design> solve_design_;  // design_ but with the velocity formulation
   bool unreferenced_ = false;
   std::pair<int, int> reference_{-1, -1};
   bool use_weights_ = true, result_use_weights_ = true, pending_use_weights_ = true, auto_solve_ = true;

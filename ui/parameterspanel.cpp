@@ -20,6 +20,8 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <utility>
+
 #include <cmath>
 
 namespace cubesolve::ui {
@@ -81,6 +83,7 @@ ParametersPanel::ParametersPanel(Document* doc, QWidget* parent) : QWidget(paren
   (new QVBoxLayout(data_box))->addWidget(data_);
   pl->addWidget(data_box);
   pl->addWidget(buildParameters());
+  pl->addWidget(buildStack());
   pl->addStretch(1);
 
   connect(rcond_, &QLineEdit::textEdited, this, &ParametersPanel::edited);
@@ -93,6 +96,7 @@ ParametersPanel::ParametersPanel(Document* doc, QWidget* parent) : QWidget(paren
   connect(device_, &QComboBox::currentIndexChanged, this, &ParametersPanel::edited);
   connect(doc_, &Document::parametersChanged, this, &ParametersPanel::showParameters);
   connect(doc_, &Document::loaded, this, &ParametersPanel::onLoaded);
+  connect(doc_, &Document::failed, this, &ParametersPanel::showStack);  // what holds after a read that failed
   for (auto signal : {&Document::solved, &Document::solveStarted, &Document::solveCancelled})
     connect(doc_, signal, this, &ParametersPanel::showParameters);
   showParameters();
@@ -152,6 +156,76 @@ QGroupBox* ParametersPanel::buildParameters() {
   form->addRow(stale_);
   connect(solve, &QPushButton::clicked, doc_, &Document::solve);
   return params;
+}
+
+QGroupBox* ParametersPanel::buildStack() {
+  stack_ = new QGroupBox(tr("MintPy stack"));
+  stack_->setObjectName("stack-options");
+  auto* form = new QFormLayout(stack_);
+  formulation_ = new QComboBox;
+  formulation_->setObjectName("formulation");
+  formulation_->addItem(tr("phase"), "phase");
+  formulation_->addItem(tr("velocity"), "velocity");
+  formulation_->setToolTip(tr("Minimum-norm phase, or minimum-norm velocity between dates (MintPy's default); "
+                              "the time series either way (--formulation)"));
+  form->addRow(tr("Formulation"), formulation_);
+  weight_ = new QComboBox;
+  weight_->setObjectName("weight-func");
+  for (const auto& [label, value] : {std::pair{tr("none"), "no"}, std::pair{tr("inverse variance"), "var"},
+                                     std::pair{tr("Fisher information"), "fim"}, std::pair{tr("coherence"), "coh"}})
+    weight_->addItem(label, value);
+  weight_->setToolTip(tr("Weights of the interferograms from their coherence, as MintPy's (--weight-func)"));
+  form->addRow(tr("Weights"), weight_);
+  looks_ = new QDoubleSpinBox;
+  looks_->setObjectName("looks");
+  looks_->setRange(0, 1e6);
+  looks_->setDecimals(1);
+  looks_->setSpecialValueText(tr("the file's"));
+  looks_->setToolTip(tr("Independent looks for the variance and Fisher weights; 0: the file's NCORRLOOKS (--looks)"));
+  form->addRow(tr("Looks"), looks_);
+  mask_ = new QComboBox;
+  mask_->setObjectName("mask-dataset");
+  mask_->addItem(tr("none"), "");
+  mask_->addItem(tr("connected components"), "connectComponent");
+  mask_->addItem(tr("coherence"), "coherence");
+  mask_->setToolTip(tr("Leave out per pixel the interferograms that this dataset marks (--mask-dataset)"));
+  form->addRow(tr("Mask"), mask_);
+  mask_threshold_ = new QDoubleSpinBox;
+  mask_threshold_->setObjectName("mask-threshold");
+  mask_threshold_->setRange(0, 1);
+  mask_threshold_->setDecimals(3);
+  mask_threshold_->setSingleStep(0.05);
+  mask_threshold_->setToolTip(tr("With the coherence mask: coherence below this leaves the interferogram out (--mask-threshold)"));
+  form->addRow(tr("Mask threshold"), mask_threshold_);
+  for (QComboBox* c : {formulation_, weight_, mask_}) connect(c, &QComboBox::currentIndexChanged, this, &ParametersPanel::stackEdited);
+  for (QDoubleSpinBox* d : {looks_, mask_threshold_}) {
+    d->setKeyboardTracking(false);  // a stack is read again: once the number is typed
+    connect(d, &QDoubleSpinBox::valueChanged, this, &ParametersPanel::stackEdited);
+  }
+  showStack();
+  return stack_;
+}
+
+void ParametersPanel::stackEdited() {
+  InputOptions o = doc_->inputOptions();
+  o.velocity = formulation_->currentData().toString() == "velocity";
+  o.stack.weight = weight_->currentData().toString().toStdString();
+  o.stack.looks = looks_->value() >= 1 ? looks_->value() : 0;
+  o.stack.mask = mask_->currentData().toString().toStdString();
+  o.stack.mask_threshold = mask_threshold_->value();
+  doc_->setInputOptions(o);
+}
+
+void ParametersPanel::showStack() {
+  const InputOptions& o = doc_->inputOptions();
+  const QSignalBlocker b1(formulation_), b2(weight_), b3(looks_), b4(mask_), b5(mask_threshold_);
+  formulation_->setCurrentIndex(o.velocity ? 1 : 0);
+  weight_->setCurrentIndex(std::max(0, weight_->findData(QString::fromStdString(o.stack.weight))));
+  looks_->setValue(o.stack.looks);
+  mask_->setCurrentIndex(std::max(0, mask_->findData(QString::fromStdString(o.stack.mask))));
+  mask_threshold_->setValue(o.stack.mask_threshold);
+  mask_threshold_->setEnabled(o.stack.mask == "coherence");
+  stack_->setVisible(doc_->isStack());
 }
 
 void ParametersPanel::edited() {
@@ -236,6 +310,7 @@ void ParametersPanel::onLoaded() {
   if (!notice_.isEmpty() && doc_->design()) emit message(notice_, 15000);
   use_weights_->setEnabled(doc_->weights() != nullptr);
   showParameters();
+  showStack();
   updateData();
 }
 

@@ -11,6 +11,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QGroupBox;
 class QLabel;
 class QLineEdit;
@@ -36,6 +37,10 @@ signals:
 
 private:
   QGroupBox* buildParameters();
+  /// A MintPy stack's reading: formulation, weights, looks, mask (the CLI's options).
+  QGroupBox* buildStack();
+  void stackEdited();
+  void showStack();
   void showParameters();
   void edited();
   void onLoaded();
@@ -52,6 +57,12 @@ private:
   NumberSpinBox* ridge_ = nullptr;
   QCheckBox* use_weights_ = nullptr;
   QCheckBox* auto_solve_ = nullptr;
+  QGroupBox* stack_ = nullptr;
+  QComboBox* formulation_ = nullptr;
+  QComboBox* weight_ = nullptr;
+  QDoubleSpinBox* looks_ = nullptr;
+  QComboBox* mask_ = nullptr;
+  QDoubleSpinBox* mask_threshold_ = nullptr;
 };
 
 }  // namespace cubesolve::ui

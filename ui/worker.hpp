@@ -28,9 +28,10 @@ public:
   explicit Worker(QObject* parent = nullptr);
   ~Worker() override;
 
-  /// Queues a solve and returns its id.
-  int solve(std::shared_ptr<const Array> cube, std::shared_ptr<const Design> design,
-            std::shared_ptr<const Array> weights, const SolveOptions& options);
+  /// Queues a solve and returns its id; `finish` (where given) completes the
+  /// result on the worker thread.
+  int solve(std::shared_ptr<const Array> cube, std::shared_ptr<const Design> design, std::shared_ptr<const Array> weights,
+            const SolveOptions& options, std::function<void(SolveResult&)> finish = {});
   void cancel();
   bool busy() const { return running_.load() > 0; }
 

@@ -682,6 +682,67 @@ private slots:
 
 #ifdef CUBESOLVE_TEST_HDF5
   // A MintPy stack is referenced at the pixel picked on the map.
+  // A MintPy stack is opened as the CLI opens it: its options (weights from
+  // the coherence, the velocity formulation) offered in the panel, and the
+  // result the CLI's, the reference pixel included.
+  void stackSolvedAsTheCli() {
+    const hsize_t N = 6, H = 5, W = 7, P = H * W;
+    const char* pairs[6][2] = {{"20200101", "20200113"}, {"20200101", "20200125"}, {"20200113", "20200125"},
+                               {"20200113", "20200206"}, {"20200125", "20200206"}, {"20200125", "20200218"}};
+    std::string dates;
+    for (auto& p : pairs) dates += std::string(p[0]) + p[1];
+    std::vector<float> phase(N * P), coherence(N * P);
+    for (std::size_t i = 0; i < phase.size(); ++i) {
+      phase[i] = 1.0f + static_cast<float>((i * 7) % 13) * 0.25f;
+      coherence[i] = 0.3f + static_cast<float>((i * 5) % 11) * 0.06f;
+    }
+    phase[3 * P + 12] = 0.0f;  // not unwrapped there
+    const std::vector<unsigned char> keep(N, 1);
+    testing::StackExtras extras;
+    extras.coherence = coherence.data();
+    extras.attributes = {{"REF_Y", "1"}, {"REF_X", "2"}, {"WAVELENGTH", "0.05546576"}};
+    const std::string path = dir_.filePath("options.h5").toStdString();
+    testing::write_stack(path, N, H, W, phase.data(), &dates, keep.data(), extras);
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(path)); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(w.findChild<QWidget*>("stack-options")->isVisible());
+    QVERIFY(w.document().reference() == std::make_pair(1, 2));
+    QCOMPARE(w.result()->status.data<std::uint8_t>()[1 * W + 2], std::uint8_t(PixelStatus::Reference));
+    // Weights that cannot be made (no looks in the file) leave the data and say why.
+    const QString why = failure(w, [&] { w.findChild<QComboBox*>("weight-func")->setCurrentIndex(3); });
+    QVERIFY2(why.contains("options.h5") && why.contains("looks"), qPrintable(why));
+    QCOMPARE(w.document().inputOptions().stack.weight, std::string("no"));
+    QCOMPARE(w.findChild<QComboBox*>("weight-func")->currentData().toString(), QString("no"));
+    QVERIFY(w.result() && !w.document().weights());
+    QVERIFY(loads(w, [&] { w.findChild<QDoubleSpinBox*>("looks")->setValue(4); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(loads(w, [&] { w.findChild<QComboBox*>("weight-func")->setCurrentIndex(3); }));  // coherence
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.document().inputOptions().stack.weight, std::string("coh"));
+    QVERIFY(w.document().weights() != nullptr);
+    QVERIFY(loads(w, [&] { w.findChild<QComboBox*>("formulation")->setCurrentIndex(1); }));  // velocity
+    QVERIFY(waitSolved(w));
+    QVERIFY(w.document().inputOptions().velocity);
+    QCOMPARE(w.design()->cols(), std::size_t{4});
+    const QString x_gui = dir_.filePath("stack_gui.npy"), x_cli = dir_.filePath("stack_cli.npy");
+    QCOMPARE(exports(w, [&] { w.exportSolution(x_gui); }).size(), 6);
+    QProcess cli;
+    cli.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(path), "sbas", "-o", x_cli, "--diag", dir_.filePath("stack_cli"),
+                              "--weight-func", "coh", "--looks", "4", "--formulation", "velocity"});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    for (const char* part : {"", "_nvalid", "_rank", "_status"}) {
+      const Array a = read_npy(dir_.filePath(QString("stack_gui%1.npy").arg(part)).toStdString());
+      const Array b = read_npy(dir_.filePath(QString("stack_cli%1.npy").arg(part)).toStdString());
+      QVERIFY(a.shape() == b.shape());
+      for (std::size_t i = 0; i < a.size(); ++i)
+        QVERIFY2(a.value(i) == b.value(i) || (std::isnan(a.value(i)) && std::isnan(b.value(i))),
+                 qPrintable(QString("%1[%2]: %3 vs %4").arg(part).arg(i).arg(a.value(i)).arg(b.value(i))));
+    }
+  }
+
   void referencePixelPicked() {
     const hsize_t N = 6, H = 5, W = 7, P = H * W;
     const char* pairs[6][2] = {{"20200101", "20200113"}, {"20200101", "20200125"}, {"20200113", "20200125"},

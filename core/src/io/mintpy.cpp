@@ -343,6 +343,7 @@ public:
     info.dates.erase(std::unique(info.dates.begin(), info.dates.end()), info.dates.end());
     info.ref_y = ref_y_;
     info.ref_x = ref_x_;
+    info.referenced = referenced();
     info.interferograms = bands_.size();
     Handle bperp(open("bperp"), H5Dclose);
     const std::size_t N = dims_of(phase_.id)[0];

@@ -40,6 +40,7 @@ Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std:
       }
     }
     in.stack = info;
+    in.pairs = pairs;
     if (options.velocity) {
       in.series = in.design;
       in.design = Design(sbas_velocity_design(pairs, &in.intervals, cube), "sbas (velocity)");

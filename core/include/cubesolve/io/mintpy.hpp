@@ -79,6 +79,7 @@ struct StackInfo {
   std::vector<float> pair_bperp;   // per kept interferogram (empty without a 'bperp' dataset)
   std::vector<float> bperp;        // per date, as MintPy estimates it from pair_bperp (zeros without)
   long ref_y = -1, ref_x = -1;     // the reference pixel used; -1 when none
+  bool referenced = false;         // whether the interferograms were referenced (at ref_y/ref_x, or by refPhase)
   std::size_t interferograms = 0;  // kept
   /// An attribute's text, or `fallback`.
   std::string attribute(const std::string& name, const std::string& fallback = "") const;

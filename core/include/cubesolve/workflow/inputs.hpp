@@ -37,6 +37,8 @@ struct Inputs {
   std::optional<double> nodata;
   /// What a MintPy stack says about itself (null for other cubes).
   std::shared_ptr<const StackInfo> stack;
+  /// A MintPy stack's kept interferograms' date pairs (the rows of its design).
+  std::vector<DatePair> pairs;
   /// With the velocity formulation: the design solved is the velocity
   /// design, `intervals` the dates' intervals in years, `series` the design
   /// of the time series x is given as (for the model and the residuals).
