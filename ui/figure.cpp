@@ -58,7 +58,12 @@ void paint_legend(QPainter& p, const QRect& rect, const MapStyle& style, const E
   }
   const double lo = style.scale.lo, hi = style.scale.hi > lo ? style.scale.hi : lo + 1;
   constexpr int kBar = 18, kTriangle = 12;
-  const int top = rect.top() + 10 + kTriangle;
+  const int unit_height = style.unit.isEmpty() ? 0 : 20;
+  if (unit_height) {
+    p.setPen(text);
+    p.drawText(QRect(x0, rect.top() + 4, right - x0, 16), Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(style.unit, Qt::ElideRight, right - x0));
+  }
+  const int top = rect.top() + 10 + kTriangle + unit_height;
   const int bottom = rect.bottom() - 10 - kTriangle - (extent.nan ? 26 : 0);
   if (bottom - top < 20) {
     p.restore();

@@ -27,6 +27,8 @@ struct MapStyle {
   bool integers = false;
   /// Above the map: what it shows (file, channel or date, units).
   QString title;
+  /// The values' unit (mm, mm/yr, rad), above the colour bar; empty: none.
+  QString unit;
 };
 
 /// What a map's values hold beyond its scale: values below or above the

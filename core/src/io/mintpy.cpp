@@ -123,6 +123,19 @@ std::string StackInfo::attribute(const std::string& name, const std::string& fal
 
 bool is_stack_path(const std::string& path) { return has_extension(path, ".h5") || has_extension(path, ".he5"); }
 
+double phase_unit_scale(const StackInfo& stack, const std::string& unit, const std::string& path) {
+  if (unit == "radian") return 1.0;
+  const double per_metre = unit == "m" ? 1.0 : unit == "cm" ? 100.0 : unit == "mm" ? 1000.0 : 0.0;
+  if (per_metre == 0.0) throw InputError("unit: expected radian, mm, cm or m, found '" + unit + "'");
+  const std::string text = stack.attribute("WAVELENGTH");
+  char* end = nullptr;
+  const double wavelength = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+  if (text.empty() || end == text.c_str() || !(wavelength > 0) || !std::isfinite(wavelength))
+    throw InputError(path + ": expected the stack's WAVELENGTH attribute (metres) for a displacement in " + unit + ", found " +
+                     (text.empty() ? std::string("none") : "'" + text + "'") + " (use the unit radian instead)");
+  return -wavelength / (4 * M_PI) * per_metre;
+}
+
 #ifndef CUBESOLVE_HAS_HDF5
 
 bool stack_support() { return false; }

@@ -95,10 +95,7 @@ void ResultPaths::check(const std::vector<std::string>& inputs) const {
       if (!stack)
         throw InputError(path + ": expected a MintPy stack (ifgramStack.h5 with the design sbas) as the cube of an "
                                 "output in MintPy's layout (.h5), found another cube");
-      if (unit != "m" && unit != "radian") throw InputError("unit: expected m or radian, found '" + unit + "'");
-      if (unit == "m" && stack->attribute("WAVELENGTH").empty())
-        throw InputError(path + ": expected the stack's WAVELENGTH attribute for a time series in metres, found none "
-                                "(write the time series in radians instead)");
+      phase_unit_scale(*stack, unit, path);  // a unit it can be written in
     } else if (!has_extension(path, ".npy") && !(raster_support() && is_geotiff_path(path)))
       throw InputError(path + ": expected the " + part_name(part) + " output to end in .npy" +
                        (raster_support() ? " or .tif" : "") + ", found another extension");
@@ -133,7 +130,7 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
                        (is_geotiff_path(path) ? "GeoTIFF" : "MintPy HDF5 file"));
     const std::string temp = attach_to ? attach_to->at(k) : out_.add_external(path);
     if (is_mintpy_part(part, paths)) {
-      const double scale = paths.unit == "m" ? -std::stod(paths.stack->attribute("WAVELENGTH")) / (4 * M_PI) : 1.0;
+      const double scale = phase_unit_scale(*paths.stack, paths.unit, path);
       const MintPyPart mp = part == ResultPart::X                   ? MintPyPart::TimeSeries
                             : part == ResultPart::TemporalCoherence ? MintPyPart::TemporalCoherence
                                                                     : MintPyPart::NumInvIfgram;

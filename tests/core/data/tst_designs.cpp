@@ -343,6 +343,22 @@ private slots:
         QVERIFY(series[(j + 1) * P + p] == static_cast<float>(x64.value(j * P + p) * to_m) ||
                 (std::isnan(series[(j + 1) * P + p]) && std::isnan(x64.value(j * P + p))));
     }
+    // In millimetres: UNIT mm, the same series times 1000; a unit it has no name for is refused.
+    QVERIFY(QDir(dir_.path()).mkpath("mintpy_mm"));
+    QProcess mm;
+    mm.start(CUBESOLVE_CLI, {"solve", dir_.filePath("rules.h5"), "sbas", "-o", dir_.filePath("mintpy_mm/timeseries.h5"),
+                             "--formulation", "velocity", "--weight-func", "var", "--dtype", "float64", "--unit", "mm"});
+    QVERIFY(mm.waitForFinished(60000));
+    QVERIFY2(mm.exitCode() == 0, mm.readAllStandardError().constData());
+    QCOMPARE(testing::read_attribute(file("mintpy_mm/timeseries.h5"), "UNIT"), std::string("mm"));
+    const std::vector<float> series_mm = testing::read_floats(file("mintpy_mm/timeseries.h5"), "timeseries");
+    for (std::size_t i = 0; i < series.size(); ++i)
+      QVERIFY(std::fabs(series_mm[i] - 1000.0 * series[i]) <= 1e-6 * std::fabs(series_mm[i]) || (std::isnan(series[i]) && std::isnan(series_mm[i])));
+    QProcess feet;
+    feet.start(CUBESOLVE_CLI, {"solve", dir_.filePath("rules.h5"), "sbas", "-o", dir_.filePath("mintpy_mm/ts2.h5"), "--unit", "ft"});
+    QVERIFY(feet.waitForFinished(60000));
+    QCOMPARE(feet.exitCode(), 2);
+    QVERIFY(QString(feet.readAllStandardError()).contains("expected radian, mm, cm or m, found 'ft'"));
     const std::vector<float> tcoh = testing::read_floats(file("mintpy/temporalCoherence.h5"), "temporalCoherence");
     const std::vector<float> num = testing::read_floats(file("mintpy/numInvIfgram.h5"), "mask");
     QCOMPARE(testing::read_attribute(file("mintpy/temporalCoherence.h5"), "FILE_TYPE"), std::string("temporalCoherence"));

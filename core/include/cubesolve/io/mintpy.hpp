@@ -85,6 +85,13 @@ struct StackInfo {
   std::string attribute(const std::string& name, const std::string& fallback = "") const;
 };
 
+/// The factor from a stack's unwrapped phase (radians) to `unit`: 1 for
+/// "radian"; for "m", "cm" and "mm" the line-of-sight displacement by
+/// MintPy's sign, -WAVELENGTH/(4 pi) times the unit's count per metre.
+/// Throws InputError for another unit, or (naming `path`) for a stack
+/// without a usable WAVELENGTH.
+double phase_unit_scale(const StackInfo& stack, const std::string& unit, const std::string& path);
+
 /// The kept interferograms of a MintPy stack as `options` say, read a block
 /// of rows at a time (HDF5 hyperslabs); `pairs` receives their date pairs,
 /// `weights` (with a weight function) a reader of their weights, `info` what
