@@ -145,7 +145,7 @@ void ChartView::drawBars() {
   update();
 }
 
-void ChartView::setSeries(const std::vector<Series>& series, const QString& title) {
+void ChartView::setSeries(const std::vector<Series>& series, const QString& title, const QString& yTitle) {
   chart_->ClearPlots();
   bars_.clear();
   selected_ = -1;
@@ -197,7 +197,7 @@ void ChartView::setSeries(const std::vector<Series>& series, const QString& titl
   auto* left = chart_->GetAxis(vtkAxis::LEFT);
   left->SetCustomTickPositions(nullptr, nullptr);
   left->SetBehavior(vtkAxis::AUTO);
-  left->SetTitle("value");
+  left->SetTitle(yTitle.toStdString());
   chart_->SetShowLegend(true);
   placeLegend();
   chart_->SetTitle(title.toStdString());

@@ -33,7 +33,7 @@ public:
   /// Points (observed values) and the fitted line of each series against
   /// the observation index; the first series' missing rows are drawn at the
   /// fitted value as crosses.
-  void setSeries(const std::vector<Series>& series, const QString& title);
+  void setSeries(const std::vector<Series>& series, const QString& title, const QString& yTitle = "value");
   void clear();
 
   /// One pixel's time series: its values at the chart's times, which of

@@ -184,6 +184,39 @@ bool Document::stale() const {
                      !parameter_error_.isEmpty());
 }
 
+void Document::setUnit(const QString& unit) {
+  if (unit == unit_) return;
+  if (unit != "radian") {
+    try {
+      StackInfo probe;
+      probe.attributes = {{"WAVELENGTH", "0.05"}};
+      phase_unit_scale(probe, unit.toStdString(), "");  // a unit of ours
+    } catch (const std::exception& e) {
+      return fail(QString::fromUtf8(e.what()));
+    }
+  }
+  unit_ = unit;
+  emit unitChanged();
+}
+
+bool Document::hasWavelength() const {
+  if (!stack()) return false;
+  try {
+    phase_unit_scale(*stack(), "m", "");
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+double Document::unitScale() const { return stack() && hasWavelength() ? phase_unit_scale(*stack(), unit_.toStdString(), "") : 1.0; }
+
+QString Document::unitLabel() const {
+  if (!stack()) return {};
+  if (unit_ == "radian" || !hasWavelength()) return "rad";
+  return unit_;
+}
+
 bool Document::onCube(int row, int col) const {
   return cube_ && row >= 0 && col >= 0 && static_cast<std::size_t>(row) < cube_->dim(1) && static_cast<std::size_t>(col) < cube_->dim(2);
 }

@@ -68,6 +68,18 @@ public:
   /// Reads the open stack again with `options` (kept for the next stack
   /// otherwise); loaded() follows.
   void setInputOptions(const InputOptions& options);
+  /// The unit a stack's phase is shown in: "radian", or the line-of-sight
+  /// displacement in "mm", "cm" or "m" (MintPy's sign) where the stack has
+  /// its WAVELENGTH; unitChanged() follows a change.
+  const QString& unit() const { return unit_; }
+  void setUnit(const QString& unit);
+  /// Whether the open stack can be shown as a displacement (it has WAVELENGTH).
+  bool hasWavelength() const;
+  /// The factor from the cube's values (and x's) to what is shown (1 where
+  /// the cube has no unit of ours).
+  double unitScale() const;
+  /// The name of what is shown: "mm", "cm", "m", "rad", or "" (the cube's own units).
+  QString unitLabel() const;
   /// What the open MintPy stack says about itself (null for other cubes).
   std::shared_ptr<const StackInfo> stack() const { return inputs_ ? inputs_->stack : nullptr; }
   const QString& cubeName() const { return cube_name_; }
@@ -148,6 +160,7 @@ signals:
   void loaded();
   void parametersChanged();
   void selectionChanged();
+  void unitChanged();
   void solveStarted();
   void progress(double fraction);
   void solved();
@@ -202,6 +215,7 @@ private:
   std::pair<int, int> reference_{-1, -1};
   bool use_weights_ = true, result_use_weights_ = true, pending_use_weights_ = true, auto_solve_ = true;
   QString parameter_error_;
+  QString unit_ = "mm";
   QTimer resolve_;
   std::pair<int, int> selected_{-1, -1};
   std::vector<std::pair<int, int>> pins_;

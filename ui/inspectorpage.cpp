@@ -43,8 +43,15 @@ InspectorPage::InspectorPage(Document* doc, QWidget* parent) : QWidget(parent), 
   layout->addLayout(side);
   connect(pin, &QPushButton::clicked, doc_, &Document::pin);
   connect(unpin_, &QPushButton::clicked, this, [this] { doc_->setPins({}); });
-  for (auto signal : {&Document::loaded, &Document::solved, &Document::selectionChanged}) connect(doc_, signal, this, &InspectorPage::update);
+  for (auto signal : {&Document::loaded, &Document::solved, &Document::selectionChanged, &Document::unitChanged})
+    connect(doc_, signal, this, &InspectorPage::update);
   update();
+}
+
+QString InspectorPage::valueTitle(const QString& what) const {
+  const QString unit = doc_->unitLabel();
+  if (unit.isEmpty()) return tr("%1 (cube units)").arg(what);
+  return unit == "rad" ? tr("phase (rad)") : tr("LOS %1 (%2)").arg(what, unit);
 }
 
 QString InspectorPage::text() const { return text_->toPlainText(); }
@@ -64,6 +71,9 @@ ChartView::Series InspectorPage::pixelSeries(int row, int col) const {
   const auto design = doc_->design();
   if (result && design && result->x.dim(0) == design->cols()) s.fitted = pixel_model(*design, result->x, p);
   s.label = QString("(%1, %2)").arg(row).arg(col);
+  const double k = doc_->unitScale();  // in the unit shown
+  for (auto* v : {&s.observed, &s.fitted})
+    for (double& e : *v) e *= k;
   return s;
 }
 
@@ -91,7 +101,8 @@ void InspectorPage::update() {
                 .arg(result->rank.value(p))
                 .arg(status_name(static_cast<PixelStatus>(result->status.data<std::uint8_t>()[p])))
                 .arg(fmt(result->rss.value(p)));
-    for (std::size_t j = 0; j < x_.size(); ++j) text += QString("  x[%1] = %2\n").arg(j).arg(fmt(x_[j]));
+    const QString unit = doc_->unitLabel().isEmpty() ? QString() : " " + doc_->unitLabel();
+    for (std::size_t j = 0; j < x_.size(); ++j) text += QString("  x[%1] = %2%3\n").arg(j).arg(fmt(x_[j] * doc_->unitScale())).arg(unit);
   } else {
     text += tr("(not solved yet)\n");
   }
@@ -109,7 +120,7 @@ void InspectorPage::update() {
   }
   text += showTimeSeries(row, col, series[0]);
   text_->setPlainText(text);
-  chart_->setSeries(series, tr("pixel (%1, %2): observations (× missing) and fit").arg(row).arg(col));
+  chart_->setSeries(series, tr("pixel (%1, %2): observations (× missing) and fit").arg(row).arg(col), valueTitle(tr("value")));
 }
 
 ChartView::TimeSeries InspectorPage::timeSeries(int row, int col) const {
@@ -128,7 +139,7 @@ ChartView::TimeSeries InspectorPage::timeSeries(int row, int col) const {
   s.values = {0.0};
   s.undetermined = {false};
   for (std::size_t j = 0; j < design->cols(); ++j) {
-    s.values.push_back(result->x.value(j * P + p));
+    s.values.push_back(result->x.value(j * P + p) * doc_->unitScale());
     s.undetermined.push_back(unknown[j]);
   }
   return s;
@@ -159,7 +170,7 @@ QString InspectorPage::showTimeSeries(int row, int col, const ChartView::Series&
     labels << iso_day(dates[i]);
   }
   const auto n_undetermined = std::count(series[0].undetermined.begin(), series[0].undetermined.end(), true);
-  series_->setTimeSeries(t, series, ticks, labels, tr("displacement (cube units)"),
+  series_->setTimeSeries(t, series, ticks, labels, valueTitle(tr("displacement")),
                          n_undetermined ? tr("time series of (%1, %2): %3 dates undetermined (minimum norm)").arg(row).arg(col).arg(n_undetermined)
                                         : tr("time series of (%1, %2)").arg(row).arg(col));
   return n_undetermined ? tr("\n%1 dates undetermined: the network of this pixel does not reach them.\n").arg(n_undetermined) : QString();

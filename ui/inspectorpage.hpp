@@ -31,6 +31,8 @@ public:
 private:
   void update();
   ChartView::Series pixelSeries(int row, int col) const;
+  /// An axis title for values of `what` in the unit shown.
+  QString valueTitle(const QString& what) const;
   /// The time series of `pixel` at (row, col) where the design has dates
   /// (the chart hidden otherwise); what the text adds about it.
   QString showTimeSeries(int row, int col, const ChartView::Series& pixel);

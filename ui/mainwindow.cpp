@@ -243,7 +243,7 @@ void MainWindow::connectDocument() {
 void MainWindow::connectMaps() {
   for (ImageView* v : {gaps_->view(), result_->view()}) {
     connect(v, &ImageView::pixelClicked, doc_, &Document::selectPixel);
-    connect(v, &ImageView::pixelHovered, this, &MainWindow::showHover);
+    connect(v, &ImageView::pixelHovered, this, [this, v](int row, int col, double value) { showHover(row, col, value, v->style().unit); });
     connect(v, &ImageView::pixelMenuRequested, this, &MainWindow::showPixelMenu);
     // The reference pixel, the pins (each its colour) and the selection on every map.
     auto mark = [this, v] {
@@ -298,14 +298,15 @@ void MainWindow::showPixelMenu(int row, int col, const QPoint& global) {
   menu.exec(global);
 }
 
-void MainWindow::showHover(int row, int col, double value) {
+void MainWindow::showHover(int row, int col, double value, const QString& unit) {
   QString where = tr("row %1, column %2").arg(row).arg(col);
   const auto& t = doc_->geo().transform;
   if (t.size() == 6) {  // the pixel's centre in map coordinates
     const double x = t[0] + (col + 0.5) * t[1] + (row + 0.5) * t[2], y = t[3] + (col + 0.5) * t[4] + (row + 0.5) * t[5];
     where += tr(" (x %1, y %2)").arg(x, 0, 'f', 2).arg(y, 0, 'f', 2);
   }
-  statusBar()->showMessage(tr("%1: %2").arg(where, std::isfinite(value) ? QString::number(value, 'g', 6) : QStringLiteral("—")), 3000);
+  const QString shown = std::isfinite(value) ? QString::number(value, 'g', 6) + (unit.isEmpty() ? QString() : " " + unit) : QStringLiteral("—");
+  statusBar()->showMessage(tr("%1: %2").arg(where, shown), 3000);
 }
 
 void MainWindow::addRecent(const QStringList& files) {

@@ -137,7 +137,7 @@ private:
   void onLoaded();
   void onSolved();
   void showSolving(bool on);
-  void showHover(int row, int col, double value);
+  void showHover(int row, int col, double value, const QString& unit);
   void showPixelMenu(int row, int col, const QPoint& global);
   void addRecent(const QStringList& files);
   void rebuildRecentMenu();

@@ -169,6 +169,16 @@ QGroupBox* ParametersPanel::buildStack() {
   formulation_->setToolTip(tr("Minimum-norm phase, or minimum-norm velocity between dates (MintPy's default); "
                               "the time series either way (--formulation)"));
   form->addRow(tr("Formulation"), formulation_);
+  unit_ = new QComboBox;
+  unit_->setObjectName("unit");
+  for (const auto& [label, value] : {std::pair{tr("mm (line of sight)"), "mm"}, std::pair{tr("cm (line of sight)"), "cm"},
+                                     std::pair{tr("m (line of sight)"), "m"}, std::pair{tr("radian (phase)"), "radian"}})
+    unit_->addItem(label, value);
+  unit_->setToolTip(tr("How the phase is shown: line-of-sight displacement from the stack's WAVELENGTH, by MintPy's sign "
+                       "(−λ/4π · phase), or the phase itself (--unit)"));
+  form->addRow(tr("Unit"), unit_);
+  connect(unit_, &QComboBox::currentIndexChanged, this, [this] { doc_->setUnit(unit_->currentData().toString()); });
+  connect(doc_, &Document::unitChanged, this, &ParametersPanel::showStack);
   weight_ = new QComboBox;
   weight_->setObjectName("weight-func");
   for (const auto& [label, value] : {std::pair{tr("none"), "no"}, std::pair{tr("inverse variance"), "var"},
@@ -218,7 +228,11 @@ void ParametersPanel::stackEdited() {
 
 void ParametersPanel::showStack() {
   const InputOptions& o = doc_->inputOptions();
-  const QSignalBlocker b1(formulation_), b2(weight_), b3(looks_), b4(mask_), b5(mask_threshold_);
+  const QSignalBlocker b1(formulation_), b2(weight_), b3(looks_), b4(mask_), b5(mask_threshold_), b6(unit_);
+  const bool wavelength = doc_->hasWavelength();
+  unit_->setCurrentIndex(wavelength ? std::max(0, unit_->findData(doc_->unit())) : unit_->findData("radian"));
+  unit_->setEnabled(wavelength);
+  if (!wavelength) unit_->setToolTip(tr("The stack has no WAVELENGTH attribute: its phase is shown in radians"));
   formulation_->setCurrentIndex(o.velocity ? 1 : 0);
   weight_->setCurrentIndex(std::max(0, weight_->findData(QString::fromStdString(o.stack.weight))));
   looks_->setValue(o.stack.looks);

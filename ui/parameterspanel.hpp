@@ -59,6 +59,7 @@ private:
   QCheckBox* auto_solve_ = nullptr;
   QGroupBox* stack_ = nullptr;
   QComboBox* formulation_ = nullptr;
+  QComboBox* unit_ = nullptr;
   QComboBox* weight_ = nullptr;
   QDoubleSpinBox* looks_ = nullptr;
   QComboBox* mask_ = nullptr;

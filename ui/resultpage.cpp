@@ -43,6 +43,7 @@ struct LayerEntry {
   const char* name;
   const char* tooltip;
   bool is_signed;
+  const char* per;  // the values in the cube's unit (per year: "/yr"), or null (counts, categories)
   bool (*applies)(const Document&);
   std::size_t (*channels)(const Design&);
   LayerMap (*draw)(const LayerInput&, std::size_t channel);
@@ -53,7 +54,7 @@ std::size_t one(const Design&) { return 1; }
 
 const LayerEntry kLayers[] = {
     {Layer::Solution, QT_TRANSLATE_NOOP("ResultPage", "Solution x"), QT_TRANSLATE_NOOP("ResultPage", "The unknowns of each pixel, one channel each"),
-     true, always, [](const Design& d) { return d.cols(); },
+     true, "", always, [](const Design& d) { return d.cols(); },
      [](const LayerInput& in, std::size_t ch) {
        LayerMap m{plane(in.result.x, ch), {}, {}};
        if (!in.dates.empty()) {
@@ -65,7 +66,7 @@ const LayerEntry kLayers[] = {
        return m;
      }},
     {Layer::Model, QT_TRANSLATE_NOOP("ResultPage", "Model A·x (gap-filled)"),
-     QT_TRANSLATE_NOOP("ResultPage", "The fitted value of each observation, missing ones included"), true, always,
+     QT_TRANSLATE_NOOP("ResultPage", "The fitted value of each observation, missing ones included"), true, "", always,
      [](const Design& d) { return d.rows(); },
      [](const LayerInput& in, std::size_t ch) {
        LayerMap m{plane(model_band(in.design, in.result.x, ch)), {}, {}};
@@ -75,19 +76,19 @@ const LayerEntry kLayers[] = {
        return m;
      }},
     {Layer::ResidualRms, QT_TRANSLATE_NOOP("ResultPage", "Residual RMS"),
-     QT_TRANSLATE_NOOP("ResultPage", "The root mean square of each pixel's residuals over its valid observations"), false, always, one,
+     QT_TRANSLATE_NOOP("ResultPage", "The root mean square of each pixel's residuals over its valid observations"), false, "", always, one,
      [](const LayerInput& in, std::size_t) {
        return LayerMap{plane(residual_rms(in.result)), {{}, {}, false, ResultPage::tr("%1 — residual RMS").arg(in.file)}, {}};
      }},
     {Layer::Rank, QT_TRANSLATE_NOOP("ResultPage", "Rank"),
-     QT_TRANSLATE_NOOP("ResultPage", "The numerical rank of each pixel's design on its valid rows"), false, always, one,
+     QT_TRANSLATE_NOOP("ResultPage", "The numerical rank of each pixel's design on its valid rows"), false, nullptr, always, one,
      [](const LayerInput& in, std::size_t) {
        return LayerMap{plane(in.result.rank),
                        {{}, {}, true, ResultPage::tr("%1 — numerical rank of A_V (of %2)").arg(in.file).arg(in.design.cols())},
                        {}};
      }},
     {Layer::Status, QT_TRANSLATE_NOOP("ResultPage", "Status"),
-     QT_TRANSLATE_NOOP("ResultPage", "Why a pixel was solved as it was, or not at all"), false, always, one,
+     QT_TRANSLATE_NOOP("ResultPage", "Why a pixel was solved as it was, or not at all"), false, nullptr, always, one,
      [](const LayerInput& in, std::size_t) {
        LayerMap m{plane(in.result.status), {}, {}};
        m.style.title = ResultPage::tr("%1 — status of each pixel").arg(in.file);
@@ -97,7 +98,7 @@ const LayerEntry kLayers[] = {
        return m;
      }},
     {Layer::Velocity, QT_TRANSLATE_NOOP("ResultPage", "Linear velocity (per year)"),
-     QT_TRANSLATE_NOOP("ResultPage", "The slope of a line fitted to each pixel's time series (designs with dates)"), true,
+     QT_TRANSLATE_NOOP("ResultPage", "The slope of a line fitted to each pixel's time series (designs with dates)"), true, "/yr",
      [](const Document& doc) { return !doc.unknownDates().empty(); }, one,
      [](const LayerInput& in, std::size_t) {
        LayerMap m{plane(linear_rate(in.result.x, years_of(in.dates))), {}, {}};
@@ -118,6 +119,7 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   layer_ = new QComboBox;
   layer_->setObjectName("layer");
   layer_->setToolTip(tr("What the map shows"));
+  layer_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   channel_label_ = new QLabel(tr("Channel"));
   channel_box_ = new QSpinBox;
   channel_box_->setObjectName("channel");
@@ -152,6 +154,7 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
     update();
   });
   connect(doc_, &Document::solved, this, &ResultPage::update);
+  connect(doc_, &Document::unitChanged, this, &ResultPage::update);
 }
 
 QHBoxLayout* ResultPage::buildScaleBar() {
@@ -309,6 +312,12 @@ void ResultPage::update() {
   LayerMap m = e.draw({*result, *design, dates, doc_->pairs(), QFileInfo(doc_->cubeName()).fileName()},
                       static_cast<std::size_t>(channel_slider_->value()));
   channel_date_->setText(m.channel);
+  if (e.per) {  // in the unit shown (a stack's phase as displacement)
+    const double k = doc_->unitScale();
+    if (k != 1.0)
+      for (double& v : m.values) v *= k;
+    if (!doc_->unitLabel().isEmpty()) m.style.unit = doc_->unitLabel() + e.per;
+  }
   m.style.scale = scale(L, m.values);
   if (views_[static_cast<std::size_t>(L)].auto_range) {  // the range in use, shown (and the start of a fixed one)
     const QSignalBlocker b1(range_lo_), b2(range_hi_);

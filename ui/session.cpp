@@ -28,6 +28,9 @@ Session::Session(Document* doc, QObject* parent) : QObject(parent), doc_(doc) {
   o.device_float64 = settings.value("params/device_float64", false).toBool();
   doc_->setAutoSolve(settings.value("params/auto", true).toBool());
   doc_->setOptions(o);
+  const QString unit = settings.value("view/unit", "mm").toString();
+  if (QStringList{"mm", "cm", "m", "radian"}.contains(unit)) doc_->setUnit(unit);
+  connect(doc_, &Document::unitChanged, this, [this] { QSettings().setValue("view/unit", doc_->unit()); });
   connect(doc_, &Document::parametersChanged, this, &Session::saveParameters);
   connect(doc_, &Document::loaded, this, &Session::apply);
   connect(doc_, &Document::failed, this, [this] { pending_.reset(); });  // a session whose files could not be read is not applied to the next ones

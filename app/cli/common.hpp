@@ -4,6 +4,7 @@
 
 #include "args.hpp"
 #include "json.hpp"
+#include "options.hpp"
 
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/progress.hpp>
@@ -52,16 +53,6 @@ private:
   std::chrono::steady_clock::time_point start_;
 };
 
-/// --rcond, --min-valid, --ridge, --threads, --dtype, --memory, --method.
-SolveOptions solve_options(const Args& args);
-/// How the inputs are read: --nodata V; for MintPy stacks --ref-yx Y,X,
-/// --no-ref, --keep-zero, --mask-dataset, --mask-threshold, --weight-func,
-/// --looks. Throws InputError for a stack option on a cube that is no stack.
-InputOptions input_options(const Args& args, bool stack);
-/// The flags and options input_options reads.
-extern const std::set<std::string> kInputFlags, kInputOptions;
-/// `names` with the input flags (or options) added.
-std::set<std::string> with_inputs(std::set<std::string> names, const std::set<std::string>& inputs);
 /// open_inputs for CUBE DESIGN as the command line names them (the first
 /// two positional arguments, --pairs, --times, --weights, the input options).
 Inputs open_command_inputs(const Args& args);

@@ -4,15 +4,23 @@
 #include "imageview.hpp"
 #include "mainwindow.hpp"
 
+#include "options.hpp"
+
 #include <cubesolve/engine/device.hpp>
+#include <cubesolve/error.hpp>
+#include <cubesolve/io/mintpy.hpp>
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QSettings>
 #include <QSurfaceFormat>
+#include <QTemporaryDir>
 #include <QTimer>
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 namespace {
 
@@ -26,15 +34,71 @@ struct Options {
   QCommandLineOption view{"view", "View to show: gaps, groups, result or inspector.", "name", "result"};
   QCommandLineOption pixel{"pixel", "Pixel to inspect once solved (default for --screenshot: the centre).", "row,col"};
   QCommandLineOption pin{"pin", "Pixel to pin for comparison once read (repeatable): marked on every map, its series in the inspector.", "Y,X"};
+  QCommandLineOption unit{"unit", "A MintPy stack's phase shown as line-of-sight displacement in mm (default), cm or m, or as radian.", "UNIT"};
+  QCommandLineOption layer{"layer", "Result layer to show: solution, model, residual-rms, rank, status or velocity.", "NAME"};
+  QCommandLineOption channel{"channel", "Channel of the layer to show: its index, or a date YYYYMMDD of the time series.", "K|YYYYMMDD"};
+  // The CLI's solve and stack options, by its names and rules.
+  std::vector<QCommandLineOption> shared{
+      {"rcond", "Singular values <= RCOND x the largest count as zero (default eps x max(rows, M)).", "RCOND"},
+      {"ridge", "Tikhonov weight lambda >= 0.", "LAMBDA"},
+      {"min-valid", "Pixels with fewer valid observations are flagged, not solved.", "K"},
+      {"ref-yx", "MintPy stack: reference the interferograms at this pixel.", "Y,X"},
+      {"mask-dataset", "MintPy stack: connectComponent or coherence masks interferograms per pixel.", "NAME"},
+      {"mask-threshold", "MintPy stack: coherence below T is masked (with --mask-dataset coherence).", "T"},
+      {"weight-func", "MintPy stack: weights from the coherence: var, fim, coh or no.", "NAME"},
+      {"looks", "MintPy stack: independent looks of the coherence (default: the file's).", "L"},
+      {"formulation", "MintPy stack: phase or velocity (minimum-norm velocity between dates).", "NAME"}};
+  std::vector<QCommandLineOption> shared_flags{{"no-ref", "MintPy stack: read the interferograms unreferenced."},
+                                               {"keep-zero", "MintPy stack: an exact 0 is a value, not 'not unwrapped'."}};
 
   void addTo(QCommandLineParser& parser) const {
     parser.setApplicationDescription("Per-pixel minimum-norm least squares on data cubes with gaps.");
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy; DESIGN may be .csv)", "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel});
+    for (const auto& o : shared) parser.addOption(o);
+    for (const auto& o : shared_flags) parser.addOption(o);
   }
 };
+
+/// The CLI's options as the command line gave them, read by the CLI's rules
+/// into the document (InputError with the CLI's message when one is wrong).
+void applySharedOptions(const QCommandLineParser& parser, const Options& o, cubesolve::ui::Document& doc) {
+  namespace cli = cubesolve::cli;
+  std::vector<std::string> argv;
+  for (const auto& option : o.shared)
+    if (parser.isSet(option)) argv.insert(argv.end(), {"--" + option.names()[0].toStdString(), parser.value(option).toStdString()});
+  for (const auto& flag : o.shared_flags)
+    if (parser.isSet(flag)) argv.push_back("--" + flag.names()[0].toStdString());
+  const cli::Args args("cubesolve", argv, cli::kInputFlags, cli::with_inputs({"rcond", "ridge", "min-valid"}, cli::kInputOptions));
+  cubesolve::SolveOptions so = doc.options();
+  const cubesolve::SolveOptions given = cli::solve_options(args);
+  if (args.get("rcond")) so.rcond = given.rcond;
+  if (args.get("ridge")) so.ridge = given.ridge;
+  if (args.get("min-valid")) so.min_valid = given.min_valid;
+  doc.setOptions(so);
+  doc.setInputOptions(cli::input_options(args, true));
+  if (parser.isSet(o.unit)) {
+    const std::string u = parser.value(o.unit).toStdString();
+    if (u != "radian") {
+      cubesolve::StackInfo probe;
+      probe.attributes = {{"WAVELENGTH", "1"}};
+      cubesolve::phase_unit_scale(probe, u, "");  // the CLI's names, and its message for another
+    }
+    doc.setUnit(parser.value(o.unit));
+  }
+}
+
+/// --layer NAME as the result page's layer.
+std::optional<MainWindow::Layer> layerNamed(const QString& name) {
+  using L = MainWindow::Layer;
+  const std::pair<const char*, L> names[] = {{"solution", L::Solution}, {"model", L::Model}, {"residual-rms", L::ResidualRms},
+                                             {"rank", L::Rank}, {"status", L::Status}, {"velocity", L::Velocity}};
+  for (const auto& [n, l] : names)
+    if (name == n) return l;
+  return std::nullopt;
+}
 
 /// --help and --version are answered without a display.
 void answerWithoutDisplay(int argc, char** argv) {
@@ -100,17 +164,53 @@ int main(int argc, char** argv) {
   o.addTo(parser);
   parser.process(app);
 
+  // A scripted run (--screenshot) starts from the defaults and what its
+  // options say: nothing is read from, or written to, the saved settings.
+  QTemporaryDir scripted_settings;
+  if (parser.isSet(o.screenshot)) QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scripted_settings.path());
+  std::optional<MainWindow::Layer> layer;
+  if (parser.isSet(o.layer) && !(layer = layerNamed(parser.value(o.layer)))) {
+    std::fprintf(stderr, "cubesolve: --layer: expected solution, model, residual-rms, rank, status or velocity, found '%s'\n",
+                 parser.value(o.layer).toUtf8().constData());
+    return 2;
+  }
   MainWindow window;
+  try {
+    applySharedOptions(parser, o, window.document());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cubesolve: %s\n", e.what());
+    return cubesolve::exit_code(e);
+  }
   const QString v = parser.value(o.view);
   using View = MainWindow::View;
   window.showView(v == "gaps" ? View::Gaps : v == "groups" ? View::Groups : v == "inspector" ? View::Inspector : View::Result);
   window.show();
+  if (parser.isSet(o.view))  // over what a restored session showed
+    QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, view = window.currentView()] { window.showView(view); });
   const QStringList rc = parser.value(o.pixel).split(',');
   auto select = [&window, rc] {
     if (rc.size() == 2) window.selectPixel(rc[0].toInt(), rc[1].toInt());
     else window.selectPixel(window.resultView()->imageHeight() / 2, window.resultView()->imageWidth() / 2);
   };
   if (parser.isSet(o.pixel)) QObject::connect(&window, &MainWindow::solveFinished, &window, select);
+  if (layer || parser.isSet(o.channel)) {
+    const QString channel = parser.value(o.channel);
+    QObject::connect(&window, &MainWindow::solveFinished, &window, [&window, layer, channel] {
+      const MainWindow::Layer l = layer.value_or(MainWindow::Layer::Solution);
+      int k = channel.toInt();
+      if (channel.size() == 8 && l == MainWindow::Layer::Solution) {  // a date of the time series: x[k] is dates[k + 1]
+        const auto dates = window.document().unknownDates();
+        const auto at = std::find(dates.begin(), dates.end(), channel.toStdString());
+        if (at == dates.begin() || at == dates.end()) {
+          std::fprintf(stderr, "cubesolve: --channel: expected a date of the time series after its first, found %s\n", channel.toUtf8().constData());
+          QApplication::exit(2);
+          return;
+        }
+        k = static_cast<int>(at - dates.begin()) - 1;
+      }
+      window.showLayer(l, k);
+    });
+  }
   std::vector<std::pair<int, int>> pins;
   for (const QString& p : parser.values(o.pin)) {
     const QStringList yx = p.split(',');
@@ -125,7 +225,7 @@ int main(int argc, char** argv) {
   if (parser.isSet(o.screenshot)) screenshotThenExit(window, parser.value(o.screenshot), select);
   const QStringList files = parser.positionalArguments();
   if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2));
-  else if (parser.isSet(o.demo) || !window.restoreSession())
+  else if (parser.isSet(o.demo) || parser.isSet(o.screenshot) || !window.restoreSession())
     window.openDemo(parser.isSet(o.demo) ? parser.value(o.demo) : "insar", parser.value(o.size).toInt());
   return app.exec();
 }

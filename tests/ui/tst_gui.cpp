@@ -685,7 +685,9 @@ private slots:
   // A MintPy stack is opened as the CLI opens it: its options (weights from
   // the coherence, the velocity formulation) offered in the panel, and the
   // result the CLI's, the reference pixel included.
-  void stackSolvedAsTheCli() {
+  /// A stack of 6 interferograms over 5 dates, 5 x 7 pixels, with coherence,
+  /// referenced at (1, 2), with WAVELENGTH; one value not unwrapped.
+  std::string smallStack(const QString& name) {
     const hsize_t N = 6, H = 5, W = 7, P = H * W;
     const char* pairs[6][2] = {{"20200101", "20200113"}, {"20200101", "20200125"}, {"20200113", "20200125"},
                                {"20200113", "20200206"}, {"20200125", "20200206"}, {"20200125", "20200218"}};
@@ -701,8 +703,77 @@ private slots:
     testing::StackExtras extras;
     extras.coherence = coherence.data();
     extras.attributes = {{"REF_Y", "1"}, {"REF_X", "2"}, {"WAVELENGTH", "0.05546576"}};
-    const std::string path = dir_.filePath("options.h5").toStdString();
+    const std::string path = dir_.filePath(name).toStdString();
     testing::write_stack(path, N, H, W, phase.data(), &dates, keep.data(), extras);
+    return path;
+  }
+
+  // A stack with WAVELENGTH is shown as line-of-sight displacement (MintPy's
+  // sign) in the unit chosen, named on the colour bar and the chart; radian
+  // shows the phase.
+  void unitsFromWavelength() {
+    const std::string path = smallStack("units.h5");
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(path)); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(w.document().hasWavelength());
+    w.showLayer(MainWindow::Layer::Solution, 2);
+    const std::size_t P = 35;
+    const double to_mm = -0.05546576 / (4 * M_PI) * 1000;
+    QCOMPARE(w.resultView()->style().unit, QString("mm"));
+    for (std::size_t p = 0; p < P; ++p) {
+      const double x = w.result()->x.value(2 * P + p), shown = w.resultView()->values()[p];
+      QVERIFY(std::isnan(x) ? std::isnan(shown) : std::fabs(shown - x * to_mm) <= 1e-12 * std::fabs(x * to_mm));
+    }
+    w.showLayer(MainWindow::Layer::Velocity, 0);
+    QCOMPARE(w.resultView()->style().unit, QString("mm/yr"));
+    w.selectPixel(3, 3);
+    w.showView(MainWindow::View::Inspector);
+    QVERIFY2(w.inspectorText().contains(" mm\n"), qPrintable(w.inspectorText()));
+    w.findChild<QComboBox*>("unit")->setCurrentIndex(w.findChild<QComboBox*>("unit")->findData("radian"));
+    QCOMPARE(w.document().unit(), QString("radian"));
+    w.showLayer(MainWindow::Layer::Solution, 2);
+    QCOMPARE(w.resultView()->style().unit, QString("rad"));
+    QCOMPARE(w.resultView()->values()[3 * 7 + 3], w.result()->x.value(2 * P + 3 * 7 + 3));
+    QCOMPARE(QSettings().value("view/unit").toString(), QString("radian"));
+    // A cube of no stack has no unit of ours: its values as they are.
+    QVERIFY(demoSolved(w, "seed", 8));
+    QVERIFY(w.resultView()->style().unit.isEmpty());
+    QVERIFY(!w.findChild<QWidget*>("stack-options")->isVisible());
+  }
+
+  // The desktop takes the CLI's options by the CLI's names and rules, and
+  // its own (--unit, --layer, --channel, --pin) for what it shows; a wrong
+  // value is one message and exit 2, no picture.
+  void commandLineOptions() {
+    const QString stack = QString::fromStdString(smallStack("cmdline.h5")), shot = dir_.filePath("cmdline.png");
+    auto run = [&](const QStringList& args) {
+      QFile::remove(shot);
+      QProcess app;
+      app.start(CUBESOLVE_GUI_APP, QStringList{stack} + args + QStringList{"--screenshot", shot});
+      app.waitForFinished(60000);
+      return std::pair{app.exitCode(), QString(app.readAllStandardError())};
+    };
+    const auto ok = run({"--unit", "cm", "--layer", "velocity", "--formulation", "velocity", "--weight-func", "coh", "--looks", "4",
+                         "--ref-yx", "3,3", "--ridge", "1e-3", "--pin", "2,2", "--channel", "20200206"});
+    QVERIFY2(ok.first == 0 && QImage(shot).width() > 600, qPrintable(ok.second));
+    for (const auto& [args, message] :
+         {std::pair{QStringList{"--weight-func", "foo"}, QString("--weight-func: expected var, fim, coh or no, found 'foo'")},
+          std::pair{QStringList{"--ref-yx", "3"}, QString("--ref-yx: expected a pixel as ROW,COLUMN")},
+          std::pair{QStringList{"--unit", "ft"}, QString("expected radian, mm, cm or m, found 'ft'")},
+          std::pair{QStringList{"--layer", "speed"}, QString("--layer: expected solution, model")},
+          std::pair{QStringList{"--channel", "19990101"}, QString("--channel: expected a date of the time series")},
+          std::pair{QStringList{"--pin", "2"}, QString("--pin: expected Y,X")}}) {
+      const auto [code, err] = run(args);
+      QVERIFY2(code == 2 && err.contains(message), qPrintable(args.join(' ') + ": " + QString::number(code) + " " + err));
+      QVERIFY(!QFile::exists(shot));
+    }
+  }
+
+  void stackSolvedAsTheCli() {
+    const hsize_t W = 7;
+    const std::string path = smallStack("options.h5");
     MainWindow w;
     w.show();
     QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(path)); }));
