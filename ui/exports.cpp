@@ -2,6 +2,9 @@
 
 #include "document.hpp"
 #include "imageview.hpp"
+#include "resultpage.hpp"
+
+#include <cubesolve/error.hpp>
 
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/raster.hpp>
@@ -12,6 +15,8 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QSaveFile>
+
+#include <cmath>
 
 namespace cubesolve::ui {
 
@@ -47,6 +52,96 @@ void Exports::channelsPng(const QString& folder, int scale) {
   if (!design || !doc_->result()) return emit failed(tr("Nothing to export: solve first."));
   auto [style, auto_range] = sources_.channel_style();
   doc_->exportChannels(folder, style, auto_range, scale);
+}
+
+namespace {
+/// Writes `bytes` to `path` whole or not at all.
+void write_whole(const QString& path, const QByteArray& bytes) {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
+    throw IoError(path.toStdString() + ": cannot write: " + file.errorString().toStdString());
+}
+}  // namespace
+
+bool Exports::layerFile(Layer layer, const QString& path, int channel) {
+  const ResultPage& page = *sources_.result;
+  try {
+    for (const QString& input : {doc_->cubeName(), doc_->designName(), doc_->weightsName()})
+      if (!input.isEmpty() && same_file(path.toStdString(), file_of(input.toStdString())))
+        throw InputError(path.toStdString() + ": expected the export apart from the inputs, found it is " + input.toStdString() + ", which is open");
+    if (!page.applies(layer))
+      throw InputError(path.toStdString() + ": expected a layer the solve has, found " + ResultPage::layerName(layer).toStdString() +
+                       (doc_->result() ? " does not apply to this design" : " before any solve"));
+    const std::string p = path.toStdString();
+    if (has_extension(p, ".png")) {
+      const ResultPage::Map m = page.map(layer, channel);
+      const QByteArray png = png_bytes(render_figure(m.values, m.height, m.width, m.style, default_figure_scale(m.height, m.width)));
+      if (png.isEmpty()) throw IoError(p + ": cannot encode the PNG image");
+      write_whole(path, png);
+    } else if (has_extension(p, ".npy") || (raster_support() && is_geotiff_path(p))) {
+      const int n = page.channels(layer);
+      ResultPage::Map first = page.map(layer, 0);
+      const std::size_t P = first.values.size();
+      Array bands(DType::Float32, {static_cast<std::size_t>(n), static_cast<std::size_t>(first.height), static_cast<std::size_t>(first.width)});
+      std::vector<std::string> names;
+      for (int k = 0; k < n; ++k) {
+        const ResultPage::Map m = k == 0 ? std::move(first) : page.map(layer, k);
+        for (std::size_t q = 0; q < P; ++q) bands.set(static_cast<std::size_t>(k) * P + q, m.values[q]);
+        QString name = m.channel.isEmpty() ? ResultPage::layerName(layer) + (n > 1 ? QString::number(k) : QString()) : m.channel;
+        names.push_back(name.remove('-').toStdString());  // dates as YYYYMMDD
+      }
+      OutputSet out;
+      if (has_extension(p, ".npy")) out.add_npy(p, bands);
+      else write_geotiff(out.add_external(p), bands, doc_->geo(), names);
+      out.commit();
+    } else {
+      throw InputError(p + ": expected a layer export ending in .png, .npy" + std::string(raster_support() ? " or .tif" : "") +
+                       ", found another extension");
+    }
+  } catch (const std::exception& e) {
+    emit failed(QString::fromUtf8(e.what()));
+    return false;
+  }
+  emit message(tr("Wrote %1").arg(path), 10000);
+  emit exported({path});
+  return true;
+}
+
+bool Exports::timeSeriesCsv(const QString& path) {
+  try {
+    const auto dates = doc_->unknownDates();
+    const auto result = doc_->result();
+    if (!result || dates.empty())
+      throw InputError(path.toStdString() + ": expected a solved time series (a design with dates) for the pins' series, found " +
+                       (result ? "a design without dates" : "no solve"));
+    if (doc_->pins().empty()) throw InputError(path.toStdString() + ": expected pinned pixels (--pin Y,X), found none");
+    const std::size_t W = result->x.dim(2), P = result->x.dim(1) * W;
+    const double k = doc_->unitScale();
+    const auto [ref_row, ref_col] = doc_->reference();
+    QString text = tr("# CubeSolve time series of the pinned pixels, in %1; referenced to %2 and to the first date (%3 = 0)\n")
+                       .arg(doc_->unitLabel().isEmpty() ? tr("the cube's units") : doc_->unitLabel() == "rad" ? tr("rad (phase)")
+                                                                                 : doc_->unitLabel() + tr(" (line-of-sight displacement)"))
+                       .arg(ref_row >= 0 ? tr("the reference pixel %1_%2").arg(ref_row).arg(ref_col) : tr("no reference pixel"))
+                       .arg(iso_day(dates.front()));
+    text += "date";
+    for (const auto& [r, c] : doc_->pins()) text += QString(",%1_%2").arg(r).arg(c);
+    text += "\n";
+    for (std::size_t i = 0; i < dates.size(); ++i) {
+      text += iso_day(dates[i]);
+      for (const auto& [r, c] : doc_->pins()) {
+        const double v = i == 0 ? 0.0 : result->x.value((i - 1) * P + static_cast<std::size_t>(r) * W + static_cast<std::size_t>(c)) * k;
+        text += "," + (std::isfinite(v) ? QString::number(v, 'g', 17) : QString());
+      }
+      text += "\n";
+    }
+    write_whole(path, text.toUtf8());
+  } catch (const std::exception& e) {
+    emit failed(QString::fromUtf8(e.what()));
+    return false;
+  }
+  emit message(tr("Wrote %1").arg(path), 10000);
+  emit exported({path});
+  return true;
 }
 
 int Exports::askScale(int height, int width, bool& ok) {

@@ -17,6 +17,8 @@ namespace cubesolve::ui {
 
 class Document;
 class ImageView;
+class ResultPage;
+enum class Layer;
 
 class Exports : public QObject {
   Q_OBJECT
@@ -29,6 +31,7 @@ public:
     std::function<ImageView*()> map;
     std::function<QImage(int scale)> picture;
     std::function<std::pair<MapStyle, bool>()> channel_style;
+    const ResultPage* result = nullptr;  // the layers, as drawn
   };
   Exports(Document* doc, QWidget* window, Sources sources);
 
@@ -39,6 +42,17 @@ public:
   /// Every channel of x as a figure in the solution layer's colours, on the
   /// worker thread (the document's exported() or failed() follows).
   void channelsPng(const QString& folder, int scale = 0);
+  /// A result layer to `path`: .png its channel `channel` as a figure;
+  /// .npy or .tif every channel as data (channels, H, W) in the unit shown,
+  /// GeoTIFF bands named by date (YYYYMMDD), pair or layer. False (and
+  /// failed()) when it cannot be written.
+  bool layerFile(Layer layer, const QString& path, int channel = 0);
+  /// The pinned pixels' time series as CSV: `date` (YYYY-MM-DD) first, then
+  /// a column per pin named Y_X in pin order, in the unit shown, referenced
+  /// to the stack's reference pixel and to the first date (0 there), as
+  /// MintPy's timeseries.h5; a comment line above names the reference and
+  /// the unit.
+  bool timeSeriesCsv(const QString& path);
   /// The export entries, with their dialogs.
   void addActions(QMenu* menu);
 

@@ -66,7 +66,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new Document
                             style.scale = result_->scale(Layer::Solution, {});
                             style.title = QFileInfo(doc_->cubeName()).fileName() + " — x[%1] of " + QString::number(doc_->design()->cols());
                             return std::pair{style, result_->autoRange(Layer::Solution)};
-                          }});
+                          },
+                          result_});
   buildStatusBar();
   buildFileMenu();
   buildOtherMenus();

@@ -66,6 +66,8 @@ public:
   void showView(View view);
   View currentView() const;
   void showLayer(Layer layer, int channel);
+  Layer resultLayer() const { return result_->layer(); }
+  int resultChannel() const { return result_->channel(); }
   /// The gaps view: the valid-count map, or (mask) one observation's mask.
   void showGaps(bool mask, int band);
   void selectPixel(int row, int col) { doc_->selectPixel(row, col); }
@@ -86,6 +88,7 @@ public:
   void exportSolution(const QString& path, bool cubes = false) { doc_->exportSolution(path, cubes); }
   /// Every channel of x as a figure in the solution layer's colours.
   void exportChannelsPng(const QString& folder, int scale = 0);
+  Exports& exports() { return *exports_; }
 
   // What the views show, for tests and scripts.
   std::shared_ptr<const SolveResult> result() const { return doc_->result(); }

@@ -290,6 +290,46 @@ ColorScale ResultPage::scale(Layer L, const std::vector<double>& v) const {
   return scale;
 }
 
+int ResultPage::channels(Layer layer) const {
+  const auto design = doc_->design();
+  return design ? static_cast<int>(entry(layer).channels(*design)) : 0;
+}
+
+bool ResultPage::applies(Layer layer) const {
+  const auto result = doc_->result();
+  const auto design = doc_->design();
+  return result && design && result->x.dim(0) == design->cols() && entry(layer).applies(*doc_);
+}
+
+ResultPage::Map ResultPage::map(Layer L, int channel) const {
+  // The layer's entry draws it; values in the cube's unit are shown in the
+  // document's (a stack's phase as displacement).
+  const LayerEntry& e = entry(L);
+  const std::vector<std::string> dates = doc_->unknownDates();
+  LayerMap m = e.draw({*doc_->result(), *doc_->design(), dates, doc_->pairs(), QFileInfo(doc_->cubeName()).fileName()},
+                      static_cast<std::size_t>(std::clamp(channel, 0, channels(L) - 1)));
+  if (e.per) {
+    const double k = doc_->unitScale();
+    if (k != 1.0)
+      for (double& v : m.values) v *= k;
+    if (!doc_->unitLabel().isEmpty()) m.style.unit = doc_->unitLabel() + e.per;
+  }
+  m.style.scale = scale(L, m.values);
+  return {std::move(m.values), std::move(m.style), m.channel, static_cast<int>(doc_->result()->x.dim(1)),
+          static_cast<int>(doc_->result()->x.dim(2))};
+}
+
+QString ResultPage::layerName(Layer layer) {
+  static const char* kNames[] = {"solution", "model", "residual-rms", "rank", "status", "velocity"};
+  return kNames[static_cast<std::size_t>(layer)];
+}
+
+std::optional<Layer> ResultPage::layerNamed(const QString& name) {
+  for (std::size_t k = 0; k < kLayerCount; ++k)
+    if (layerName(static_cast<Layer>(k)) == name) return static_cast<Layer>(k);
+  return std::nullopt;
+}
+
 void ResultPage::update() {
   const auto result = doc_->result();
   const auto design = doc_->design();
@@ -300,31 +340,20 @@ void ResultPage::update() {
     return;
   }
   const Layer L = layer();
-  const LayerEntry& e = entry(L);
-  const int H = static_cast<int>(result->x.dim(1)), W = static_cast<int>(result->x.dim(2));
-  const int channels = static_cast<int>(e.channels(*design));
-  for (QWidget* w : std::initializer_list<QWidget*>{channel_slider_, channel_box_, channel_label_}) w->setEnabled(channels > 1);
-  if (channel_slider_->maximum() != channels - 1) {
-    channel_slider_->setRange(0, channels - 1);
-    channel_box_->setRange(0, channels - 1);
+  const int n = channels(L);
+  for (QWidget* w : std::initializer_list<QWidget*>{channel_slider_, channel_box_, channel_label_}) w->setEnabled(n > 1);
+  if (channel_slider_->maximum() != n - 1) {
+    channel_slider_->setRange(0, n - 1);
+    channel_box_->setRange(0, n - 1);
   }
-  const std::vector<std::string> dates = doc_->unknownDates();
-  LayerMap m = e.draw({*result, *design, dates, doc_->pairs(), QFileInfo(doc_->cubeName()).fileName()},
-                      static_cast<std::size_t>(channel_slider_->value()));
+  Map m = map(L, channel_slider_->value());
   channel_date_->setText(m.channel);
-  if (e.per) {  // in the unit shown (a stack's phase as displacement)
-    const double k = doc_->unitScale();
-    if (k != 1.0)
-      for (double& v : m.values) v *= k;
-    if (!doc_->unitLabel().isEmpty()) m.style.unit = doc_->unitLabel() + e.per;
-  }
-  m.style.scale = scale(L, m.values);
   if (views_[static_cast<std::size_t>(L)].auto_range) {  // the range in use, shown (and the start of a fixed one)
     const QSignalBlocker b1(range_lo_), b2(range_hi_);
     range_lo_->setValue(m.style.scale.lo);
     range_hi_->setValue(m.style.scale.hi);
   }
-  view_->setImage(std::move(m.values), H, W, m.style);
+  view_->setImage(std::move(m.values), m.height, m.width, m.style);
   const auto [row, col] = doc_->selected();
   view_->setMarker(row, col);
 }

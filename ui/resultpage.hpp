@@ -10,6 +10,7 @@
 #include <QWidget>
 
 #include <array>
+#include <optional>
 #include <vector>
 
 class QCheckBox;
@@ -40,6 +41,23 @@ public:
   int channel() const;
   /// The colours and range of `layer` for values `v`, as its settings say.
   ColorScale scale(Layer layer, const std::vector<double>& v) const;
+  /// A layer's channel as drawn: its values in the unit shown (H x W),
+  /// its style (title, unit, colours and range) and what the channel is.
+  struct Map {
+    std::vector<double> values;
+    MapStyle style;
+    QString channel;
+    int height = 0, width = 0;
+  };
+  /// Whether `layer` can be drawn (solved, and it applies to the design).
+  bool applies(Layer layer) const;
+  int channels(Layer layer) const;
+  /// Channel `channel` of `layer`, where applies().
+  Map map(Layer layer, int channel) const;
+  /// A layer's name on the command line (solution, model, residual-rms,
+  /// rank, status, velocity), and the layer of a name.
+  static QString layerName(Layer layer);
+  static std::optional<Layer> layerNamed(const QString& name);
   /// Whether `layer` takes its range from the values (2-98 %).
   bool autoRange(Layer layer) const { return views_[static_cast<std::size_t>(layer)].auto_range; }
   void update();

@@ -2,7 +2,9 @@
 // session's, or the InSAR demo), solves, and shows the views. With --screenshot FILE it renders the
 // window to FILE once the solve is done and exits (for headless machines).
 #include "imageview.hpp"
+#include "exports.hpp"
 #include "mainwindow.hpp"
+#include "resultpage.hpp"
 
 #include "options.hpp"
 
@@ -37,6 +39,11 @@ struct Options {
   QCommandLineOption unit{"unit", "A MintPy stack's phase shown as line-of-sight displacement in mm (default), cm or m, or as radian.", "UNIT"};
   QCommandLineOption layer{"layer", "Result layer to show: solution, model, residual-rms, rank, status or velocity.", "NAME"};
   QCommandLineOption channel{"channel", "Channel of the layer to show: its index, or a date YYYYMMDD of the time series.", "K|YYYYMMDD"};
+  QCommandLineOption exports{"export", "After solving, write a layer (solution, model, residual-rms, rank, status, velocity) to FILE: "
+                                       ".tif or .npy every channel as data in the unit shown, .png the channel shown as a figure "
+                                       "(repeatable); then exit, after --screenshot where given.", "LAYER=FILE"};
+  QCommandLineOption export_ts{"export-ts", "After solving, write the pinned pixels' time series to FILE.csv (date, then Y_X per pin, "
+                                            "in the unit shown, referenced as timeseries.h5); then exit.", "FILE.csv"};
   // The CLI's solve and stack options, by its names and rules.
   std::vector<QCommandLineOption> shared{
       {"rcond", "Singular values <= RCOND x the largest count as zero (default eps x max(rows, M)).", "RCOND"},
@@ -56,7 +63,7 @@ struct Options {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy; DESIGN may be .csv)", "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -90,16 +97,6 @@ void applySharedOptions(const QCommandLineParser& parser, const Options& o, cube
   }
 }
 
-/// --layer NAME as the result page's layer.
-std::optional<MainWindow::Layer> layerNamed(const QString& name) {
-  using L = MainWindow::Layer;
-  const std::pair<const char*, L> names[] = {{"solution", L::Solution}, {"model", L::Model}, {"residual-rms", L::ResidualRms},
-                                             {"rank", L::Rank}, {"status", L::Status}, {"velocity", L::Velocity}};
-  for (const auto& [n, l] : names)
-    if (name == n) return l;
-  return std::nullopt;
-}
-
 /// --help and --version are answered without a display.
 void answerWithoutDisplay(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
@@ -126,7 +123,6 @@ void screenshotThenExit(MainWindow& window, const QString& path, const std::func
       QApplication::exit(saved ? 0 : 3);
     });
   };
-  auto& doc = window.document();
   QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, shoot] {
     if (!window.solving()) shoot();
   });
@@ -134,6 +130,11 @@ void screenshotThenExit(MainWindow& window, const QString& path, const std::func
     select();
     shoot();
   });
+}
+
+/// A scripted run ends at the first failure: one line, the CLI's exit code.
+void quitOnFailure(MainWindow& window) {
+  auto& doc = window.document();
   auto quit = [&doc](const QString& message) {
     std::fprintf(stderr, "cubesolve: %s\n", message.toUtf8().constData());
     QApplication::exit(doc.failureCode());
@@ -167,9 +168,10 @@ int main(int argc, char** argv) {
   // A scripted run (--screenshot) starts from the defaults and what its
   // options say: nothing is read from, or written to, the saved settings.
   QTemporaryDir scripted_settings;
-  if (parser.isSet(o.screenshot)) QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scripted_settings.path());
+  if (parser.isSet(o.screenshot) || parser.isSet(o.exports) || parser.isSet(o.export_ts))
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scripted_settings.path());
   std::optional<MainWindow::Layer> layer;
-  if (parser.isSet(o.layer) && !(layer = layerNamed(parser.value(o.layer)))) {
+  if (parser.isSet(o.layer) && !(layer = cubesolve::ui::ResultPage::layerNamed(parser.value(o.layer)))) {
     std::fprintf(stderr, "cubesolve: --layer: expected solution, model, residual-rms, rank, status or velocity, found '%s'\n",
                  parser.value(o.layer).toUtf8().constData());
     return 2;
@@ -222,10 +224,38 @@ int main(int argc, char** argv) {
     }
   }
   if (!pins.empty()) QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, pins] { window.document().setPins(pins); });
+  // --export LAYER=FILE and --export-ts FILE once solved (and shown as asked), then exit.
+  std::vector<std::pair<MainWindow::Layer, QString>> layer_files;
+  for (const QString& e : parser.values(o.exports)) {
+    const auto eq = e.indexOf('=');
+    const auto l = eq > 0 ? cubesolve::ui::ResultPage::layerNamed(e.left(eq)) : std::nullopt;
+    if (!l || eq + 1 >= e.size()) {
+      std::fprintf(stderr, "cubesolve: --export: expected LAYER=FILE with LAYER solution, model, residual-rms, rank, status or velocity, found '%s'\n",
+                   e.toUtf8().constData());
+      return 2;
+    }
+    layer_files.emplace_back(*l, e.mid(eq + 1));
+  }
+  const QString ts_file = parser.value(o.export_ts);
+  const bool exporting = !layer_files.empty() || !ts_file.isEmpty();
+  if (exporting)
+    QObject::connect(&window, &MainWindow::solveFinished, &window, [&window, layer_files, ts_file, shot = parser.isSet(o.screenshot)] {
+      bool ok = true;
+      for (const auto& [l, file] : layer_files)
+        ok = ok && window.exports().layerFile(l, file, l == window.resultLayer() ? window.resultChannel() : 0);
+      if (ok && !ts_file.isEmpty()) ok = window.exports().timeSeriesCsv(ts_file);
+      if (!ok) {
+        std::fprintf(stderr, "cubesolve: %s\n", window.lastError().toUtf8().constData());
+        QApplication::exit(window.document().failureCode() ? window.document().failureCode() : 2);
+      } else if (!shot) {
+        QApplication::exit(0);
+      }
+    });
   if (parser.isSet(o.screenshot)) screenshotThenExit(window, parser.value(o.screenshot), select);
+  if (parser.isSet(o.screenshot) || exporting) quitOnFailure(window);
   const QStringList files = parser.positionalArguments();
   if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2));
-  else if (parser.isSet(o.demo) || parser.isSet(o.screenshot) || !window.restoreSession())
+  else if (parser.isSet(o.demo) || parser.isSet(o.screenshot) || exporting || !window.restoreSession())
     window.openDemo(parser.isSet(o.demo) ? parser.value(o.demo) : "insar", parser.value(o.size).toInt());
   return app.exec();
 }

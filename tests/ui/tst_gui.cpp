@@ -771,6 +771,44 @@ private slots:
     }
   }
 
+  // A scripted run's exports: the pins' series as CSV and the solution as
+  // data, in the unit asked for, equal to the CLI's timeseries.h5 in that unit.
+  void scriptedExportsMatchTheCli() {
+    const QString stack = QString::fromStdString(smallStack("exports.h5"));
+    const QString csv = dir_.filePath("pins.csv"), x = dir_.filePath("x_mm.npy"), h5 = dir_.filePath("ts_mm/timeseries.h5");
+    QProcess app;
+    app.start(CUBESOLVE_GUI_APP, {stack, "--unit", "mm", "--pin", "3,3", "--pin", "4,6", "--export-ts", csv, "--export", "solution=" + x});
+    QVERIFY(app.waitForFinished(60000));
+    QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+    QVERIFY(QDir().mkpath(dir_.filePath("ts_mm")));
+    QProcess cli;
+    cli.start(CUBESOLVE_CLI, {"solve", stack, "sbas", "-o", h5, "--unit", "mm"});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    std::vector<hsize_t> dims;
+    const std::vector<float> ts = testing::read_floats(h5.toStdString(), "timeseries", &dims);
+    QCOMPARE(dims, (std::vector<hsize_t>{5, 5, 7}));
+    const std::size_t P = 35;
+    auto near = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); };
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QStringList lines = QString(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    QVERIFY2(lines[0].startsWith("#") && lines[0].contains("mm") && lines[0].contains("1_2"), qPrintable(lines[0]));
+    QCOMPARE(lines[1], QString("date,3_3,4_6"));
+    QCOMPARE(lines.size(), 2 + 5);
+    const QStringList days{"2020-01-01", "2020-01-13", "2020-01-25", "2020-02-06", "2020-02-18"};
+    for (int i = 0; i < 5; ++i) {
+      const QStringList cells = lines[2 + i].split(',');
+      QCOMPARE(cells[0], days[i]);
+      for (const auto& [k, p] : {std::pair{1, std::size_t{3 * 7 + 3}}, std::pair{2, std::size_t{4 * 7 + 6}}})
+        QVERIFY2(near(cells[k].isEmpty() ? std::nan("") : cells[k].toDouble(), ts[static_cast<std::size_t>(i) * P + p]),
+                 qPrintable(lines[2 + i] + " vs " + QString::number(ts[static_cast<std::size_t>(i) * P + p])));
+    }
+    const Array xs = read_npy(x.toStdString());
+    QVERIFY(xs.shape() == (Shape{4, 5, 7}));
+    for (std::size_t i = 0; i < xs.size(); ++i) QVERIFY2(near(xs.value(i), ts[P + i]), qPrintable(QString::number(i)));
+  }
+
   void stackSolvedAsTheCli() {
     const hsize_t W = 7;
     const std::string path = smallStack("options.h5");
