@@ -1,6 +1,7 @@
 #include "imageview.hpp"
 
 #include <QContextMenuEvent>
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QWheelEvent>
@@ -53,6 +54,7 @@ QImage canvas(QSize device_size, qreal ratio) {
 
 ImageView::ImageView(QWidget* parent) : VtkView(parent) {
   setMouseTracking(true);
+  setFocusPolicy(Qt::ClickFocus);  // arrow keys then move the selection
   data_ = vtkSmartPointer<vtkImageData>::New();
   lut_ = vtkSmartPointer<vtkLookupTable>::New();
   lut_->SetNumberOfTableValues(256);
@@ -324,6 +326,7 @@ void ImageView::mouseMoveEvent(QMouseEvent* e) {
   cam->SetPosition(p);
   last_ = e->pos();
   update();
+  emit cameraChanged();
 }
 
 void ImageView::mouseReleaseEvent(QMouseEvent* e) {
@@ -338,10 +341,57 @@ void ImageView::contextMenuEvent(QContextMenuEvent* e) {
   if (pixelAt(e->pos(), row, col)) emit pixelMenuRequested(row, col, e->globalPos());
 }
 
+std::pair<double, double> ImageView::worldAt(const QPointF& pos) const {
+  const qreal ratio = devicePixelRatioF();
+  renderer()->SetDisplayPoint(pos.x() * ratio, (height() - pos.y()) * ratio, 0);
+  renderer()->DisplayToWorld();
+  double world[4];
+  renderer()->GetWorldPoint(world);
+  if (world[3] != 0) {
+    world[0] /= world[3];
+    world[1] /= world[3];
+  }
+  return {world[0], world[1]};
+}
+
+ImageView::Camera ImageView::camera() const {
+  auto* cam = renderer()->GetActiveCamera();
+  double f[3];
+  cam->GetFocalPoint(f);
+  return {f[0], f[1], cam->GetParallelScale()};
+}
+
+void ImageView::setCamera(const Camera& c) {
+  auto* cam = renderer()->GetActiveCamera();
+  cam->SetFocalPoint(c.x, c.y, 0);
+  cam->SetPosition(c.x, c.y, 1000);
+  cam->SetParallelScale(c.scale);
+  renderer()->ResetCameraClippingRange();
+  camera_set_ = true;
+  update();
+}
+
 void ImageView::wheelEvent(QWheelEvent* e) {
+  // Zoom about the point under the cursor: it stays where it is.
+  const auto before = worldAt(e->position());
   auto* cam = renderer()->GetActiveCamera();
   cam->SetParallelScale(cam->GetParallelScale() * (e->angleDelta().y() > 0 ? 0.8 : 1.25));
-  update();
+  const auto after = worldAt(e->position());
+  Camera c = camera();
+  c.x += before.first - after.first;
+  c.y += before.second - after.second;
+  setCamera(c);
+  emit cameraChanged();
+}
+
+void ImageView::keyPressEvent(QKeyEvent* e) {
+  switch (e->key()) {
+    case Qt::Key_Left: return emit stepRequested(0, -1);
+    case Qt::Key_Right: return emit stepRequested(0, 1);
+    case Qt::Key_Up: return emit stepRequested(-1, 0);
+    case Qt::Key_Down: return emit stepRequested(1, 0);
+    default: VtkView::keyPressEvent(e);
+  }
 }
 
 }  // namespace cubesolve::ui

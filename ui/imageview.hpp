@@ -51,6 +51,13 @@ public:
   void setMarks(Mark kind, std::vector<Marker> marks);
   const std::vector<Marker>& marks(Mark kind) const { return marks_[static_cast<std::size_t>(kind)]; }
   void resetCamera();
+  /// What the view shows: the data point at its centre and the half height
+  /// in data rows (the zoom). setCamera() moves there without cameraChanged().
+  struct Camera {
+    double x = 0, y = 0, scale = 1;
+  };
+  Camera camera() const;
+  void setCamera(const Camera& camera);
   int imageHeight() const { return height_; }
   int imageWidth() const { return width_; }
   double valueAt(int row, int col) const;
@@ -69,17 +76,24 @@ signals:
   void pixelHovered(int row, int col, double value);
   /// A right click on a pixel, at `global` screen coordinates.
   void pixelMenuRequested(int row, int col, const QPoint& global);
+  /// An arrow key asked to move the selection by (rows, columns).
+  void stepRequested(int rows, int cols);
+  /// The user panned or zoomed.
+  void cameraChanged();
 
 protected:
   void mousePressEvent(QMouseEvent* e) override;
   void mouseMoveEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
   void contextMenuEvent(QContextMenuEvent* e) override;
   void layoutViewports(int w, int h) override;
 
 private:
   void updateOverlay();
+  /// The data coordinates (column, row from the bottom) under a widget position.
+  std::pair<double, double> worldAt(const QPointF& pos) const;
 
   std::vector<double> values_;
   MapStyle style_;

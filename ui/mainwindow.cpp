@@ -191,6 +191,11 @@ void MainWindow::buildOtherMenus() {
     gaps_->view()->resetCamera();
     result_->view()->resetCamera();
   });
+  link_maps_ = view->addAction(tr("&Link maps"));
+  link_maps_->setObjectName("link-maps");
+  link_maps_->setCheckable(true);
+  link_maps_->setChecked(true);
+  link_maps_->setToolTip(tr("Pan and zoom the gaps and result maps together"));
   auto* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About CubeSolve"), this, [this] {
     QString devices;
@@ -258,6 +263,17 @@ void MainWindow::connectMaps() {
     };
     connect(doc_, &Document::selectionChanged, v, mark);
     connect(doc_, &Document::loaded, v, mark);
+    connect(v, &ImageView::stepRequested, doc_, [this, v](int rows, int cols) {
+      const auto [row, col] = doc_->selected();
+      if (row < 0) return doc_->selectPixel(v->imageHeight() / 2, v->imageWidth() / 2);
+      doc_->selectPixel(std::clamp(row + rows, 0, v->imageHeight() - 1), std::clamp(col + cols, 0, v->imageWidth() - 1));
+    });
+    // Linked maps: pan or zoom one, the other follows (where they are alike).
+    connect(v, &ImageView::cameraChanged, this, [this, v] {
+      if (!link_maps_->isChecked()) return;
+      for (ImageView* other : {gaps_->view(), result_->view()})
+        if (other != v && other->imageHeight() == v->imageHeight() && other->imageWidth() == v->imageWidth()) other->setCamera(v->camera());
+    });
   }
 }
 

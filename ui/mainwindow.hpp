@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+class QAction;
 class QDockWidget;
 class QLabel;
 class QMenu;
@@ -163,6 +164,7 @@ private:
   QLabel* status_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   QDockWidget* dock_ = nullptr;
+  QAction* link_maps_ = nullptr;
 };
 
 }  // namespace cubesolve::ui

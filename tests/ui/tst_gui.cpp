@@ -16,6 +16,7 @@
 #include <cubesolve/io/npy.hpp>
 #include <cubesolve/io/raster.hpp>
 
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
@@ -642,6 +643,42 @@ private slots:
     w.clearPins();
     QCOMPARE(w.inspectorChart()->plotCount(), single);
     QVERIFY(w.resultView()->marks(ImageView::Mark::Pin).empty());
+  }
+
+  // The maps: the wheel zooms about the point under the cursor, the other
+  // map follows while linked, arrow keys move the selected pixel.
+  void mapsNavigate() {
+    MainWindow w;
+    QVERIFY(shown(w, 1100, 800));
+    QVERIFY(demoSolved(w, "insar", 64));
+    w.showView(MainWindow::View::Result);
+    QTest::qWait(50);
+    ImageView* view = w.resultView();
+    const QPoint at(view->width() / 3, view->height() / 2);
+    int row0 = -1, col0 = -1, row1 = -1, col1 = -1;
+    QVERIFY(view->pixelAt(at, row0, col0));
+    const double scale = view->camera().scale;
+    for (int k = 0; k < 3; ++k) {
+      QWheelEvent wheel(QPointF(at), view->mapToGlobal(QPointF(at)), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                        Qt::NoScrollPhase, false);
+      QApplication::sendEvent(view, &wheel);
+    }
+    QVERIFY(view->camera().scale < 0.6 * scale);
+    QVERIFY(view->pixelAt(at, row1, col1));
+    QVERIFY2(row1 == row0 && col1 == col0, qPrintable(QString("(%1, %2) then (%3, %4)").arg(row0).arg(col0).arg(row1).arg(col1)));
+    QCOMPARE(w.gapsView()->camera().scale, view->camera().scale);  // linked
+    QCOMPARE(w.gapsView()->camera().x, view->camera().x);
+    w.findChild<QAction*>("link-maps")->setChecked(false);
+    QWheelEvent out(QPointF(at), view->mapToGlobal(QPointF(at)), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
+                    Qt::NoScrollPhase, false);
+    QApplication::sendEvent(view, &out);
+    QVERIFY(w.gapsView()->camera().scale < view->camera().scale);
+    QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier, at);
+    QCOMPARE(w.document().selected(), std::make_pair(row0, col0));
+    QTest::keyClick(view, Qt::Key_Right);
+    QTest::keyClick(view, Qt::Key_Down);
+    QCOMPARE(w.document().selected(), std::make_pair(row0 + 1, col0 + 1));
+    QCOMPARE(view->marks(ImageView::Mark::Selection)[0].col, col0 + 1);
   }
 
   // A design with dates: channels named by date, the inspector's time series
