@@ -231,12 +231,32 @@ void Document::selectPixel(int row, int col) {
 void Document::pin() {
   if (selected_.first < 0 || std::find(pins_.begin(), pins_.end(), selected_) != pins_.end()) return;
   pins_.push_back(selected_);
+  pin_names_.emplace_back();
+  emit selectionChanged();
+}
+
+void Document::removePin(std::size_t k) {
+  if (k >= pins_.size()) return;
+  pins_.erase(pins_.begin() + static_cast<std::ptrdiff_t>(k));
+  pin_names_.erase(pin_names_.begin() + static_cast<std::ptrdiff_t>(k));
+  emit selectionChanged();
+}
+
+QString Document::pinName(std::size_t k) const {
+  if (k >= pins_.size()) return {};
+  return pin_names_[k].isEmpty() ? QString("%1_%2").arg(pins_[k].first).arg(pins_[k].second) : pin_names_[k];
+}
+
+void Document::setPinName(std::size_t k, const QString& name) {
+  if (k >= pins_.size() || pinName(k) == name.trimmed()) return;
+  pin_names_[k] = name.trimmed();
   emit selectionChanged();
 }
 
 void Document::setPins(std::vector<std::pair<int, int>> pins) {
   pins.erase(std::remove_if(pins.begin(), pins.end(), [this](const auto& p) { return !onCube(p.first, p.second); }), pins.end());
   pins_ = std::move(pins);
+  pin_names_.assign(pins_.size(), QString());
   emit selectionChanged();
 }
 
@@ -246,6 +266,7 @@ void Document::apply(Change c) {
     if (!same_size) {
       selected_ = {-1, -1};
       pins_.clear();
+      pin_names_.clear();
     }
     cube_ = std::move(c.cube);
     cube_name_ = c.cube_name;

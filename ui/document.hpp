@@ -116,6 +116,10 @@ public:
   /// Pins the selected pixel.
   void pin();
   void setPins(std::vector<std::pair<int, int>> pins);
+  void removePin(std::size_t k);
+  /// Pin k's name (its Y_X until renamed).
+  QString pinName(std::size_t k) const;
+  void setPinName(std::size_t k, const QString& name);
 
   // Jobs. Each ends with loaded() (and a solve when a cube and a design of
   // as many rows are there), exported() or failed(); what was there stays
@@ -219,6 +223,7 @@ private:
   QTimer resolve_;
   std::pair<int, int> selected_{-1, -1};
   std::vector<std::pair<int, int>> pins_;
+  std::vector<QString> pin_names_;  // as pins_, empty: Y_X
   int pending_ = 0;  // the solve whose answer is awaited
   int failure_code_ = 0;
 };

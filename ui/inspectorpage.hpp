@@ -9,6 +9,7 @@
 
 #include <vector>
 
+class QListWidget;
 class QPushButton;
 class QTextEdit;
 
@@ -28,8 +29,12 @@ public:
   /// The x of the selected pixel (empty when none, or not solved).
   const std::vector<double>& inspectedX() const { return x_; }
 
+protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
   void update();
+  void showPins();
   ChartView::Series pixelSeries(int row, int col) const;
   /// An axis title for values of `what` in the unit shown.
   QString valueTitle(const QString& what) const;
@@ -45,6 +50,7 @@ private:
   ChartView* series_ = nullptr;
   QTextEdit* text_ = nullptr;
   QPushButton* unpin_ = nullptr;
+  QListWidget* pins_ = nullptr;
 };
 
 }  // namespace cubesolve::ui

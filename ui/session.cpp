@@ -68,6 +68,9 @@ void Session::save(const View& view) const {
   QVariantList pins;
   for (const auto& [r, c] : doc_->pins()) pins << QPoint(c, r);
   settings.setValue("pinned", pins);
+  QStringList names;
+  for (std::size_t k = 0; k < doc_->pins().size(); ++k) names << doc_->pinName(k);
+  settings.setValue("pin_names", names);
 }
 
 bool Session::restore() {
@@ -88,6 +91,7 @@ bool Session::restore() {
   p.row = pixel.y();
   p.col = pixel.x();
   for (const QVariant& v : settings.value("pinned").toList()) p.pins.emplace_back(v.toPoint().y(), v.toPoint().x());
+  p.pin_names = settings.value("pin_names").toStringList();
   pending_ = p;
   if (!files.isEmpty()) doc_->openFiles(files[0], files.value(1), files.value(2));
   else doc_->openDemo(demo, settings.value("demo_size", 0).toInt());
@@ -100,6 +104,7 @@ void Session::apply() {
   pending_.reset();
   doc_->setUseWeights(p.use_weights);
   doc_->setPins(p.pins);
+  for (int k = 0; k < p.pin_names.size(); ++k) doc_->setPinName(static_cast<std::size_t>(k), p.pin_names[k]);
   doc_->selectPixel(p.row, p.col);
   emit restored(p.view);
 }

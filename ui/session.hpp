@@ -4,6 +4,7 @@
 // the pins and what the window showed), reopened on the next start.
 
 #include <QObject>
+#include <QStringList>
 
 #include <optional>
 
@@ -42,6 +43,7 @@ private:
     bool use_weights = true;
     int row = -1, col = -1;
     std::vector<std::pair<int, int>> pins;
+    QStringList pin_names;
   };
   std::optional<Pending> pending_;
 };

@@ -23,6 +23,7 @@
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMenu>
 #include <QMenuBar>
 #include <QSlider>
@@ -640,6 +641,18 @@ private slots:
       QVERIFY(pins[0].color != pins[1].color);
       QVERIFY(map->marks(ImageView::Mark::Selection).size() == 1 && map->marks(ImageView::Mark::Selection)[0].row == 10);
     }
+    // The list of pins: renamed in place, removed with Delete.
+    auto* list = w.findChild<QListWidget*>("pins");
+    QCOMPARE(list->count(), 2);
+    QCOMPARE(list->item(0)->text(), QString("5_6"));
+    list->item(0)->setText("well A");
+    QCOMPARE(w.document().pinName(0), QString("well A"));
+    QVERIFY(w.inspectorText().contains("well A (5, 6)"));
+    list->setCurrentRow(1);
+    QTest::keyClick(list, Qt::Key_Delete);
+    QCOMPARE(w.pinned().size(), std::size_t{1});
+    QCOMPARE(w.document().pinName(0), QString("well A"));
+    QCOMPARE(w.resultView()->marks(ImageView::Mark::Pin).size(), std::size_t{1});
     w.clearPins();
     QCOMPARE(w.inspectorChart()->plotCount(), single);
     QVERIFY(w.resultView()->marks(ImageView::Mark::Pin).empty());
