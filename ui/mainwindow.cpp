@@ -289,6 +289,18 @@ void MainWindow::showLayer(Layer layer, int channel) { result_->show(layer, chan
 void MainWindow::showGaps(bool mask, int band) { gaps_->show(mask, band); }
 void MainWindow::selectGroupBin(int bin) { groups_->selectBin(bin); }
 
+void MainWindow::showReferenceCandidates() {
+  const MaskStats* m = doc_->masks();
+  if (!m) return;
+  std::vector<std::uint8_t> allowed(m->pixels());
+  std::size_t count = 0;
+  for (std::size_t p = 0; p < allowed.size(); ++p) count += allowed[p] = m->n_valid[p] == m->n;
+  gaps_->show(false, 0);
+  gaps_->view()->setOverlay(allowed);
+  showView(View::Gaps);
+  statusBar()->showMessage(tr("%1 pixels are valid in every interferogram (highlighted): any of them can be the reference").arg(count), 15000);
+}
+
 QImage MainWindow::picture(int scale) const {
   ImageView* map = currentView() == View::Gaps ? gaps_->view() : currentView() == View::Result ? result_->view() : nullptr;
   if (map) return map->imageHeight() > 0 ? map->figure(scale) : QImage();
@@ -309,9 +321,19 @@ void MainWindow::showPixelMenu(int row, int col, const QPoint& global) {
     selectPixel(row, col);
     pinPixel();
   });
-  if (doc_->isStack())
-    menu.addAction(tr("Use (%1, %2) as the reference pixel (reads the stack again)").arg(row).arg(col), this,
-                   [this, row, col] { setReferencePixel(row, col); });
+  if (doc_->isStack()) {
+    // A reference must be valid in every interferogram (the current one is,
+    // though referencing leaves it none).
+    const MaskStats* m = doc_->masks();
+    const std::size_t p = static_cast<std::size_t>(row) * m->width + static_cast<std::size_t>(col);
+    const bool allowed = m->n_valid[p] == m->n || doc_->reference() == std::make_pair(row, col);
+    QAction* use = menu.addAction(allowed ? tr("Use (%1, %2) as the reference pixel (reads the stack again)").arg(row).arg(col)
+                                          : tr("(%1, %2) cannot be the reference: it is missing in %3 of %4 interferograms")
+                                                .arg(row).arg(col).arg(m->n - static_cast<std::size_t>(m->n_valid[p])).arg(m->n),
+                                  this, [this, row, col] { setReferencePixel(row, col); });
+    use->setEnabled(allowed);
+    menu.addAction(tr("Show the pixels allowed as reference on the gaps map"), this, [this] { showReferenceCandidates(); });
+  }
   menu.exec(global);
 }
 

@@ -75,6 +75,9 @@ public:
   void selectGroupBin(int bin);
   /// For a MintPy stack: reads it again referenced at (row, col).
   void setReferencePixel(int row, int col) { doc_->setReference(row, col); }
+  /// Highlights on the gaps map the pixels a stack's reference may be (valid
+  /// in every interferogram).
+  void showReferenceCandidates();
   /// Keeps the selected pixel on the inspector's chart (and in the session).
   void pinPixel() { doc_->pin(); }
   void clearPins() { doc_->setPins({}); }

@@ -59,6 +59,8 @@ void Session::save(const View& view) const {
     settings.setValue("demo_size", static_cast<int>(cube->dim(1)));
   }
   settings.setValue("use_weights", doc_->useWeights());
+  const StackOptions& stack = doc_->stackOptions();
+  if (doc_->isStack() && stack.ref_y >= 0) settings.setValue("reference", QPoint(static_cast<int>(stack.ref_x), static_cast<int>(stack.ref_y)));
   settings.setValue("view", view.view);
   settings.setValue("layer", view.layer);
   settings.setValue("channel", view.channel);
@@ -93,6 +95,13 @@ bool Session::restore() {
   for (const QVariant& v : settings.value("pinned").toList()) p.pins.emplace_back(v.toPoint().y(), v.toPoint().x());
   p.pin_names = settings.value("pin_names").toStringList();
   pending_ = p;
+  if (settings.contains("reference")) {  // the reference picked for the stack
+    const QPoint ref = settings.value("reference").toPoint();
+    InputOptions o = doc_->inputOptions();
+    o.stack.ref_y = ref.y();
+    o.stack.ref_x = ref.x();
+    doc_->setInputOptions(o);
+  }
   if (!files.isEmpty()) doc_->openFiles(files[0], files.value(1), files.value(2));
   else doc_->openDemo(demo, settings.value("demo_size", 0).toInt());
   return true;

@@ -938,6 +938,18 @@ private slots:
     bool named = false;
     for (QLabel* label : w.findChildren<QLabel*>()) named = named || label->text().contains("Reference pixel</b> row 3, column 4");
     QVERIFY(named);
+    // Where a reference may be: the pixels valid in every interferogram.
+    w.showReferenceCandidates();
+    QCOMPARE(w.currentView(), MainWindow::View::Gaps);
+    QVERIFY(w.gapsView()->hasOverlay());
+    // The choice is kept in the session.
+    w.saveSession();
+    {
+      MainWindow again;
+      QVERIFY(loads(again, [&] { QVERIFY(again.restoreSession()); }));
+      QVERIFY(again.document().reference() == std::make_pair(3, 4));
+      QVERIFY(waitSolved(again));
+    }
     // A stack with no reference of its own opens unreferenced, and says so.
     extras.attributes.clear();
     const std::string bare = dir_.filePath("bare.h5").toStdString();
