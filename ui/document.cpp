@@ -478,27 +478,19 @@ void Document::exportSolution(const QString& path, bool cubes) {
       [this](QStringList written) { emit exported(written); }, [this](const QString& m, int code) { fail(m, code); });
 }
 
-void Document::exportChannels(const QString& folder, const MapStyle& style, bool auto_range, int scale) {
-  if (!result_) return fail(tr("Nothing to export: solve first."));
-  const auto result = result_;
+void Document::exportFigures(const QString& folder, std::vector<Figure> figures, const QString& format, int scale) {
   const QDir dir(folder);
+  auto shared = std::make_shared<std::vector<Figure>>(std::move(figures));
   worker_->run<QStringList>(
       "export channels",
-      [result, dir, style, auto_range, scale] {
-        const Array& x = result->x;
-        const std::size_t M = x.dim(0), H = x.dim(1), W = x.dim(2);
+      [shared, dir, format, scale] {
         OutputSet out;
-        for (std::size_t j = 0; j < M; ++j) {
-          const std::vector<double> v = plane(x, j);
-          MapStyle s = style;
-          if (auto_range) std::tie(s.scale.lo, s.scale.hi) = robust_range(v.data(), v.size(), s.scale.map == Colormap::RdBu);
-          s.title = style.title.arg(j);
-          const QString path = dir.filePath(QString("x%1.png").arg(j, 3, 10, QChar('0')));
-          const QByteArray png =
-              png_bytes(render_figure(v, static_cast<int>(H), static_cast<int>(W), s, scale > 0 ? scale : default_figure_scale(
-                                                                                             static_cast<int>(H), static_cast<int>(W))));
-          if (png.isEmpty()) throw IoError(path.toStdString() + ": cannot encode the PNG image");
-          out.add(path.toStdString()).write(png.constData(), png.size());
+        for (const Figure& f : *shared) {
+          const QString path = dir.filePath(f.name + "." + format);
+          const QByteArray bytes =
+              figure_bytes(f.values, f.height, f.width, f.style, scale > 0 ? scale : default_figure_scale(f.height, f.width), format);
+          if (bytes.isEmpty()) throw IoError(path.toStdString() + ": cannot encode the " + format.toUpper().toStdString() + " figure");
+          out.add(path.toStdString()).write(bytes.constData(), bytes.size());
         }
         QStringList written;
         for (const auto& p : out.paths()) written << QString::fromStdString(p);

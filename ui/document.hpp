@@ -149,11 +149,16 @@ public:
   /// with `cubes` also the model A·X (_model) and the residuals Y − A·X
   /// (_residual): .npy, or GeoTIFF (.tif) with the cube's georeference.
   void exportSolution(const QString& path, bool cubes = false);
-  /// Every channel of X as a figure (xNNN.png) into `folder`, drawn as
-  /// `style` says (its title with %1 for the channel), over each channel's
-  /// 2-98 % range when `auto_range`, each value `scale` pixels wide (0: so
-  /// that the map is about 600 pixels).
-  void exportChannels(const QString& folder, const MapStyle& style, bool auto_range, int scale = 0);
+  /// A map to draw as a figure: the file name (without extension), the values.
+  struct Figure {
+    QString name;
+    std::vector<double> values;
+    int height = 0, width = 0;
+    MapStyle style;
+  };
+  /// `figures` into `folder` as NAME.png or NAME.pdf (`format`), all or none,
+  /// each value `scale` pixels wide (0: so that the map is about 600 pixels).
+  void exportFigures(const QString& folder, std::vector<Figure> figures, const QString& format = "png", int scale = 0);
 
   Worker& worker() { return *worker_; }
   /// The exit code of the last failure (failed() or solveFailed()): as the

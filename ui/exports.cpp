@@ -47,11 +47,34 @@ bool Exports::viewPng(const QString& path, int scale) {
   return true;
 }
 
-void Exports::channelsPng(const QString& folder, int scale) {
-  const auto design = doc_->design();
-  if (!design || !doc_->result()) return emit failed(tr("Nothing to export: solve first."));
-  auto [style, auto_range] = sources_.channel_style();
-  doc_->exportChannels(folder, style, auto_range, scale);
+void Exports::channels(const QString& folder, int scale, const QString& format, bool per_channel) {
+  const ResultPage& page = *sources_.result;
+  if (!page.applies(Layer::Solution)) return emit failed(tr("Nothing to export: solve first."));
+  // Each channel named and titled by its date where the design has dates,
+  // in the unit shown, over one range for all (or each its own).
+  const int n = page.channels(Layer::Solution);
+  const auto dates = doc_->unknownDates();
+  std::vector<Document::Figure> figures;
+  std::vector<double> all;
+  for (int k = 0; k < n; ++k) {
+    ResultPage::Map m = page.map(Layer::Solution, k);
+    Document::Figure f{QString("x%1").arg(k, 3, 10, QChar('0')), std::move(m.values), m.height, m.width, m.style};
+    if (!dates.empty()) {
+      f.name = QString::fromStdString(dates[static_cast<std::size_t>(k) + 1]);
+      f.style.title = doc_->unitLabel().isEmpty() || doc_->unitLabel() == "rad"
+                          ? tr("%1, relative to %2").arg(iso_day(dates[static_cast<std::size_t>(k) + 1]), iso_day(dates[0]))
+                          : tr("%1: line-of-sight displacement since %2").arg(iso_day(dates[static_cast<std::size_t>(k) + 1]), iso_day(dates[0]));
+    } else {
+      f.style.title = tr("x[%1], unknown %2 of %3").arg(k).arg(k + 1).arg(n);
+    }
+    if (!per_channel) all.insert(all.end(), f.values.begin(), f.values.end());
+    figures.push_back(std::move(f));
+  }
+  if (!per_channel && !figures.empty()) {  // one scale: channels compared by colour
+    const ColorScale shared = page.scale(Layer::Solution, all);
+    for (auto& f : figures) f.style.scale = shared;
+  }
+  doc_->exportFigures(folder, std::move(figures), format, scale);
 }
 
 namespace {
@@ -173,13 +196,19 @@ void Exports::addActions(QMenu* file) {
         QMessageBox::Yes | QMessageBox::No | QMessageBox::Cancel, QMessageBox::No);
     if (answer != QMessageBox::Cancel) doc_->exportSolution(p, answer == QMessageBox::Yes);
   });
-  file->addAction(tr("Export all channels as PNG into a &folder…"), this, [this] {
+  file->addAction(tr("Export all channels as figures into a &folder…"), this, [this] {
     if (!doc_->result()) return emit failed(tr("Nothing to export: solve first."));
     bool ok = true;
     const int scale = askScale(static_cast<int>(doc_->result()->x.dim(1)), static_cast<int>(doc_->result()->x.dim(2)), ok);
     if (!ok) return;
-    const QString d = QFileDialog::getExistingDirectory(window_, tr("Folder for channel images"));
-    if (!d.isEmpty()) channelsPng(d, scale);
+    const QStringList formats{tr("PNG images"), tr("PDF pages (vector text)")}, ranges{tr("One colour range for all channels"),
+                                                                                    tr("Each channel its own range")};
+    const QString format = QInputDialog::getItem(window_, tr("Figure format"), tr("Format"), formats, 0, false, &ok);
+    if (!ok) return;
+    const QString range = QInputDialog::getItem(window_, tr("Colour range"), tr("Range"), ranges, 0, false, &ok);
+    if (!ok) return;
+    const QString d = QFileDialog::getExistingDirectory(window_, tr("Folder for channel figures"));
+    if (!d.isEmpty()) channels(d, scale, format == formats[1] ? "pdf" : "png", range == ranges[1]);
   });
 }
 

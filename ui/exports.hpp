@@ -24,13 +24,11 @@ class Exports : public QObject {
   Q_OBJECT
 public:
   /// What the window shows: the map of the current view (null where it
-  /// shows none), its picture (a map at `scale`, or a chart), and the
-  /// style of the solution layer's channels (its title with %1 for the
-  /// channel) with whether each takes its own range.
+  /// shows none), its picture (a map at `scale`, or a chart), the result
+  /// page's layers.
   struct Sources {
     std::function<ImageView*()> map;
     std::function<QImage(int scale)> picture;
-    std::function<std::pair<MapStyle, bool>()> channel_style;
     const ResultPage* result = nullptr;  // the layers, as drawn
   };
   Exports(Document* doc, QWidget* window, Sources sources);
@@ -39,9 +37,12 @@ public:
   /// pixels wide, 0: about 600 pixels in all): false (and failed()) when it
   /// could not be written.
   bool viewPng(const QString& path, int scale = 0);
-  /// Every channel of x as a figure in the solution layer's colours, on the
-  /// worker thread (the document's exported() or failed() follows).
-  void channelsPng(const QString& folder, int scale = 0);
+  /// Every channel of x as a figure (`format` "png" or "pdf") in the
+  /// solution layer's colours and the unit shown, on the worker thread (the
+  /// document's exported() or failed() follows): named and titled by date
+  /// (YYYYMMDD) where the design has dates, else xNNN; one colour range for
+  /// all channels, so that they compare, or each its own.
+  void channels(const QString& folder, int scale = 0, const QString& format = "png", bool per_channel = false);
   /// A result layer to `path`: .png its channel `channel` as a figure;
   /// .npy or .tif every channel as data (channels, H, W) in the unit shown,
   /// GeoTIFF bands named by date (YYYYMMDD), pair or layer. False (and

@@ -1,6 +1,8 @@
 #include "figure.hpp"
 
 #include <QBuffer>
+#include <QPageSize>
+#include <QPdfWriter>
 #include <QCoreApplication>
 #include <QFontMetrics>
 #include <QPainter>
@@ -119,23 +121,76 @@ int default_figure_scale(int height, int width) {
   return std::clamp((600 + side - 1) / side, 1, 16);
 }
 
-QImage render_figure(const std::vector<double>& values, int height, int width, const MapStyle& style, int scale) {
-  scale = std::max(1, scale);
-  constexpr int kMargin = 12, kTitle = 32;
-  const int mw = width * scale, mh = height * scale;
-  const int legend_h = std::max(mh, 240);
-  QImage img(kMargin + mw + 8 + kLegendWidth, kTitle + legend_h + kMargin, QImage::Format_RGB32);
-  img.fill(Qt::white);
-  QPainter p(&img);
-  QFont font = p.font();
-  font.setPixelSize(15);
-  p.setFont(font);
+namespace {
+/// The figure's layout: its text scale (1 up to maps of 500 rows, then
+/// growing with them, so that text keeps its size relative to the map),
+/// margins, title band and legend.
+struct FigureLayout {
+  double text;
+  int margin, gap, title, map_w, map_h, legend_w, legend_h, title_w;
+  QFont font;
+  QSize size() const { return {std::max(margin + map_w + gap + legend_w, 2 * margin + title_w), title + legend_h + margin}; }
+};
+
+FigureLayout layout_of(int height, int width, int scale, const QString& title) {
+  FigureLayout f{};
+  f.map_w = width * scale;
+  f.map_h = height * scale;
+  f.text = std::max(1.0, std::max(f.map_w, f.map_h) / 600.0);
+  f.margin = static_cast<int>(std::lround(12 * f.text));
+  f.gap = static_cast<int>(std::lround(8 * f.text));
+  f.title = static_cast<int>(std::lround(32 * f.text));
+  f.legend_w = static_cast<int>(std::lround(kLegendWidth * f.text));
+  f.legend_h = std::max(f.map_h, static_cast<int>(std::lround(240 * f.text)));
+  f.font.setPixelSize(static_cast<int>(std::lround(15 * f.text)));
+  f.title_w = QFontMetrics(f.font).horizontalAdvance(title) + 2;  // a small map's figure is as wide as its title
+  return f;
+}
+
+void paint_figure(QPainter& p, const FigureLayout& f, const std::vector<double>& values, int height, int width, const MapStyle& style) {
+  p.fillRect(QRect(QPoint(0, 0), f.size()), Qt::white);
+  p.setFont(f.font);
   p.setPen(Qt::black);
-  p.drawText(QRect(kMargin, 0, img.width() - 2 * kMargin, kTitle), Qt::AlignVCenter | Qt::AlignLeft,
-             QFontMetrics(font).elidedText(style.title, Qt::ElideRight, img.width() - 2 * kMargin));
-  p.drawImage(QRect(kMargin, kTitle, mw, mh), map_image(values, height, width, style.scale));  // nearest: no smoothing
-  paint_legend(p, QRect(kMargin + mw + 8, kTitle, kLegendWidth, legend_h), style, extent_of(values, style.scale), Qt::black);
+  p.drawText(QRect(f.margin, 0, f.size().width() - 2 * f.margin, f.title), Qt::AlignVCenter | Qt::AlignLeft, style.title);
+  p.drawImage(QRect(f.margin, f.title, f.map_w, f.map_h), map_image(values, height, width, style.scale));  // nearest: no smoothing
+  // The legend drawn at its own size, scaled as the text.
+  p.save();
+  p.translate(f.margin + f.map_w + f.gap, f.title);
+  p.scale(f.text, f.text);
+  paint_legend(p, QRect(0, 0, kLegendWidth, static_cast<int>(f.legend_h / f.text)), style, extent_of(values, style.scale), Qt::black);
+  p.restore();
+}
+}  // namespace
+
+QImage render_figure(const std::vector<double>& values, int height, int width, const MapStyle& style, int scale) {
+  const FigureLayout f = layout_of(height, width, std::max(1, scale), style.title);
+  QImage img(f.size(), QImage::Format_RGB32);
+  QPainter p(&img);
+  paint_figure(p, f, values, height, width, style);
   return img;
+}
+
+QByteArray pdf_figure(const std::vector<double>& values, int height, int width, const MapStyle& style, int scale) {
+  const FigureLayout f = layout_of(height, width, std::max(1, scale), style.title);
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
+  {
+    QPdfWriter pdf(&buffer);
+    pdf.setResolution(72);  // a figure pixel is a point
+    pdf.setPageSize(QPageSize(QSizeF(f.size()), QPageSize::Point));
+    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+    pdf.setCreator("CubeSolve");
+    QPainter p(&pdf);
+    if (!p.isActive()) return {};
+    paint_figure(p, f, values, height, width, style);
+  }
+  return bytes;
+}
+
+QByteArray figure_bytes(const std::vector<double>& values, int height, int width, const MapStyle& style, int scale, const QString& format) {
+  if (format == "pdf") return pdf_figure(values, height, width, style, scale);
+  return png_bytes(render_figure(values, height, width, style, scale));
 }
 
 QByteArray png_bytes(const QImage& image) {

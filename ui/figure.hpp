@@ -49,8 +49,13 @@ constexpr int kLegendWidth = 130;
 QImage map_image(const std::vector<double>& values, int height, int width, const ColorScale& scale);
 
 /// A figure for publication: the title, the map with every value as a
-/// `scale` x `scale` block, its legend, on white.
+/// `scale` x `scale` block, its legend, on white; text and legend grow with
+/// maps beyond 600 pixels, so that they keep their size in the figure.
 QImage render_figure(const std::vector<double>& values, int height, int width, const MapStyle& style, int scale);
+/// The same figure as a PDF page (a figure pixel a point; vector text).
+QByteArray pdf_figure(const std::vector<double>& values, int height, int width, const MapStyle& style, int scale);
+/// The figure encoded as `format` ("png" or "pdf"); empty on failure.
+QByteArray figure_bytes(const std::vector<double>& values, int height, int width, const MapStyle& style, int scale, const QString& format);
 /// The block size that makes the map's longer side at least 600 pixels.
 int default_figure_scale(int height, int width);
 

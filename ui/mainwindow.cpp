@@ -61,12 +61,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new Document
   exports_ = new Exports(doc_, this,
                          {[this] { return currentView() == View::Gaps ? gaps_->view() : currentView() == View::Result ? result_->view() : nullptr; },
                           [this](int scale) { return picture(scale); },
-                          [this] {
-                            MapStyle style;
-                            style.scale = result_->scale(Layer::Solution, {});
-                            style.title = QFileInfo(doc_->cubeName()).fileName() + " — x[%1] of " + QString::number(doc_->design()->cols());
-                            return std::pair{style, result_->autoRange(Layer::Solution)};
-                          },
                           result_});
   buildStatusBar();
   buildFileMenu();
@@ -309,7 +303,9 @@ QImage MainWindow::picture(int scale) const {
 }
 
 bool MainWindow::exportViewPng(const QString& path, int scale) { return exports_->viewPng(path, scale); }
-void MainWindow::exportChannelsPng(const QString& folder, int scale) { exports_->channelsPng(folder, scale); }
+void MainWindow::exportChannels(const QString& folder, int scale, const QString& format, bool per_channel) {
+  exports_->channels(folder, scale, format, per_channel);
+}
 
 void MainWindow::showPixelMenu(int row, int col, const QPoint& global) {
   QMenu menu(this);

@@ -90,8 +90,8 @@ public:
   bool exportViewPng(const QString& path, int scale = 0);
   /// On the worker thread; exported() or a message follows.
   void exportSolution(const QString& path, bool cubes = false) { doc_->exportSolution(path, cubes); }
-  /// Every channel of x as a figure in the solution layer's colours.
-  void exportChannelsPng(const QString& folder, int scale = 0);
+  /// Every channel of x as a figure (Exports::channels).
+  void exportChannels(const QString& folder, int scale = 0, const QString& format = "png", bool per_channel = false);
   Exports& exports() { return *exports_; }
 
   // What the views show, for tests and scripts.

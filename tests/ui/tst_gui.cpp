@@ -256,7 +256,7 @@ private slots:
     QVERIFY(!exports(w, [&] { w.exportSolution(dir_.filePath("jobs_x.npy")); }).isEmpty());
     const QString folder = dir_.filePath("jobs_channels");
     QVERIFY(QDir().mkpath(folder));
-    QVERIFY(!exports(w, [&] { w.exportChannelsPng(folder); }).isEmpty());
+    QVERIFY(!exports(w, [&] { w.exportChannels(folder); }).isEmpty());
     std::set<QString> names;
     for (const auto& [name, on_worker] : w.document().worker().log()) {
       QVERIFY2(on_worker, qPrintable(name + " ran on the GUI thread"));
@@ -297,7 +297,7 @@ private slots:
     QVERIFY(QImage(png).width() > 100);
     const QString folder = dir_.filePath("channels");
     QVERIFY(QDir().mkpath(folder));
-    QCOMPARE(exports(w, [&] { w.exportChannelsPng(folder); }).size(), 29);
+    QCOMPARE(exports(w, [&] { w.exportChannels(folder); }).size(), 29);
     QCOMPARE(QDir(folder).entryList({"*.png"}).size(), 29);
   }
 
@@ -566,7 +566,10 @@ private slots:
     QVERIFY(w.exportViewPng(png, 4));
     QCOMPARE(done.size(), 1);
     const QImage img(png);
-    QCOMPARE(img.width(), 12 + 40 * 4 + 8 + cubesolve::ui::kLegendWidth);
+    QVERIFY(img.width() >= 12 + 40 * 4 + 8 + cubesolve::ui::kLegendWidth);  // (wider where the title needs it)
+    // A figure twice 600 pixels wide has its text and legend twice the size.
+    const QImage big = cubesolve::ui::render_figure(channel(w.result()->x, 5), 40, 40, w.resultView()->style(), 30);
+    QCOMPARE(big.size(), QSize(24 + 1200 + 16 + 2 * cubesolve::ui::kLegendWidth, 64 + 1200 + 24));
     const ColorScale scale = w.resultView()->style().scale;
     QCOMPARE(scale.map, Colormap::Grey);
     const auto values = channel(w.result()->x, 5);
@@ -575,17 +578,36 @@ private slots:
         const auto rgb = scale.color(values[static_cast<std::size_t>(r * 40 + c)]);
         QCOMPARE(img.pixel(12 + 4 * c + 2, 32 + 4 * r + 2), qRgb(rgb[0], rgb[1], rgb[2]));
       }
-    // Every channel, in the layer's colours, each over its own 2-98 % range.
-    const QString folder = dir_.filePath("figures");
-    QVERIFY(QDir().mkpath(folder));
-    const QStringList files = exports(w, [&] { w.exportChannelsPng(folder, 2); });
+    // Every channel, in the layer's colours, named by its date, over one
+    // 2-98 % range for all channels (so that they compare), or each its own.
+    const QString folder = dir_.filePath("figures"), own = dir_.filePath("figures_own");
+    QVERIFY(QDir().mkpath(folder) && QDir().mkpath(own));
+    const QStringList files = exports(w, [&] { w.exportChannels(folder, 2); });
     QCOMPARE(files.size(), 29);
-    const QImage x7(QDir(folder).filePath("x007.png"));
+    const std::string day7 = w.document().unknownDates()[8];
+    const QImage x7(QDir(folder).filePath(QString::fromStdString(day7) + ".png"));
+    QVERIFY(!x7.isNull());
+    std::vector<double> all;
+    for (std::size_t j = 0; j < 29; ++j) {
+      const auto v = channel(w.result()->x, j);
+      all.insert(all.end(), v.begin(), v.end());
+    }
     const auto v7 = channel(w.result()->x, 7);
-    ColorScale s7 = scale;
+    ColorScale shared = scale, s7 = scale;
+    std::tie(shared.lo, shared.hi) = robust_range(all.data(), all.size(), false);
     std::tie(s7.lo, s7.hi) = robust_range(v7.data(), v7.size(), false);
-    const auto rgb = s7.color(v7[20 * 40 + 20]);
+    QVERIFY(shared.lo != s7.lo);
+    auto rgb = shared.color(v7[20 * 40 + 20]);
     QCOMPARE(x7.pixel(12 + 2 * 20, 32 + 2 * 20), qRgb(rgb[0], rgb[1], rgb[2]));
+    QCOMPARE(exports(w, [&] { w.exportChannels(own, 2, "png", true); }).size(), 29);
+    rgb = s7.color(v7[20 * 40 + 20]);
+    QCOMPARE(QImage(QDir(own).filePath(QString::fromStdString(day7) + ".png")).pixel(12 + 2 * 20, 32 + 2 * 20), qRgb(rgb[0], rgb[1], rgb[2]));
+    // As PDF pages.
+    const QString pdfs = dir_.filePath("figures_pdf");
+    QVERIFY(QDir().mkpath(pdfs));
+    QCOMPARE(exports(w, [&] { w.exportChannels(pdfs, 2, "pdf"); }).size(), 29);
+    QFile pdf(QDir(pdfs).filePath(QString::fromStdString(day7) + ".pdf"));
+    QVERIFY(pdf.open(QIODevice::ReadOnly) && pdf.read(5) == "%PDF-");
   }
 
   void modelAndResidualCubes() {
