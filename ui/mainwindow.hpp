@@ -100,6 +100,7 @@ public:
   const Design* design() const { return doc_->design().get(); }
   ImageView* gapsView() const;
   ImageView* resultView() const;
+  ResultPage* resultPage() const { return result_; }
   ChartView* groupsChart() const;
   ChartView* inspectorChart() const;
   /// The inspector's time-series chart (shown where the design has dates).

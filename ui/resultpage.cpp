@@ -356,6 +356,7 @@ void ResultPage::update() {
   view_->setImage(std::move(m.values), m.height, m.width, m.style);
   const auto [row, col] = doc_->selected();
   view_->setMarker(row, col);
+  emit drawn();
 }
 
 }  // namespace cubesolve::ui

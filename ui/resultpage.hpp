@@ -62,6 +62,10 @@ public:
   bool autoRange(Layer layer) const { return views_[static_cast<std::size_t>(layer)].auto_range; }
   void update();
 
+signals:
+  /// The map was given its new values (a frame follows).
+  void drawn();
+
 private:
   void settingsChanged();
   void showSettings();

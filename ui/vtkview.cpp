@@ -58,6 +58,7 @@ void VtkView::paintGL() {
   f->glClearColor(0, 0, 0, 1);
   f->glClear(GL_COLOR_BUFFER_BIT);
   f->glColorMask(GL_TRUE, GL_TRUE, GL_TRUE, GL_TRUE);
+  emit rendered();
 }
 
 vtkRenderer* VtkView::renderer() const { return renderer_; }

@@ -25,6 +25,10 @@ public:
   /// Renders now and returns the picture (the widget's size).
   QImage grab();
 
+signals:
+  /// A frame was drawn.
+  void rendered();
+
 protected:
   void initializeGL() override;
   void paintGL() override;

@@ -4,6 +4,7 @@
 #include "imageview.hpp"
 #include "exports.hpp"
 #include "mainwindow.hpp"
+#include "resolvebench.hpp"
 #include "resultpage.hpp"
 
 #include "options.hpp"
@@ -42,6 +43,8 @@ struct Options {
   QCommandLineOption exports{"export", "After solving, write a layer (solution, model, residual-rms, rank, status, velocity) to FILE: "
                                        ".tif or .npy every channel as data in the unit shown, .png the channel shown as a figure "
                                        "(repeatable); then exit, after --screenshot where given.", "LAYER=FILE"};
+  QCommandLineOption bench_resolve{"bench-resolve", "Benchmark: after the first solve, change a parameter K times and print where "
+                                                   "the time from each change to its picture goes (JSON), then exit.", "K"};
   QCommandLineOption export_ts{"export-ts", "After solving, write the pinned pixels' time series to FILE.csv (date, then Y_X per pin, "
                                             "in the unit shown, referenced as timeseries.h5); then exit.", "FILE.csv"};
   // The CLI's solve and stack options, by its names and rules.
@@ -63,7 +66,7 @@ struct Options {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy; DESIGN may be .csv)", "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts, bench_resolve});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -168,7 +171,7 @@ int main(int argc, char** argv) {
   // A scripted run (--screenshot) starts from the defaults and what its
   // options say: nothing is read from, or written to, the saved settings.
   QTemporaryDir scripted_settings;
-  if (parser.isSet(o.screenshot) || parser.isSet(o.exports) || parser.isSet(o.export_ts))
+  if (parser.isSet(o.screenshot) || parser.isSet(o.exports) || parser.isSet(o.export_ts) || parser.isSet(o.bench_resolve))
     QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scripted_settings.path());
   std::optional<MainWindow::Layer> layer;
   if (parser.isSet(o.layer) && !(layer = cubesolve::ui::ResultPage::layerNamed(parser.value(o.layer)))) {
@@ -251,11 +254,15 @@ int main(int argc, char** argv) {
         QApplication::exit(0);
       }
     });
+  if (parser.isSet(o.bench_resolve)) {
+    auto* bench = new cubesolve::ui::ResolveBench(&window.document(), window.resultPage(), std::max(1, parser.value(o.bench_resolve).toInt()), &window);
+    QObject::connect(bench, &cubesolve::ui::ResolveBench::done, &app, [] { QApplication::exit(0); });
+  }
   if (parser.isSet(o.screenshot)) screenshotThenExit(window, parser.value(o.screenshot), select);
   if (parser.isSet(o.screenshot) || exporting) quitOnFailure(window);
   const QStringList files = parser.positionalArguments();
   if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2));
-  else if (parser.isSet(o.demo) || parser.isSet(o.screenshot) || exporting || !window.restoreSession())
+  else if (parser.isSet(o.demo) || parser.isSet(o.screenshot) || exporting || parser.isSet(o.bench_resolve) || !window.restoreSession())
     window.openDemo(parser.isSet(o.demo) ? parser.value(o.demo) : "insar", parser.value(o.size).toInt());
   return app.exec();
 }
