@@ -17,6 +17,7 @@
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
+#include <QFile>
 #include <QFileInfo>
 #include <QInputDialog>
 #include <QKeyEvent>
@@ -30,6 +31,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTextBrowser>
 
 #include <vtkVersion.h>
 
@@ -119,8 +121,11 @@ void MainWindow::buildStatusBar() {
   cancel_->setToolTip(tr("Stop the solve and keep the result shown (Esc)"));
   cancel_->hide();
   connect(cancel_, &QPushButton::clicked, this, &MainWindow::cancelSolve);
+  // One current message: the solve's summary yields to a passing message
+  // (hidden while it shows), and goes when another cube is opened.
   status_ = new QLabel;
-  statusBar()->addPermanentWidget(status_);
+  status_->setObjectName("solve-summary");
+  statusBar()->addWidget(status_, 1);
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_);
 }
@@ -191,6 +196,7 @@ void MainWindow::buildOtherMenus() {
   link_maps_->setChecked(true);
   link_maps_->setToolTip(tr("Pan and zoom the gaps and result maps together"));
   auto* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&User guide"), QKeySequence::HelpContents, this, &MainWindow::showGuide);
   help->addAction(tr("&About CubeSolve"), this, [this] {
     QString devices;
     for (const auto& d : describe_devices()) devices += QString::fromStdString(d) + "<br>";
@@ -199,6 +205,22 @@ void MainWindow::buildOtherMenus() {
                           "<br><br>Qt %2, VTK %3<br>Compute devices:<br>%4")
                            .arg(version(), qVersion(), vtkVersion::GetVTKVersion(), devices));
   });
+}
+
+void MainWindow::showGuide() {
+  auto* guide = findChild<QTextBrowser*>("guide");
+  if (!guide) {
+    QFile file(":/guide.md");
+    guide = new QTextBrowser(this);
+    guide->setObjectName("guide");
+    guide->setWindowFlag(Qt::Window);
+    guide->setWindowTitle(tr("CubeSolve user guide"));
+    guide->setOpenExternalLinks(true);
+    guide->setMarkdown(file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : tr("The guide is missing from this build."));
+    guide->resize(720, 760);
+  }
+  guide->show();
+  guide->raise();
 }
 
 void MainWindow::connectDocument() {
@@ -395,6 +417,7 @@ void MainWindow::onLoaded() {
                                  .arg(QFileInfo(doc_->cubeName()).fileName()),
                              20000);
   setWindowTitle(tr("CubeSolve — %1").arg(QFileInfo(doc_->cubeName()).fileName()));
+  if (!doc_->result() && !doc_->solving()) status_->clear();  // the previous cube's summary
   if (QFileInfo(doc_->cubeName()).isFile()) addRecent(doc_->files());
   emit cubeLoaded();
 }

@@ -120,6 +120,8 @@ public:
   /// Reopens the last session's files and, once read, its view: false when
   /// there is none (or its cube is gone).
   bool restoreSession();
+  /// Help > User guide: the guide kept with the sources, in a window of its own.
+  void showGuide();
 
 signals:
   void cubeLoaded();

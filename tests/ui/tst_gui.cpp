@@ -16,6 +16,7 @@
 #include <cubesolve/io/npy.hpp>
 #include <cubesolve/io/raster.hpp>
 
+#include <QAbstractButton>
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
@@ -29,6 +30,7 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QStatusBar>
+#include <QTextBrowser>
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QSignalSpy>
@@ -984,6 +986,28 @@ private slots:
     QVERIFY(!w.document().unreferenced());
   }
 #endif
+
+  // Every control says what it does; Help > User guide opens the guide kept
+  // in the repository.
+  void everyControlExplained() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 16));
+    QStringList silent;
+    for (QWidget* c : w.findChildren<QWidget*>()) {
+      const bool control = qobject_cast<QAbstractButton*>(c) || qobject_cast<QComboBox*>(c) || qobject_cast<QAbstractSpinBox*>(c) ||
+                           qobject_cast<QSlider*>(c) || (qobject_cast<QLineEdit*>(c) && !qobject_cast<QAbstractSpinBox*>(c->parentWidget()));
+      if (control && c->isVisibleTo(&w) && c->toolTip().isEmpty() && !c->inherits("QTabBar") && !c->inherits("QToolButton") &&
+          c->parentWidget() && !c->parentWidget()->inherits("QTabBar") && !c->parentWidget()->inherits("QDockWidget"))
+        silent << c->metaObject()->className() + QString(" ") + c->objectName() + " " +
+                      (qobject_cast<QAbstractButton*>(c) ? qobject_cast<QAbstractButton*>(c)->text() : QString());
+    }
+    QVERIFY2(silent.isEmpty(), qPrintable(silent.join("; ")));
+    w.showGuide();
+    auto* guide = w.findChild<QTextBrowser*>("guide");
+    QVERIFY(guide && guide->isVisible());
+    QVERIFY(guide->toPlainText().contains("MintPy stacks") && guide->toPlainText().contains("--export-ts"));
+  }
 
   // --help and --version answer without a display (a shell on a server).
   void helpWithoutDisplay() {
