@@ -71,6 +71,30 @@ void ChartView::setSelectedBar(int index) {
   drawBars();
 }
 
+void ChartView::countAxis(double top) {
+  // Counts up to `top` (bar heights); on a log scale labelled at each power of ten.
+  auto* left = chart_->GetAxis(vtkAxis::LEFT);
+  left->SetTitle(y_title_.toStdString());
+  left->SetLogScale(false);
+  left->SetBehavior(vtkAxis::FIXED);
+  if (log_y_) {
+    const int decades = static_cast<int>(std::ceil(top - 1 - 1e-9));
+    vtkNew<vtkDoubleArray> yticks;
+    vtkNew<vtkStringArray> ylabels;
+    yticks->InsertNextValue(0);
+    ylabels->InsertNextValue("0");
+    for (int k = 0; k <= std::max(decades, 0); ++k) {
+      yticks->InsertNextValue(1.0 + k);
+      ylabels->InsertNextValue(count_label(k));
+    }
+    left->SetCustomTickPositions(yticks, ylabels);
+    left->SetRange(0, std::max(2.0, 1.0 + std::max(decades, 0) + 0.15));
+  } else {
+    left->SetCustomTickPositions(nullptr, nullptr);
+    left->SetRange(0, top > 0 ? top * 1.08 : 1);
+  }
+}
+
 void ChartView::drawBars() {
   chart_->ClearPlots();
   // On a log scale a bar of v stands 1 + log10(v) high over the axis' 0, so
@@ -119,26 +143,7 @@ void ChartView::drawBars() {
   bottom->SetTitle(x_title_.toStdString());
   bottom->SetBehavior(vtkAxis::FIXED);
   bottom->SetRange(-0.6, static_cast<double>(bars_.size()) - 0.4);
-  auto* left = chart_->GetAxis(vtkAxis::LEFT);
-  left->SetTitle(y_title_.toStdString());
-  left->SetLogScale(false);
-  left->SetBehavior(vtkAxis::FIXED);
-  if (log_y_) {
-    const int decades = static_cast<int>(std::ceil(top - 1 - 1e-9));
-    vtkNew<vtkDoubleArray> yticks;
-    vtkNew<vtkStringArray> ylabels;
-    yticks->InsertNextValue(0);
-    ylabels->InsertNextValue("0");
-    for (int k = 0; k <= std::max(decades, 0); ++k) {
-      yticks->InsertNextValue(1.0 + k);
-      ylabels->InsertNextValue(count_label(k));
-    }
-    left->SetCustomTickPositions(yticks, ylabels);
-    left->SetRange(0, std::max(2.0, 1.0 + std::max(decades, 0) + 0.15));
-  } else {
-    left->SetCustomTickPositions(nullptr, nullptr);
-    left->SetRange(0, top > 0 ? top * 1.08 : 1);
-  }
+  countAxis(top);
   chart_->SetShowLegend(true);
   chart_->SetTitle("");
   settle();

@@ -67,6 +67,8 @@ protected:
 
 private:
   void drawBars();
+  /// The count axis of the bars, up to `top`.
+  void countAxis(double top);
   void placeLegend();
 
   vtkSmartPointer<vtkChartXY> chart_;

@@ -41,6 +41,23 @@ Extent extent_of(const std::vector<double>& values, const ColorScale& scale) {
   return e;
 }
 
+namespace {
+/// Round ticks from lo (at the bottom of `rect`) to hi (its top), labelled to their right.
+void paint_ticks(QPainter& p, const QRect& rect, double lo, double hi, bool integers) {
+  const QFontMetrics fm(p.font());
+  const int top = rect.top(), bottom = rect.bottom(), x = rect.left();
+  const int count = std::clamp((bottom - top) / 45, 2, 8);
+  const std::vector<double> ticks = nice_ticks(lo, hi, count, integers);
+  const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : hi - lo;
+  for (double t : ticks) {
+    const int y = bottom - static_cast<int>(std::lround((t - lo) / (hi - lo) * (bottom - top)));
+    p.drawLine(x, y, x + 4, y);
+    const QString label = QString::fromStdString(tick_label(t, step));
+    p.drawText(QRect(x + 8, y - 8, rect.width() - 8, 16), Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(label, Qt::ElideRight, rect.width() - 8));
+  }
+}
+}  // namespace
+
 void paint_legend(QPainter& p, const QRect& rect, const MapStyle& style, const Extent& extent, const QColor& text) {
   p.save();
   QFont font = p.font();
@@ -90,16 +107,7 @@ void paint_legend(QPainter& p, const QRect& rect, const MapStyle& style, const E
   if (extent.below) triangle(bottom + 1, bottom + kTriangle, lo);
   p.setRenderHint(QPainter::Antialiasing, false);
   p.setBrush(Qt::NoBrush);
-  const int count = std::clamp((bottom - top) / 45, 2, 8);
-  const std::vector<double> ticks = nice_ticks(lo, hi, count, style.integers);
-  const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : hi - lo;
-  for (double t : ticks) {
-    const int y = bottom - static_cast<int>(std::lround((t - lo) / (hi - lo) * (bottom - top)));
-    p.drawLine(x0 + kBar, y, x0 + kBar + 4, y);
-    const QString label = QString::fromStdString(tick_label(t, step));
-    p.drawText(QRect(x0 + kBar + 8, y - 8, right - x0 - kBar - 8, 16), Qt::AlignVCenter | Qt::AlignLeft,
-               fm.elidedText(label, Qt::ElideRight, right - x0 - kBar - 8));
-  }
+  paint_ticks(p, QRect(x0 + kBar, top, right - x0 - kBar, bottom - top), lo, hi, style.integers);
   if (extent.nan) swatch(p, x0, rect.bottom() - 20, kNoValue, QCoreApplication::translate("Figure", "no value"), right, text);
   p.restore();
 }

@@ -310,7 +310,7 @@ void MainWindow::showReferenceCandidates() {
   if (!m) return;
   std::vector<std::uint8_t> allowed(m->pixels());
   std::size_t count = 0;
-  for (std::size_t p = 0; p < allowed.size(); ++p) count += allowed[p] = m->n_valid[p] == m->n;
+  for (std::size_t p = 0; p < allowed.size(); ++p) count += allowed[p] = static_cast<std::size_t>(m->n_valid[p]) == m->n;
   gaps_->show(false, 0);
   gaps_->view()->setOverlay(allowed);
   showView(View::Gaps);
@@ -344,7 +344,7 @@ void MainWindow::showPixelMenu(int row, int col, const QPoint& global) {
     // though referencing leaves it none).
     const MaskStats* m = doc_->masks();
     const std::size_t p = static_cast<std::size_t>(row) * m->width + static_cast<std::size_t>(col);
-    const bool allowed = m->n_valid[p] == m->n || doc_->reference() == std::make_pair(row, col);
+    const bool allowed = static_cast<std::size_t>(m->n_valid[p]) == m->n || doc_->reference() == std::make_pair(row, col);
     QAction* use = menu.addAction(allowed ? tr("Use (%1, %2) as the reference pixel (reads the stack again)").arg(row).arg(col)
                                           : tr("(%1, %2) cannot be the reference: it is missing in %3 of %4 interferograms")
                                                 .arg(row).arg(col).arg(m->n - static_cast<std::size_t>(m->n_valid[p])).arg(m->n),

@@ -78,13 +78,13 @@ const LayerEntry kLayers[] = {
     {Layer::ResidualRms, QT_TRANSLATE_NOOP("ResultPage", "Residual RMS"),
      QT_TRANSLATE_NOOP("ResultPage", "The root mean square of each pixel's residuals over its valid observations"), false, "", always, one,
      [](const LayerInput& in, std::size_t) {
-       return LayerMap{plane(residual_rms(in.result)), {{}, {}, false, ResultPage::tr("%1 — residual RMS").arg(in.file)}, {}};
+       return LayerMap{plane(residual_rms(in.result)), {{}, {}, false, ResultPage::tr("%1 — residual RMS").arg(in.file), {}}, {}};
      }},
     {Layer::Rank, QT_TRANSLATE_NOOP("ResultPage", "Rank"),
      QT_TRANSLATE_NOOP("ResultPage", "The numerical rank of each pixel's design on its valid rows"), false, nullptr, always, one,
      [](const LayerInput& in, std::size_t) {
        return LayerMap{plane(in.result.rank),
-                       {{}, {}, true, ResultPage::tr("%1 — numerical rank of A_V (of %2)").arg(in.file).arg(in.design.cols())},
+                       {{}, {}, true, ResultPage::tr("%1 — numerical rank of A_V (of %2)").arg(in.file).arg(in.design.cols()), {}},
                        {}};
      }},
     {Layer::Status, QT_TRANSLATE_NOOP("ResultPage", "Status"),

@@ -146,11 +146,81 @@ void quitOnFailure(MainWindow& window) {
   QObject::connect(&doc, &cubesolve::ui::Document::solveFailed, &window, quit);
 }
 
-}  // namespace
+/// What a command line asks to be shown and written once solved.
+struct Script {
+  std::optional<MainWindow::Layer> layer;
+  QString channel;
+  std::vector<std::pair<int, int>> pins;
+  std::vector<std::pair<MainWindow::Layer, QString>> layer_files;  // --export LAYER=FILE
+  QString ts_file;                                                 // --export-ts
+  bool exporting() const { return !layer_files.empty() || !ts_file.isEmpty(); }
+};
 
-int main(int argc, char** argv) {
-  answerWithoutDisplay(argc, argv);
-  // VTK renders with OpenGL 3.2 core; every QOpenGLWidget gets that context.
+/// The script's options read, or a message (exit 2) for one that is wrong.
+std::optional<Script> readScript(const QCommandLineParser& parser, const Options& o) {
+  Script s;
+  auto refuse = [](const char* what, const QString& found) {
+    std::fprintf(stderr, "cubesolve: %s, found '%s'\n", what, found.toUtf8().constData());
+    return std::nullopt;
+  };
+  const char* layers = "--layer: expected solution, model, residual-rms, rank, status or velocity";
+  if (parser.isSet(o.layer) && !(s.layer = cubesolve::ui::ResultPage::layerNamed(parser.value(o.layer)))) return refuse(layers, parser.value(o.layer));
+  s.channel = parser.value(o.channel);
+  for (const QString& p : parser.values(o.pin)) {
+    const QStringList yx = p.split(',');
+    bool ok_y = false, ok_x = false;
+    if (yx.size() == 2) s.pins.emplace_back(yx[0].toInt(&ok_y), yx[1].toInt(&ok_x));
+    if (!ok_y || !ok_x) return refuse("--pin: expected Y,X (two whole numbers)", p);
+  }
+  for (const QString& e : parser.values(o.exports)) {
+    const auto eq = e.indexOf('=');
+    const auto l = eq > 0 ? cubesolve::ui::ResultPage::layerNamed(e.left(eq)) : std::nullopt;
+    if (!l || eq + 1 >= e.size())
+      return refuse("--export: expected LAYER=FILE with LAYER solution, model, residual-rms, rank, status or velocity", e);
+    s.layer_files.emplace_back(*l, e.mid(eq + 1));
+  }
+  s.ts_file = parser.value(o.export_ts);
+  return s;
+}
+
+/// The layer and channel shown once solved (a channel may be a date of the time series).
+void showAsAsked(MainWindow& window, const Script& s) {
+  QObject::connect(&window, &MainWindow::solveFinished, &window, [&window, layer = s.layer, channel = s.channel] {
+    const MainWindow::Layer l = layer.value_or(MainWindow::Layer::Solution);
+    int k = channel.toInt();
+    if (channel.size() == 8 && l == MainWindow::Layer::Solution) {  // x[k] is dates[k + 1]
+      const auto dates = window.document().unknownDates();
+      const auto at = std::find(dates.begin(), dates.end(), channel.toStdString());
+      if (at == dates.begin() || at == dates.end()) {
+        std::fprintf(stderr, "cubesolve: --channel: expected a date of the time series after its first, found %s\n", channel.toUtf8().constData());
+        QApplication::exit(2);
+        return;
+      }
+      k = static_cast<int>(at - dates.begin()) - 1;
+    }
+    window.showLayer(l, k);
+  });
+}
+
+/// --export and --export-ts once solved (and shown as asked); then exit,
+/// unless a screenshot follows.
+void exportThenExit(MainWindow& window, const Script& s, bool screenshot) {
+  QObject::connect(&window, &MainWindow::solveFinished, &window, [&window, s, screenshot] {
+    bool ok = true;
+    for (const auto& [l, file] : s.layer_files)
+      ok = ok && window.exports().layerFile(l, file, l == window.resultLayer() ? window.resultChannel() : 0);
+    if (ok && !s.ts_file.isEmpty()) ok = window.exports().timeSeriesCsv(s.ts_file);
+    if (!ok) {
+      std::fprintf(stderr, "cubesolve: %s\n", window.lastError().toUtf8().constData());
+      QApplication::exit(window.document().failureCode() ? window.document().failureCode() : 2);
+    } else if (!screenshot) {
+      QApplication::exit(0);
+    }
+  });
+}
+
+/// VTK renders with OpenGL 3.2 core; every QOpenGLWidget gets that context.
+void useVtkSurfaceFormat() {
   QSurfaceFormat format = QSurfaceFormat::defaultFormat();
   format.setRenderableType(QSurfaceFormat::OpenGL);
   format.setVersion(3, 2);
@@ -158,7 +228,13 @@ int main(int argc, char** argv) {
   format.setDepthBufferSize(24);
   format.setStencilBufferSize(8);
   QSurfaceFormat::setDefaultFormat(format);
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  answerWithoutDisplay(argc, argv);
+  useVtkSurfaceFormat();
   QApplication app(argc, argv);
   QApplication::setOrganizationName("CubeSolve");
   QApplication::setApplicationName("CubeSolve");
@@ -167,18 +243,13 @@ int main(int argc, char** argv) {
   const Options o;
   o.addTo(parser);
   parser.process(app);
-
-  // A scripted run (--screenshot) starts from the defaults and what its
-  // options say: nothing is read from, or written to, the saved settings.
+  const std::optional<Script> script = readScript(parser, o);
+  if (!script) return 2;
+  // A scripted run starts from the defaults and what its options say:
+  // nothing is read from, or written to, the saved settings.
+  const bool scripted = parser.isSet(o.screenshot) || script->exporting() || parser.isSet(o.bench_resolve);
   QTemporaryDir scripted_settings;
-  if (parser.isSet(o.screenshot) || parser.isSet(o.exports) || parser.isSet(o.export_ts) || parser.isSet(o.bench_resolve))
-    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scripted_settings.path());
-  std::optional<MainWindow::Layer> layer;
-  if (parser.isSet(o.layer) && !(layer = cubesolve::ui::ResultPage::layerNamed(parser.value(o.layer)))) {
-    std::fprintf(stderr, "cubesolve: --layer: expected solution, model, residual-rms, rank, status or velocity, found '%s'\n",
-                 parser.value(o.layer).toUtf8().constData());
-    return 2;
-  }
+  if (scripted) QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scripted_settings.path());
   MainWindow window;
   try {
     applySharedOptions(parser, o, window.document());
@@ -198,71 +269,19 @@ int main(int argc, char** argv) {
     else window.selectPixel(window.resultView()->imageHeight() / 2, window.resultView()->imageWidth() / 2);
   };
   if (parser.isSet(o.pixel)) QObject::connect(&window, &MainWindow::solveFinished, &window, select);
-  if (layer || parser.isSet(o.channel)) {
-    const QString channel = parser.value(o.channel);
-    QObject::connect(&window, &MainWindow::solveFinished, &window, [&window, layer, channel] {
-      const MainWindow::Layer l = layer.value_or(MainWindow::Layer::Solution);
-      int k = channel.toInt();
-      if (channel.size() == 8 && l == MainWindow::Layer::Solution) {  // a date of the time series: x[k] is dates[k + 1]
-        const auto dates = window.document().unknownDates();
-        const auto at = std::find(dates.begin(), dates.end(), channel.toStdString());
-        if (at == dates.begin() || at == dates.end()) {
-          std::fprintf(stderr, "cubesolve: --channel: expected a date of the time series after its first, found %s\n", channel.toUtf8().constData());
-          QApplication::exit(2);
-          return;
-        }
-        k = static_cast<int>(at - dates.begin()) - 1;
-      }
-      window.showLayer(l, k);
-    });
-  }
-  std::vector<std::pair<int, int>> pins;
-  for (const QString& p : parser.values(o.pin)) {
-    const QStringList yx = p.split(',');
-    bool ok_y = false, ok_x = false;
-    if (yx.size() == 2) pins.emplace_back(yx[0].toInt(&ok_y), yx[1].toInt(&ok_x));
-    if (!ok_y || !ok_x) {
-      std::fprintf(stderr, "cubesolve: --pin: expected Y,X (two whole numbers), found %s\n", p.toUtf8().constData());
-      return 2;
-    }
-  }
-  if (!pins.empty()) QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, pins] { window.document().setPins(pins); });
-  // --export LAYER=FILE and --export-ts FILE once solved (and shown as asked), then exit.
-  std::vector<std::pair<MainWindow::Layer, QString>> layer_files;
-  for (const QString& e : parser.values(o.exports)) {
-    const auto eq = e.indexOf('=');
-    const auto l = eq > 0 ? cubesolve::ui::ResultPage::layerNamed(e.left(eq)) : std::nullopt;
-    if (!l || eq + 1 >= e.size()) {
-      std::fprintf(stderr, "cubesolve: --export: expected LAYER=FILE with LAYER solution, model, residual-rms, rank, status or velocity, found '%s'\n",
-                   e.toUtf8().constData());
-      return 2;
-    }
-    layer_files.emplace_back(*l, e.mid(eq + 1));
-  }
-  const QString ts_file = parser.value(o.export_ts);
-  const bool exporting = !layer_files.empty() || !ts_file.isEmpty();
-  if (exporting)
-    QObject::connect(&window, &MainWindow::solveFinished, &window, [&window, layer_files, ts_file, shot = parser.isSet(o.screenshot)] {
-      bool ok = true;
-      for (const auto& [l, file] : layer_files)
-        ok = ok && window.exports().layerFile(l, file, l == window.resultLayer() ? window.resultChannel() : 0);
-      if (ok && !ts_file.isEmpty()) ok = window.exports().timeSeriesCsv(ts_file);
-      if (!ok) {
-        std::fprintf(stderr, "cubesolve: %s\n", window.lastError().toUtf8().constData());
-        QApplication::exit(window.document().failureCode() ? window.document().failureCode() : 2);
-      } else if (!shot) {
-        QApplication::exit(0);
-      }
-    });
+  if (script->layer || !script->channel.isEmpty()) showAsAsked(window, *script);
+  if (!script->pins.empty())
+    QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, pins = script->pins] { window.document().setPins(pins); });
+  if (script->exporting()) exportThenExit(window, *script, parser.isSet(o.screenshot));
   if (parser.isSet(o.bench_resolve)) {
     auto* bench = new cubesolve::ui::ResolveBench(&window.document(), window.resultPage(), std::max(1, parser.value(o.bench_resolve).toInt()), &window);
     QObject::connect(bench, &cubesolve::ui::ResolveBench::done, &app, [] { QApplication::exit(0); });
   }
   if (parser.isSet(o.screenshot)) screenshotThenExit(window, parser.value(o.screenshot), select);
-  if (parser.isSet(o.screenshot) || exporting) quitOnFailure(window);
+  if (scripted) quitOnFailure(window);
   const QStringList files = parser.positionalArguments();
   if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2));
-  else if (parser.isSet(o.demo) || parser.isSet(o.screenshot) || exporting || parser.isSet(o.bench_resolve) || !window.restoreSession())
+  else if (parser.isSet(o.demo) || scripted || !window.restoreSession())
     window.openDemo(parser.isSet(o.demo) ? parser.value(o.demo) : "insar", parser.value(o.size).toInt());
   return app.exec();
 }

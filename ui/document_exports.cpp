@@ -1,0 +1,66 @@
+// The document's exports that run on the worker thread: the solution and
+// its diagnostics as data, figures of maps.
+#include "document.hpp"
+
+#include "figure.hpp"
+
+#include <cubesolve/error.hpp>
+#include <cubesolve/io/files.hpp>
+#include <cubesolve/workflow/results.hpp>
+
+#include <QDir>
+#include <QFileInfo>
+
+namespace cubesolve::ui {
+
+void Document::exportSolution(const QString& path, bool cubes) {
+  if (!result_) return fail(tr("Nothing to export: solve first."));
+  QString base = path;
+  const QString ext = QFileInfo(path).suffix();
+  base.chop(static_cast<int>(ext.size()) + 1);
+  ResultPaths paths;
+  paths.x = path.toStdString();
+  paths.diagnostics = base.toStdString();
+  if (cubes) {
+    paths.model = (base + "_model." + ext).toStdString();
+    paths.residual = (base + "_residual." + ext).toStdString();
+  }
+  const std::vector<std::string> inputs{cube_name_.toStdString(), design_name_.toStdString(), weights_name_.toStdString()};
+  const auto result = result_;
+  const auto design = design_;
+  const auto cube = cube_;
+  const GeoReference geo = geo_;
+  worker_->run<QStringList>(
+      "export solution",
+      [paths, inputs, result, design, cube, geo] {
+        paths.check(inputs);
+        QStringList written;
+        for (const auto& p : write_result(paths, *result, *design, *cube, geo)) written << QString::fromStdString(p);
+        return written;
+      },
+      [this](QStringList written) { emit exported(written); }, [this](const QString& m, int code) { fail(m, code); });
+}
+
+void Document::exportFigures(const QString& folder, std::vector<Figure> figures, const QString& format, int scale) {
+  const QDir dir(folder);
+  auto shared = std::make_shared<std::vector<Figure>>(std::move(figures));
+  worker_->run<QStringList>(
+      "export channels",
+      [shared, dir, format, scale] {
+        OutputSet out;
+        for (const Figure& f : *shared) {
+          const QString path = dir.filePath(f.name + "." + format);
+          const QByteArray bytes =
+              figure_bytes(f.values, f.height, f.width, f.style, scale > 0 ? scale : default_figure_scale(f.height, f.width), format);
+          if (bytes.isEmpty()) throw IoError(path.toStdString() + ": cannot encode the " + format.toUpper().toStdString() + " figure");
+          out.add(path.toStdString()).write(bytes.constData(), bytes.size());
+        }
+        QStringList written;
+        for (const auto& p : out.paths()) written << QString::fromStdString(p);
+        out.commit();
+        return written;
+      },
+      [this](QStringList written) { emit exported(written); }, [this](const QString& m, int code) { fail(m, code); });
+}
+
+}  // namespace cubesolve::ui
