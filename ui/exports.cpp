@@ -146,6 +146,9 @@ bool Exports::timeSeriesCsv(const QString& path) {
                                                                                  : doc_->unitLabel() + tr(" (line-of-sight displacement)"))
                        .arg(ref_row >= 0 ? tr("the reference pixel %1_%2").arg(ref_row).arg(ref_col) : tr("no reference pixel"))
                        .arg(iso_day(dates.front()));
+    for (std::size_t q = 0; q < doc_->pins().size(); ++q)  // where each pin is, for a georeferenced cube
+      if (const QString at = mapCoordinates(doc_->geo(), doc_->pins()[q].first, doc_->pins()[q].second); !at.isEmpty())
+        text += QString("# %1_%2 at%3\n").arg(doc_->pins()[q].first).arg(doc_->pins()[q].second).arg(at);
     text += "date";
     for (const auto& [r, c] : doc_->pins()) text += QString(",%1_%2").arg(r).arg(c);
     text += "\n";

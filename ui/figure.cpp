@@ -214,4 +214,12 @@ QColor pin_color(std::size_t k) {
   return QColor(kColors[k % 10]);
 }
 
+QString mapCoordinates(const GeoReference& geo, int row, int col) {
+  const auto& t = geo.transform;
+  if (t.size() != 6) return {};
+  const double x = t[0] + (col + 0.5) * t[1] + (row + 0.5) * t[2], y = t[3] + (col + 0.5) * t[4] + (row + 0.5) * t[5];
+  const bool degrees = geo.projection.rfind("GEOGCS", 0) == 0 || (geo.projection.empty() && std::fabs(t[1]) < 0.1);
+  return degrees ? QString(" (lon %1, lat %2)").arg(x, 0, 'f', 6).arg(y, 0, 'f', 6) : QString(" (x %1, y %2)").arg(x, 0, 'f', 2).arg(y, 0, 'f', 2);
+}
+
 }  // namespace cubesolve::ui

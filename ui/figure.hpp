@@ -5,6 +5,7 @@
 // export paint with the same code, so they agree.
 
 #include <cubesolve/image/image.hpp>
+#include <cubesolve/io/raster.hpp>
 
 #include <QColor>
 #include <QImage>
@@ -58,6 +59,11 @@ QByteArray pdf_figure(const std::vector<double>& values, int height, int width, 
 QByteArray figure_bytes(const std::vector<double>& values, int height, int width, const MapStyle& style, int scale, const QString& format);
 /// The block size that makes the map's longer side at least 600 pixels.
 int default_figure_scale(int height, int width);
+
+/// The centre of pixel (row, col) in a georeference's map coordinates, as
+/// " (lon 12.345678, lat 45.678901)" in degrees or " (x 300070.00, y 4999950.00)"
+/// in metres; empty without one.
+QString mapCoordinates(const GeoReference& geo, int row, int col);
 
 /// Pinned pixel k's colour, on every map and chart (Tableau 10, matplotlib's
 /// default cycle).

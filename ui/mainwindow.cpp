@@ -357,11 +357,7 @@ void MainWindow::showPixelMenu(int row, int col, const QPoint& global) {
 
 void MainWindow::showHover(int row, int col, double value, const QString& unit) {
   QString where = tr("row %1, column %2").arg(row).arg(col);
-  const auto& t = doc_->geo().transform;
-  if (t.size() == 6) {  // the pixel's centre in map coordinates
-    const double x = t[0] + (col + 0.5) * t[1] + (row + 0.5) * t[2], y = t[3] + (col + 0.5) * t[4] + (row + 0.5) * t[5];
-    where += tr(" (x %1, y %2)").arg(x, 0, 'f', 2).arg(y, 0, 'f', 2);
-  }
+  where += mapCoordinates(doc_->geo(), row, col);
   const QString shown = std::isfinite(value) ? QString::number(value, 'g', 6) + (unit.isEmpty() ? QString() : " " + unit) : QStringLiteral("—");
   statusBar()->showMessage(tr("%1: %2").arg(where, shown), 3000);
 }

@@ -761,7 +761,7 @@ private slots:
   // result the CLI's, the reference pixel included.
   /// A stack of 6 interferograms over 5 dates, 5 x 7 pixels, with coherence,
   /// referenced at (1, 2), with WAVELENGTH; one value not unwrapped.
-  std::string smallStack(const QString& name) {
+  std::string smallStack(const QString& name, const std::vector<std::pair<std::string, std::string>>& more = {}) {
     const hsize_t N = 6, H = 5, W = 7, P = H * W;
     const char* pairs[6][2] = {{"20200101", "20200113"}, {"20200101", "20200125"}, {"20200113", "20200125"},
                                {"20200113", "20200206"}, {"20200125", "20200206"}, {"20200125", "20200218"}};
@@ -777,9 +777,39 @@ private slots:
     testing::StackExtras extras;
     extras.coherence = coherence.data();
     extras.attributes = {{"REF_Y", "1"}, {"REF_X", "2"}, {"WAVELENGTH", "0.05546576"}};
+    extras.attributes.insert(extras.attributes.end(), more.begin(), more.end());
     const std::string path = dir_.filePath(name).toStdString();
     testing::write_stack(path, N, H, W, phase.data(), &dates, keep.data(), extras);
     return path;
+  }
+
+  // A geocoded stack (MintPy's X_FIRST, X_STEP, Y_FIRST, Y_STEP) reads out
+  // longitude and latitude, and its GeoTIFF outputs carry the georeference,
+  // from the window and from the CLI alike.
+  void stackGeocoded() {
+    if (!raster_support()) QSKIP("built without GDAL");
+    const std::string path = smallStack("geo.h5", {{"X_FIRST", "30.0"}, {"X_STEP", "0.001"}, {"Y_FIRST", "40.0"},
+                                                   {"Y_STEP", "-0.001"}, {"X_UNIT", "degrees"}, {"Y_UNIT", "degrees"}});
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(path)); }));
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.document().geo().transform, (std::vector<double>{30.0, 0.001, 0.0, 40.0, 0.0, -0.001}));
+    emit w.resultView()->pixelHovered(3, 2, 0.5);
+    const QString hover = w.statusBar()->currentMessage();
+    QVERIFY2(hover.contains("lon 30.002500, lat 39.996500"), qPrintable(hover));
+    const QString gui_tif = dir_.filePath("geo_gui.tif"), cli_tif = dir_.filePath("geo_cli.tif");
+    QVERIFY(!exports(w, [&] { w.exportSolution(gui_tif); }).isEmpty());
+    QProcess cli;
+    cli.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(path), "sbas", "-o", cli_tif});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    for (const QString& tif : {gui_tif, cli_tif}) {
+      GeoReference back;
+      read_cube(tif.toStdString(), &back);
+      QCOMPARE(back.transform, (std::vector<double>{30.0, 0.001, 0.0, 40.0, 0.0, -0.001}));
+      QVERIFY2(back.projection.find("4326") != std::string::npos, back.projection.c_str());
+    }
   }
 
   // A stack with WAVELENGTH is shown as line-of-sight displacement (MintPy's

@@ -123,6 +123,28 @@ std::string StackInfo::attribute(const std::string& name, const std::string& fal
 
 bool is_stack_path(const std::string& path) { return has_extension(path, ".h5") || has_extension(path, ".he5"); }
 
+GeoReference stack_geo(const StackInfo& stack) {
+  std::vector<double> t;
+  for (const char* name : {"X_FIRST", "X_STEP", "Y_FIRST", "Y_STEP"}) {
+    const std::string text = stack.attribute(name);
+    char* end = nullptr;
+    const double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+    if (text.empty() || end == text.c_str() || !std::isfinite(v)) return {};
+    t.push_back(v);
+  }
+  if (t[1] == 0 || t[3] == 0) return {};
+  static const char* kWgs84 =
+      "GEOGCS[\"WGS 84\",DATUM[\"WGS_1984\",SPHEROID[\"WGS 84\",6378137,298.257223563,AUTHORITY[\"EPSG\",\"7030\"]],"
+      "AUTHORITY[\"EPSG\",\"6326\"]],PRIMEM[\"Greenwich\",0,AUTHORITY[\"EPSG\",\"8901\"]],UNIT[\"degree\",0.0174532925199433,"
+      "AUTHORITY[\"EPSG\",\"9122\"]],AXIS[\"Latitude\",NORTH],AXIS[\"Longitude\",EAST],AUTHORITY[\"EPSG\",\"4326\"]]";
+  return {{t[0], t[1], 0.0, t[2], 0.0, t[3]}, stack_degrees(stack) ? kWgs84 : ""};
+}
+
+bool stack_degrees(const StackInfo& stack) {
+  const std::string unit = stack.attribute("X_UNIT");
+  return unit.rfind("deg", 0) == 0 || (unit.empty() && std::fabs(std::strtod(stack.attribute("X_STEP", "1").c_str(), nullptr)) < 0.1);
+}
+
 double phase_unit_scale(const StackInfo& stack, const std::string& unit, const std::string& path) {
   if (unit == "radian") return 1.0;
   const double per_metre = unit == "m" ? 1.0 : unit == "cm" ? 100.0 : unit == "mm" ? 1000.0 : 0.0;
@@ -493,9 +515,10 @@ private:
 /// A reader that shares the stack's reader (the weights read beside it).
 class SharedReader : public CubeReader {
 public:
-  explicit SharedReader(std::shared_ptr<StackReader> r) : r_(std::move(r)) {
+  SharedReader(std::shared_ptr<StackReader> r, GeoReference geo) : r_(std::move(r)) {
     shape_ = r_->shape();
     dtype_ = r_->dtype();
+    geo_ = std::move(geo);
   }
   Array rows(std::size_t r0, std::size_t r1) override { return r_->rows(r0, r1); }
 
@@ -511,9 +534,10 @@ std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vect
   std::vector<DatePair> kept;
   auto stack = std::make_shared<StackReader>(path, &kept, nullptr, true, options);
   if (weights && options.weight != "no") *weights = std::make_unique<WeightReader>(stack, options.weight);
-  if (info) stack->describe(*info, kept);
+  StackInfo described;
+  stack->describe(info ? *info : described, kept);
   if (pairs) *pairs = kept;
-  return std::make_unique<SharedReader>(stack);
+  return std::make_unique<SharedReader>(stack, stack_geo(info ? *info : described));
 }
 
 namespace {

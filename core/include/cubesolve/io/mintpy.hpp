@@ -3,11 +3,11 @@
 
 #include <cubesolve/data/array.hpp>
 #include <cubesolve/data/designs.hpp>
-#include <cubesolve/io/mintpy.hpp>
+#include <cubesolve/io/raster.hpp>
 
 #include <memory>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cubesolve {
@@ -84,6 +84,14 @@ struct StackInfo {
   /// An attribute's text, or `fallback`.
   std::string attribute(const std::string& name, const std::string& fallback = "") const;
 };
+
+/// A geocoded stack's georeference from MintPy's X_FIRST, X_STEP, Y_FIRST
+/// and Y_STEP (the first pixel's outer corner and the pixel size, as
+/// GDAL's transform), its projection WGS 84 (EPSG:4326, as WKT) where the
+/// coordinates are degrees; empty for a stack in radar coordinates.
+GeoReference stack_geo(const StackInfo& stack);
+/// Whether a stack's X and Y are degrees (X_UNIT, or a step below 0.1).
+bool stack_degrees(const StackInfo& stack);
 
 /// The factor from a stack's unwrapped phase (radians) to `unit`: 1 for
 /// "radian"; for "m", "cm" and "mm" the line-of-sight displacement by
