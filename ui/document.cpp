@@ -74,6 +74,7 @@ Change design_change(Array a, const std::string& name, std::size_t n) {
   Change c;
   c.design = std::move(d);
   c.design_name = QString::fromStdString(name);
+  c.terms = design_terms({name, "", ""});
   return c;
 }
 
@@ -287,6 +288,7 @@ void Document::apply(Change c) {
     design_ = std::move(c.design);
     design_name_ = c.design_name;
     pairs_ = std::move(c.pairs);
+    terms_ = std::move(c.terms);
   }
   if (c.weights) {
     weights_ = std::move(c.weights);
@@ -364,6 +366,14 @@ std::vector<std::string> Document::unknownDates() const {
   return d;
 }
 
+std::vector<std::string> Document::xNames() const {
+  std::vector<std::string> names = unknownDates();
+  if (!names.empty()) names.erase(names.begin());
+  else names = terms_;
+  if (!design_ || names.size() != design_->cols()) names.clear();
+  return names;
+}
+
 QString iso_day(const std::string& d) { return QString::fromStdString(d.substr(0, 4) + "-" + d.substr(4, 2) + "-" + d.substr(6, 2)); }
 
 std::vector<double> years_of(const std::vector<std::string>& dates) {
@@ -384,6 +394,7 @@ void Document::buildDesign(const QString& spec, const QString& pairs, const QStr
   const std::size_t n = cube_->dim(0);
   load("build design", [d, n] {
     Change c = design_change(make_design(d, n), d.spec, n);
+    c.terms = design_terms(d);
     if (d.spec == "sbas") c.pairs = read_pairs(d.pairs);
     return c;
   });
@@ -419,6 +430,7 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
     if (!d.empty()) {
       Change dc = design_change(read_array(d), d, ch.cube->dim(0));
       ch.design = std::move(dc.design);
+      ch.terms = std::move(dc.terms);
       ch.solve_design.reset();
       ch.design_name = dc.design_name;
       ch.pairs.clear();  // a stack's pairs are not this design's

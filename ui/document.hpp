@@ -53,6 +53,10 @@ public:
   std::vector<std::string> dates() const;
   /// dates() where they match the design's unknowns (M + 1 of them), else none.
   std::vector<std::string> unknownDates() const;
+  /// What x's channels are: the dates after the first of a time series
+  /// (YYYYMMDD), or the design's terms (offset, trend, annual_cos, …, a CSV
+  /// header's names); empty where the design says nothing of them.
+  std::vector<std::string> xNames() const;
   /// Whether the cube is a MintPy stack (whose reference pixel can be chosen).
   bool isStack() const;
   /// A MintPy stack with no reference of its own, read unreferenced.
@@ -191,6 +195,7 @@ public:
     std::optional<InputOptions> input_options;   // and how
     QString design_name;
     std::vector<DatePair> pairs;  // the design's date pairs, where it has them
+    std::vector<std::string> terms;  // the design's terms, where it names them
     bool unreferenced = false;    // a MintPy stack read without a reference (it has none)
     std::pair<int, int> reference{-1, -1};  // the stack's reference pixel, where it has one
     std::shared_ptr<const Array> weights;
@@ -217,6 +222,7 @@ private:
   SolveOptions options_, result_options_, pending_options_;
   QString cube_name_, design_name_, weights_name_;
   std::vector<DatePair> pairs_;
+  std::vector<std::string> terms_;
   InputOptions input_options_;
   std::shared_ptr<const Inputs> inputs_;      // the open MintPy stack, as opened
   std::shared_ptr<const Design> solve_design_;  // design_ but with the velocity formulation

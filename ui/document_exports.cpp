@@ -21,6 +21,7 @@ void Document::exportSolution(const QString& path, bool cubes) {
   ResultPaths paths;
   paths.x = path.toStdString();
   paths.diagnostics = base.toStdString();
+  paths.x_names = xNames();  // GeoTIFF bands named by date or term
   if (cubes) {
     paths.model = (base + "_model." + ext).toStdString();
     paths.residual = (base + "_residual." + ext).toStdString();

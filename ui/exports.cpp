@@ -64,6 +64,9 @@ void Exports::channels(const QString& folder, int scale, const QString& format, 
       f.style.title = doc_->unitLabel().isEmpty() || doc_->unitLabel() == "rad"
                           ? tr("%1, relative to %2").arg(iso_day(dates[static_cast<std::size_t>(k) + 1]), iso_day(dates[0]))
                           : tr("%1: line-of-sight displacement since %2").arg(iso_day(dates[static_cast<std::size_t>(k) + 1]), iso_day(dates[0]));
+    } else if (!m.channel.isEmpty()) {  // a term of the design
+      f.name = QString("x%1_%2").arg(k, 3, 10, QChar('0')).arg(m.channel).replace('^', "");
+      f.style.title = tr("x[%1]: %2").arg(k).arg(m.channel);
     } else {
       f.style.title = tr("x[%1], unknown %2 of %3").arg(k).arg(k + 1).arg(n);
     }

@@ -26,6 +26,7 @@ struct LayerInput {
   const Design& design;
   const std::vector<std::string>& dates;  // the unknowns' dates (M + 1), or none
   const std::vector<DatePair>& pairs;     // the observations' pairs, or none
+  const std::vector<std::string>& names;  // x's channels' names (dates, terms), or none
   QString file;
 };
 
@@ -60,6 +61,9 @@ const LayerEntry kLayers[] = {
        if (!in.dates.empty()) {
          m.channel = iso_day(in.dates[ch + 1]);
          m.style.title = ResultPage::tr("%1 — x[%2]: %3, relative to %4").arg(in.file).arg(ch).arg(m.channel, iso_day(in.dates[0]));
+       } else if (ch < in.names.size()) {  // a term of the design
+         m.channel = QString::fromStdString(in.names[ch]);
+         m.style.title = ResultPage::tr("%1 — x[%2]: %3").arg(in.file).arg(ch).arg(m.channel);
        } else {
          m.style.title = ResultPage::tr("%1 — x[%2] of %3").arg(in.file).arg(ch).arg(in.design.cols());
        }
@@ -306,7 +310,8 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
   // document's (a stack's phase as displacement).
   const LayerEntry& e = entry(L);
   const std::vector<std::string> dates = doc_->unknownDates();
-  LayerMap m = e.draw({*doc_->result(), *doc_->design(), dates, doc_->pairs(), QFileInfo(doc_->cubeName()).fileName()},
+  const std::vector<std::string> names = doc_->xNames();
+  LayerMap m = e.draw({*doc_->result(), *doc_->design(), dates, doc_->pairs(), names, QFileInfo(doc_->cubeName()).fileName()},
                       static_cast<std::size_t>(std::clamp(channel, 0, channels(L) - 1)));
   if (e.per) {
     const double k = doc_->unitScale();

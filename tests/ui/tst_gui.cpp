@@ -347,6 +347,11 @@ private slots:
     QVERIFY(loads(w, [&] { w.buildDesign("harmonic:1:25", {}, {}); }));
     QCOMPARE(w.design()->cols(), std::size_t{4});
     QVERIFY(waitSolved(w));
+    // Channels named by the design's terms.
+    QCOMPARE(w.document().xNames(), (std::vector<std::string>{"offset", "trend", "harmonic1_cos", "harmonic1_sin"}));
+    w.showLayer(MainWindow::Layer::Solution, 2);
+    QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), QString("harmonic1_cos"));
+    QVERIFY(w.resultView()->style().title.contains("x[2]: harmonic1_cos"));
     QVERIFY(failure(w, [&] { w.buildDesign("poly:x", {}, {}); }).contains("poly:x"));
     QCOMPARE(w.design()->cols(), std::size_t{4});
   }
@@ -822,6 +827,7 @@ private slots:
     QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(path)); }));
     QVERIFY(waitSolved(w));
     QVERIFY(w.document().hasWavelength());
+    QCOMPARE(w.document().xNames(), (std::vector<std::string>{"20200113", "20200125", "20200206", "20200218"}));
     w.showLayer(MainWindow::Layer::Solution, 2);
     const std::size_t P = 35;
     const double to_mm = -0.05546576 / (4 * M_PI) * 1000;

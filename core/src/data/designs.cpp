@@ -1,5 +1,6 @@
 #include <cubesolve/data/designs.hpp>
 #include <cubesolve/error.hpp>
+#include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
 
 #include <algorithm>
@@ -220,6 +221,28 @@ Array build_design(const std::string& spec, std::size_t n, const std::vector<dou
     return harmonic_design(t, mean, K, period);
   }
   throw InputError("design: expected a file, sbas, poly:D or harmonic:K[:P], found '" + spec + "'");
+}
+
+std::vector<std::string> design_terms(const DesignSpec& d) {
+  std::vector<std::string> parts, names;
+  std::stringstream ss(d.spec);
+  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  if (parts.size() == 2 && parts[0] == "poly") {
+    const std::size_t D = spec_integer(d.spec, parts[1]);
+    for (std::size_t k = 0; k <= D; ++k) names.push_back(k == 0 ? "offset" : k == 1 ? "trend" : "t^" + std::to_string(k));
+  } else if ((parts.size() == 2 || parts.size() == 3) && parts[0] == "harmonic") {
+    const std::size_t K = spec_integer(d.spec, parts[1]);
+    const bool yearly = !d.times.empty() && (parts.size() == 2 || std::strtod(parts[2].c_str(), nullptr) == 1.0);
+    names = {"offset", "trend"};
+    for (std::size_t k = 1; k <= K; ++k) {
+      const std::string h = yearly && k == 1 ? "annual" : yearly && k == 2 ? "semiannual" : "harmonic" + std::to_string(k);
+      names.push_back(h + "_cos");
+      names.push_back(h + "_sin");
+    }
+  } else if (!is_design_spec(d.spec) && (has_extension(d.spec, ".csv") || has_extension(d.spec, ".txt"))) {
+    read_csv_matrix(d.spec, &names);
+  }
+  return names;
 }
 
 Array make_design(const DesignSpec& d, std::size_t n) {

@@ -72,7 +72,8 @@ std::string split(const std::string& line, bool semicolons, std::vector<std::str
 
 }  // namespace
 
-Array read_csv_matrix(const std::string& path) {
+Array read_csv_matrix(const std::string& path, std::vector<std::string>* header) {
+  if (header) header->clear();
   std::ifstream in(path);
   if (!in) throw IoError(path + ": cannot open for reading: " + std::strerror(errno));
   // The lines that hold something (not blank, not a # comment), with their numbers.
@@ -105,6 +106,7 @@ Array read_csv_matrix(const std::string& path) {
     if (!bad.empty()) {
       if (header_allowed) {  // a header line
         header_allowed = false;
+        if (header) *header = fields;
         continue;
       }
       throw InputError(where + "expected numbers, found '" + bad + "'");
@@ -121,6 +123,7 @@ Array read_csv_matrix(const std::string& path) {
     ++rows;
   }
   if (rows == 0) throw InputError(path + ": expected a matrix (one row per observation), found no numeric rows");
+  if (header && header->size() != cols) header->clear();
   Array a(DType::Float64, {rows, cols});
   std::copy(values.begin(), values.end(), a.data<double>());
   return a;

@@ -139,7 +139,10 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
     }
     if (is_geotiff_path(path)) {
       std::vector<std::string> names;
-      for (std::size_t b = 0; b < bands; ++b) names.push_back(bands == 1 ? part_name(part) : part_name(part) + std::to_string(b));
+      for (std::size_t b = 0; b < bands; ++b)
+        names.push_back(part == ResultPart::X && paths.x_names.size() == bands ? paths.x_names[b]
+                        : bands == 1                                           ? part_name(part)
+                                                                               : part_name(part) + std::to_string(b));
       targets_.push_back({part, geotiff_writer(temp, {bands, H, W}, geo, names, path)});
       continue;
     }

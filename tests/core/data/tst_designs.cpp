@@ -125,6 +125,15 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InputError, build_design("poly:2", 4, t));  // 5 times for 4 bands
     QVERIFY_THROWS_EXCEPTION(InputError, build_design("poly:x", 5, t));
     QVERIFY_THROWS_EXCEPTION(InputError, build_design("spline:3", 5, t));
+    // The unknowns' names: a polynomial's powers, a yearly harmonic fit's terms, a CSV header.
+    QCOMPARE(design_terms({"poly:2", "", "times.txt"}), (std::vector<std::string>{"offset", "trend", "t^2"}));
+    QCOMPARE(design_terms({"harmonic:2", "", "times.txt"}),
+             (std::vector<std::string>{"offset", "trend", "annual_cos", "annual_sin", "semiannual_cos", "semiannual_sin"}));
+    QCOMPARE(design_terms({"harmonic:1:10", "", ""}), (std::vector<std::string>{"offset", "trend", "harmonic1_cos", "harmonic1_sin"}));
+    write("named.csv", "a,b\n1,2\n3,4\n");
+    QCOMPARE(design_terms({file("named.csv"), "", ""}), (std::vector<std::string>{"a", "b"}));
+    write("unnamed.csv", "1,2\n3,4\n");
+    QVERIFY(design_terms({file("unnamed.csv"), "", ""}).empty());
   }
 
   void cliWithBuiltDesigns() {

@@ -12,6 +12,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <fstream>
+
 #ifdef CUBESOLVE_TEST_NETCDF
 #include <netcdf.h>
 #endif
@@ -205,6 +207,22 @@ private slots:
     const std::size_t P = H * W;
     QVERIFY(testing::max_lstsq_error(av, N, 4, P, [&](std::size_t i, std::size_t p) { return in.value(i * P + p); },
                                      [&](std::size_t j, std::size_t p) { return double(x[j * P + p]); }) <= 1e-5);
+    // A design that names its unknowns names the bands: a CSV header, a built design's terms.
+    {
+      std::ofstream csv(file("A_named.csv"));
+      csv << "offset,trend,annual_cos,annual_sin\n";
+      for (std::size_t i = 0; i < N; ++i) csv << a.value(i * 4) << "," << a.value(i * 4 + 1) << "," << a.value(i * 4 + 2) << "," << a.value(i * 4 + 3) << "\n";
+    }
+    QProcess named;
+    named.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(cube), dir_.filePath("A_named.csv"), "-o", dir_.filePath("named.tif")});
+    QVERIFY(named.waitForFinished(60000));
+    QVERIFY2(named.exitCode() == 0, named.readAllStandardError().constData());
+    GDALDatasetH nd = GDALOpen(file("named.tif").c_str(), GA_ReadOnly);
+    QVERIFY(nd);
+    for (int b = 0; b < 4; ++b)
+      QCOMPARE(QString(GDALGetDescription(GDALGetRasterBand(nd, b + 1))),
+               QStringList({"offset", "trend", "annual_cos", "annual_sin"})[b]);
+    GDALClose(nd);
   }
 
   void geoTiffInRowBlocks() {

@@ -68,6 +68,13 @@ struct DesignSpec {
   std::string spec, pairs, times;
 };
 
+/// The names of a design's unknowns where it has them: poly:D "offset",
+/// "trend", "t^2", …; harmonic:K "offset", "trend", then "annual_cos",
+/// "annual_sin", "semiannual_cos", … of a period of a year (harmonicK_cos,
+/// … beyond, or of another period); a CSV file's header (a name per
+/// column); none otherwise. Throws IoError, InputError as make_design.
+std::vector<std::string> design_terms(const DesignSpec& spec);
+
 /// The design matrix for a cube of n bands, read or built. Throws IoError,
 /// InputError naming the file or the description (a built design of another
 /// number of rows than n included).

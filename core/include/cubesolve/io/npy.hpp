@@ -6,6 +6,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace cubesolve {
 
@@ -25,7 +26,9 @@ void write_npy(std::ostream& out, const Array& array);
 /// by commas and/or white space, an optional header line (a first line that
 /// does not parse as numbers). Lines starting with '#' are skipped.
 /// Throws IoError (cannot open) or InputError (ragged rows, bad numbers, empty).
-Array read_csv_matrix(const std::string& path);
+/// `header`, where given, receives the header's names when there is one of
+/// a name per column (empty otherwise).
+Array read_csv_matrix(const std::string& path, std::vector<std::string>* header = nullptr);
 
 /// Reads an array from `path` by extension: .csv/.txt as CSV, anything else
 /// as .npy. Throws as those readers.

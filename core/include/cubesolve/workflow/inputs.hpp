@@ -37,8 +37,12 @@ struct Inputs {
   std::optional<double> nodata;
   /// What a MintPy stack says about itself (null for other cubes).
   std::shared_ptr<const StackInfo> stack;
-  /// A MintPy stack's kept interferograms' date pairs (the rows of its design).
+  /// The date pairs of the design's rows: a MintPy stack's kept
+  /// interferograms, or an SBAS design's pairs file.
   std::vector<DatePair> pairs;
+  /// What x's channels are: the dates after the first of an SBAS design
+  /// (YYYYMMDD), or the design's terms (design_terms); empty otherwise.
+  std::vector<std::string> x_names;
   /// With the velocity formulation: the design solved is the velocity
   /// design, `intervals` the dates' intervals in years, `series` the design
   /// of the time series x is given as (for the model and the residuals).

@@ -32,6 +32,9 @@ struct ResultPaths {
   /// stack the cube came from.
   std::shared_ptr<const StackInfo> stack;
   std::string unit = "m";
+  /// The names of x's channels (dates, terms): its GeoTIFF bands' descriptions
+  /// where there is one per channel (x0, x1, … otherwise).
+  std::vector<std::string> x_names;
   bool mintpy() const { return has_extension(x, ".h5"); }
 
   /// Every part named and its path, X first.
