@@ -22,6 +22,10 @@ void Document::exportSolution(const QString& path, bool cubes) {
   paths.x = path.toStdString();
   paths.diagnostics = base.toStdString();
   paths.x_names = xNames();  // GeoTIFF bands named by date or term
+  // How it was made, in the CLI's words (a stack's design is its own "sbas").
+  paths.provenance = run_provenance(cube_name_.toStdString(), {isStack() ? "sbas" : design_name_.toStdString(), "", ""},
+                                    use_weights_ && weights_ && !isStack() ? weights_name_.toStdString() : "", result_options_,
+                                    &input_options_, "");
   if (cubes) {
     paths.model = (base + "_model." + ext).toStdString();
     paths.residual = (base + "_residual." + ext).toStdString();

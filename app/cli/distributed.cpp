@@ -228,9 +228,11 @@ public:
     return step([&] {
       if (!in_) in_ = std::make_unique<Inputs>(open_inputs(req_.cube, req_.design, req_.weights, req_.input));
       plan_ = plan_stream(*in_, req_.out, req_.options);
-      if (root_)
-        writer_ = std::make_unique<ResultWriter>(req_.out, shape(), in_->design.cols(), plan_.x_type, in_->cube->dtype(),
-                                                 in_->cube->geo());
+      if (root_) {
+        ResultPaths out = req_.out;
+        out.x_names = in_->x_names;  // GeoTIFF bands named by date or term
+        writer_ = std::make_unique<ResultWriter>(out, shape(), in_->design.cols(), plan_.x_type, in_->cube->dtype(), in_->cube->geo());
+      }
     });
   }
 

@@ -74,8 +74,10 @@ int cmd_solve(const std::vector<std::string>& argv) {
   const std::string cube = args.positional()[0], design = args.positional()[1];
   if (design == "sbas" && !args.get("pairs") && !is_stack(cube, design))
     throw InputError("sbas: expected --pairs FILE (YYYYMMDD_YYYYMMDD lines) or a MintPy ifgramStack.h5 cube");
-  const SolveRequest request{cube,    {design, args.get("pairs", ""), args.get("times", "")}, args.get("weights", ""),
-                             input_options(args, is_stack(cube, design)), out, options, args.flag("json")};
+  const DesignSpec spec{design, args.get("pairs", ""), args.get("times", "")};
+  const InputOptions input = input_options(args, is_stack(cube, design));
+  out.provenance = run_provenance(cube, spec, args.get("weights", ""), options, &input, out.mintpy() ? out.unit : "");
+  const SolveRequest request{cube, spec, args.get("weights", ""), input, out, options, args.flag("json")};
   if (mpi::launched()) return mpi::solve(request);
   const Inputs in = open_inputs(request.cube, request.design, request.weights, request.input);
   out.stack = in.stack;  // the time series in MintPy's layout carries the stack's dates and attributes

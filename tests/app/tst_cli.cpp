@@ -486,15 +486,15 @@ private slots:
     QVERIFY(p.waitForStarted());
     QElapsedTimer t;
     t.start();
-    while (QDir(dir_.path()).entryList({"killed_*partial*"}).size() < 6 && t.elapsed() < 30000) QTest::qWait(5);
+    while (QDir(dir_.path()).entryList({"killed_*partial*"}).size() < 7 && t.elapsed() < 30000) QTest::qWait(5);
     ::kill(static_cast<pid_t>(p.processId()), SIGKILL);
     QVERIFY(p.waitForFinished(60000));
-    QCOMPARE(QDir(dir_.path()).entryList({"killed_*partial*"}).size(), 6);  // X and five diagnostics
+    QCOMPARE(QDir(dir_.path()).entryList({"killed_*partial*"}).size(), 7);  // X, five diagnostics, how they were made
     const Run again = cli(args);
     QVERIFY2(again.code == 0, qPrintable(again.err));
-    QCOMPARE(again.err.count("no longer running"), 6);
+    QCOMPARE(again.err.count("no longer running"), 7);
     QCOMPARE(QDir(dir_.path()).entryList({"killed_*partial*"}).size(), 0);
-    QCOMPARE(QDir(dir_.path()).entryList({"killed_*"}).size(), 6);
+    QCOMPARE(QDir(dir_.path()).entryList({"killed_*"}).size(), 7);  // the set, its JSON beside it
   }
 
   // An output whose name is a folder's is refused before the solve, and

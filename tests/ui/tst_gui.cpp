@@ -12,6 +12,7 @@
 
 #include <cubesolve/data/demo.hpp>
 #include <cubesolve/data/designs.hpp>
+#include <cubesolve/engine/device.hpp>
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
 #include <cubesolve/io/raster.hpp>
@@ -32,6 +33,9 @@
 #include <QStatusBar>
 #include <QTextBrowser>
 #include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -280,7 +284,7 @@ private slots:
     QVERIFY(waitSolved(w));
     const QString x_gui = dir_.filePath("x_gui.npy"), x_cli = dir_.filePath("x_cli.npy");
     const QStringList written = exports(w, [&] { w.exportSolution(x_gui); });
-    QCOMPARE(written.size(), 6);  // x and the five diagnostics, as the CLI writes them
+    QCOMPARE(written.size(), 7);  // x and the five diagnostics, as the CLI writes them, and how they were made
     for (const char* part : {"_nvalid", "_rank", "_rss", "_status", "_cond"})
       QVERIFY(QFile::exists(dir_.filePath(QString("x_gui%1.npy").arg(part))));
     QProcess cli;
@@ -293,6 +297,20 @@ private slots:
       QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
       QVERIFY2(a.readAll() == b.readAll(), part);  // the same bytes
     }
+    // How they were made, beside them, alike from both.
+    auto provenance = [&](const char* name) {
+      QFile f(dir_.filePath(name));
+      return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+    };
+    QJsonObject gui = provenance("x_gui.json"), cli_json = provenance("x_cli.json");
+    QCOMPARE(gui["software"].toString(), QString("CubeSolve ") + cubesolve::version());
+    QCOMPARE(gui["cube"].toString(), QString::fromStdString(cube));
+    QCOMPARE(gui["design"].toString(), QString::fromStdString(design));
+    QCOMPARE(gui["rcond"].toString(), QString("default"));
+    QCOMPARE(gui["files"].toArray().size(), 6);
+    gui.remove("files");
+    cli_json.remove("files");
+    QCOMPARE(gui, cli_json);
     w.showView(MainWindow::View::Result);
     const QString png = dir_.filePath("view.png");
     QVERIFY(w.exportViewPng(png));
@@ -306,7 +324,7 @@ private slots:
   void geoTiffInAndOut() {
     if (!raster_support()) QSKIP("built without GDAL");
     const DemoCube d = make_demo("insar", 40);
-    const GeoReference geo{{300000.0, 20.0, 0.0, 5000000.0, 0.0, -20.0}, ""};
+    const GeoReference geo{{300000.0, 20.0, 0.0, 5000000.0, 0.0, -20.0}, "", {}};
     std::vector<std::string> names;
     for (std::size_t i = 0; i < d.cube.dim(0); ++i) names.push_back("ifg" + std::to_string(i));
     const std::string cube = dir_.filePath("stack.tif").toStdString(), design = dir_.filePath("A_geo.npy").toStdString();
@@ -621,7 +639,7 @@ private slots:
     MainWindow w;
     QVERIFY(demoSolved(w, "insar", 16));
     const QStringList files = exports(w, [&] { w.exportSolution(dir_.filePath("mr.npy"), true); });
-    QCOMPARE(files.size(), 8);  // x, five diagnostics, model, residual
+    QCOMPARE(files.size(), 9);  // x, five diagnostics, model, residual, the JSON
     const Array model = read_npy(dir_.filePath("mr_model.npy").toStdString());
     const Array residual = read_npy(dir_.filePath("mr_residual.npy").toStdString());
     QCOMPARE(model.shape(), (Shape{110, 16, 16}));
@@ -946,7 +964,7 @@ private slots:
     QVERIFY(w.document().inputOptions().velocity);
     QCOMPARE(w.design()->cols(), std::size_t{4});
     const QString x_gui = dir_.filePath("stack_gui.npy"), x_cli = dir_.filePath("stack_cli.npy");
-    QCOMPARE(exports(w, [&] { w.exportSolution(x_gui); }).size(), 6);
+    QCOMPARE(exports(w, [&] { w.exportSolution(x_gui); }).size(), 7);
     QProcess cli;
     cli.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(path), "sbas", "-o", x_cli, "--diag", dir_.filePath("stack_cli"),
                               "--weight-func", "coh", "--looks", "4", "--formulation", "velocity"});

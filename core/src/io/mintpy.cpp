@@ -137,7 +137,7 @@ GeoReference stack_geo(const StackInfo& stack) {
       "GEOGCS[\"WGS 84\",DATUM[\"WGS_1984\",SPHEROID[\"WGS 84\",6378137,298.257223563,AUTHORITY[\"EPSG\",\"7030\"]],"
       "AUTHORITY[\"EPSG\",\"6326\"]],PRIMEM[\"Greenwich\",0,AUTHORITY[\"EPSG\",\"8901\"]],UNIT[\"degree\",0.0174532925199433,"
       "AUTHORITY[\"EPSG\",\"9122\"]],AXIS[\"Latitude\",NORTH],AXIS[\"Longitude\",EAST],AUTHORITY[\"EPSG\",\"4326\"]]";
-  return {{t[0], t[1], 0.0, t[2], 0.0, t[3]}, stack_degrees(stack) ? kWgs84 : ""};
+  return {{t[0], t[1], 0.0, t[2], 0.0, t[3]}, stack_degrees(stack) ? kWgs84 : "", {}};
 }
 
 bool stack_degrees(const StackInfo& stack) {

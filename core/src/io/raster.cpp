@@ -206,6 +206,7 @@ public:
     if (!ds_) throw IoError(path_ + ": cannot create the GeoTIFF: " + gdal_message());
     if (geo.transform.size() == 6) GDALSetGeoTransform(ds_, const_cast<double*>(geo.transform.data()));
     if (!geo.projection.empty()) GDALSetProjection(ds_, geo.projection.c_str());
+    for (const auto& [key, value] : geo.metadata) GDALSetMetadataItem(ds_, key.c_str(), value.c_str(), nullptr);
     for (std::size_t b = 0; b < shape[0]; ++b) {
       GDALRasterBandH rb = GDALGetRasterBand(ds_, static_cast<int>(b) + 1);
       GDALSetRasterNoDataValue(rb, std::numeric_limits<double>::quiet_NaN());

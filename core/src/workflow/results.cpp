@@ -1,8 +1,11 @@
 #include <cubesolve/workflow/results.hpp>
 
+#include <cubesolve/engine/device.hpp>
 #include <cubesolve/error.hpp>
 
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <filesystem>
 
@@ -113,6 +116,58 @@ void ResultPaths::check(const std::vector<std::string>& inputs) const {
   }
 }
 
+std::vector<std::pair<std::string, std::string>> run_provenance(const std::string& cube, const DesignSpec& design,
+                                                                const std::string& weights, const SolveOptions& o,
+                                                                const InputOptions* input, const std::string& unit) {
+  auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", v);
+    return std::string(text);
+  };
+  std::vector<std::pair<std::string, std::string>> p{{"software", std::string("CubeSolve ") + version()}, {"cube", cube},
+                                                     {"design", design.spec}};
+  if (!design.pairs.empty()) p.emplace_back("pairs", design.pairs);
+  if (!design.times.empty()) p.emplace_back("times", design.times);
+  if (!weights.empty()) p.emplace_back("weights", weights);
+  p.emplace_back("rcond", o.rcond < 0 ? "default" : number(o.rcond));
+  p.emplace_back("ridge", number(o.ridge));
+  p.emplace_back("min_valid", std::to_string(o.min_valid));
+  p.emplace_back("method", o.method == Method::Exact ? "exact" : "auto");
+  if (input && input->nodata) p.emplace_back("nodata", number(*input->nodata));
+  if (input && is_stack(cube, design.spec)) {
+    const StackOptions& s = input->stack;
+    p.emplace_back("reference", !s.reference ? "none" : s.ref_y >= 0 ? std::to_string(s.ref_y) + "," + std::to_string(s.ref_x) : "the file's");
+    p.emplace_back("zero_is_nodata", s.zero_is_nodata ? "yes" : "no");
+    p.emplace_back("weight_func", s.weight);
+    if (s.looks > 0) p.emplace_back("looks", number(s.looks));
+    if (!s.mask.empty()) p.emplace_back("mask_dataset", s.mask), p.emplace_back("mask_threshold", number(s.mask_threshold));
+    p.emplace_back("formulation", input->velocity ? "velocity" : "phase");
+    if (!unit.empty()) p.emplace_back("unit", unit);
+  }
+  return p;
+}
+
+namespace {
+std::string upper(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+/// `text` as a JSON string.
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", c);
+      out += esc;
+    } else out += c;
+  }
+  return out + "\"";
+}
+}  // namespace
+
 ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::size_t M, DType x_type, DType cube_type,
                            const GeoReference& geo)
     : ResultWriter(paths, shape, M, x_type, cube_type, geo, nullptr) {}
@@ -134,7 +189,9 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
       const MintPyPart mp = part == ResultPart::X                   ? MintPyPart::TimeSeries
                             : part == ResultPart::TemporalCoherence ? MintPyPart::TemporalCoherence
                                                                     : MintPyPart::NumInvIfgram;
-      targets_.push_back({part, mintpy_writer(temp, mp, *paths.stack, H, W, paths.unit, scale, path)});
+      StackInfo info = *paths.stack;  // its attributes, and how this file was made
+      for (const auto& [key, value] : paths.provenance) info.attributes.emplace_back("CUBESOLVE_" + upper(key), value);
+      targets_.push_back({part, mintpy_writer(temp, mp, info, H, W, paths.unit, scale, path)});
       continue;
     }
     if (is_geotiff_path(path)) {
@@ -143,7 +200,9 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
         names.push_back(part == ResultPart::X && paths.x_names.size() == bands ? paths.x_names[b]
                         : bands == 1                                           ? part_name(part)
                                                                                : part_name(part) + std::to_string(b));
-      targets_.push_back({part, geotiff_writer(temp, {bands, H, W}, geo, names, path)});
+      GeoReference described = geo;
+      for (const auto& [key, value] : paths.provenance) described.metadata.emplace_back("CUBESOLVE_" + upper(key), value);
+      targets_.push_back({part, geotiff_writer(temp, {bands, H, W}, described, names, path)});
       continue;
     }
     DType type = part == ResultPart::Residual ? cube_type : x_type;
@@ -154,6 +213,17 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
         {part, npy_writer(temp, type, {bands, H, W}, is_diagnostic(part) ? Shape{H, W} : Shape{}, path, attach_to != nullptr)});
   }
   for (const auto& [part, path] : files) shared_ = shared_ && !is_geotiff_path(path) && !is_mintpy_part(part, paths);
+  // Beside .npy outputs, how they were made: X's name with .json (none
+  // where that name would pass the file-name limit that X's just fits).
+  const std::string side = has_extension(paths.x, ".npy") ? paths.x.substr(0, paths.x.size() - 4) + ".json" : "";
+  if (!attach_to && !paths.provenance.empty() && !side.empty() && std::filesystem::path(side).filename().string().size() <= 255) {
+    std::ostream& json = out_.add(side);
+    json << "{\n";
+    for (const auto& [key, value] : paths.provenance) json << "  " << json_string(key) << ": " << json_string(value) << ",\n";
+    json << "  \"files\": [";
+    for (std::size_t k = 0; k < files.size(); ++k) json << (k ? ", " : "") << json_string(files[k].second);
+    json << "]\n}\n";
+  }
 }
 
 std::unique_ptr<ResultWriter> ResultWriter::attach(const ResultPaths& paths, const std::vector<std::string>& temps,

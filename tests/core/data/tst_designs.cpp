@@ -340,6 +340,8 @@ private slots:
     QCOMPARE(dims, (std::vector<hsize_t>{m + 1, H, W}));
     QCOMPARE(testing::read_attribute(ts_file, "FILE_TYPE"), std::string("timeseries"));
     QCOMPARE(testing::read_attribute(ts_file, "UNIT"), std::string("m"));
+    QCOMPARE(testing::read_attribute(ts_file, "CUBESOLVE_FORMULATION"), std::string("velocity"));  // how it was made
+    QCOMPARE(testing::read_attribute(ts_file, "CUBESOLVE_WEIGHT_FUNC"), std::string("var"));
     QCOMPARE(testing::read_attribute(ts_file, "REF_DATE"), date(0));
     QCOMPARE(testing::read_attribute(ts_file, "REF_Y"), std::string("2"));  // the stack's attributes carried on
     QCOMPARE(testing::read_attribute(ts_file, "LENGTH"), std::to_string(H));

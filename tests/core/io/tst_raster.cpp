@@ -222,6 +222,10 @@ private slots:
     for (int b = 0; b < 4; ++b)
       QCOMPARE(QString(GDALGetDescription(GDALGetRasterBand(nd, b + 1))),
                QStringList({"offset", "trend", "annual_cos", "annual_sin"})[b]);
+    // How it was made, as the dataset's metadata.
+    QCOMPARE(QString(GDALGetMetadataItem(nd, "CUBESOLVE_DESIGN", nullptr)), dir_.filePath("A_named.csv"));
+    QCOMPARE(QString(GDALGetMetadataItem(nd, "CUBESOLVE_RIDGE", nullptr)), QString("0"));
+    QVERIFY(QString(GDALGetMetadataItem(nd, "CUBESOLVE_SOFTWARE", nullptr)).startsWith("CubeSolve "));
     GDALClose(nd);
   }
 
@@ -236,7 +240,7 @@ private slots:
       Array a(DType::Float64, {n, 3});
       for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = rng.normal();
       OutputSet o;
-      write_geotiff(o.add_external(file("big.tif")), cube, {{0, 1, 0, 0, 0, -1}, ""}, {});
+      write_geotiff(o.add_external(file("big.tif")), cube, {{0, 1, 0, 0, 0, -1}, "", {}}, {});
       o.add_npy(file("A3.npy"), a);
       o.commit();
     }

@@ -6,6 +6,7 @@
 #include <cubesolve/data/array.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cubesolve {
@@ -15,6 +16,8 @@ namespace cubesolve {
 struct GeoReference {
   std::vector<double> transform;
   std::string projection;
+  /// Written with a GeoTIFF as dataset metadata items (how it was made).
+  std::vector<std::pair<std::string, std::string>> metadata;
   bool empty() const { return transform.empty() && projection.empty(); }
 };
 

@@ -9,6 +9,7 @@
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/raster.hpp>
 #include <cubesolve/io/stream.hpp>
+#include <cubesolve/workflow/inputs.hpp>
 
 #include <memory>
 #include <optional>
@@ -35,6 +36,12 @@ struct ResultPaths {
   /// The names of x's channels (dates, terms): its GeoTIFF bands' descriptions
   /// where there is one per channel (x0, x1, … otherwise).
   std::vector<std::string> x_names;
+  /// How the result was made (the software, the inputs, the parameters), as
+  /// run_provenance gives it: a JSON file beside the .npy outputs (X's name
+  /// with .json, part of the set; none where that name would be too long),
+  /// metadata items of GeoTIFFs, CUBESOLVE_ attributes of MintPy's files.
+  /// Nothing is written where it is empty.
+  std::vector<std::pair<std::string, std::string>> provenance;
   bool mintpy() const { return has_extension(x, ".h5"); }
 
   /// Every part named and its path, X first.
@@ -44,6 +51,13 @@ struct ResultPaths {
   /// file as one of `inputs` (the run's input files) or as another output.
   void check(const std::vector<std::string>& inputs = {}) const;
 };
+
+/// How a result was made, as key and text: the software, the input files
+/// (cube, design, weights), the solve's parameters and, with a stack, how it
+/// was read (`input`, null for other cubes) and the unit of its time series.
+std::vector<std::pair<std::string, std::string>> run_provenance(const std::string& cube, const DesignSpec& design,
+                                                                const std::string& weights, const SolveOptions& options,
+                                                                const InputOptions* input, const std::string& unit = "");
 
 /// The band name of a part (GeoTIFF band descriptions).
 const char* part_name(ResultPart part);
