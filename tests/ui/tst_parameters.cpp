@@ -3,8 +3,8 @@
 // scientists write them, a field that does not parse solves nothing and
 // says why, a result solved with other parameters is marked stale, and a
 // cancel puts back the parameters of the result shown.
-#include "document.hpp"
-#include "gui_test.hpp"
+#include "cuda/backend.hpp"
+#include "gui_fixture.hpp"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -13,9 +13,6 @@
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QTemporaryDir>
-
-using namespace cubesolve;
-using cubesolve::ui::Document;
 
 namespace {
 
@@ -51,15 +48,11 @@ bool solvedAsShown(MainWindow& w) {
 
 }  // namespace
 
-class TestParameters : public QObject {
+class TestParameters : public QObject, GuiFixture {
   Q_OBJECT
-  QTemporaryDir dir_;
 
 private slots:
-  void initTestCase() {
-    QVERIFY(dir_.isValid());
-    isolateSettings(dir_.filePath("settings"));
-  }
+  void initTestCase() { QVERIFY(isolate()); }
 
   void init() { QSettings().clear(); }  // each test starts as on a new machine
 
@@ -226,6 +219,63 @@ private slots:
     QCOMPARE(ridge->value(), 1e-4);
     ridge->stepBy(-5);
     QCOMPARE(ridge->value(), 0.0);
+  }
+
+  // With a device (the reference backend standing in for a GPU): the GPU
+  // choice solves on it, and changing its precision re-solves there.
+  void gpuChoiceAndPrecision() {
+    namespace gpu = cubesolve::detail::gpu;
+    gpu::set_backend_factory([] { return gpu::make_host_backend(std::size_t{256} << 20, std::size_t{256} << 20); });
+    struct Reset {
+      ~Reset() { gpu::set_backend_factory(nullptr); }
+    } reset;
+    MainWindow w;
+    w.show();
+    auto* device = w.findChild<QComboBox*>("device");
+    auto* precision = w.findChild<QComboBox*>("device-precision");
+    QVERIFY(device && precision);
+    QCOMPARE(device->findData("cuda") >= 0, true);
+    device->setCurrentIndex(device->findData("cuda"));
+    QVERIFY(demoSolved(w, "seed", 40));
+    const DemoCube d = make_demo("seed", 40);
+    SolveOptions cpu;
+    cpu.output = DType::Float64;
+    const SolveResult ref = solve(d.cube, Design(d.design), nullptr, cpu);
+    for (const char* mode : {"mixed", "float64"}) {
+      if (std::string(mode) == "float64") {
+        QSignalSpy done(&w, &MainWindow::solveFinished);
+        precision->setCurrentIndex(precision->findData(true));  // re-solves at once
+        QVERIFY(done.wait(60000));
+      }
+      const auto r = w.result();
+      QCOMPARE(r->device, Device::Cuda);
+      QCOMPARE(r->device_pixels, std::size_t{1600});
+      for (std::size_t i = 0; i < r->x.size(); ++i)  // X in the cube's float32
+        QVERIFY(std::fabs(r->x.value(i) - ref.x.value(i)) <= 1e-5 * std::max(1.0, std::fabs(ref.x.value(i))));
+    }
+  }
+
+  void cancelKeepsThePreviousResult() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "seed", 200));
+    const auto previous = w.result();
+    QVERIFY(previous);
+    // The exact path on 40,000 underdetermined pixels takes seconds: cancel
+    // it once it has made progress.
+    w.setMethod(Method::Exact);
+    QSignalSpy progressed(&w.document(), &Document::progress);
+    w.solve();
+    QVERIFY(w.solving());
+    QVERIFY(progressed.wait(30000));
+    QSignalSpy cancelled(&w, &MainWindow::solveCancelled);
+    QElapsedTimer stop;
+    stop.start();
+    w.cancelSolve();
+    QVERIFY(cancelled.wait(30000));
+    qInfo("the worker stopped %lld ms after the cancel", static_cast<long long>(stop.elapsed()));
+    QVERIFY(!w.solving());
+    QCOMPARE(w.result(), previous);
   }
 };
 

@@ -1,0 +1,125 @@
+// The desktop application as a program: the session and settings across
+// runs, --help without a display, --screenshot and its exit codes.
+#include "gui_fixture.hpp"
+
+class TestApp : public QObject, GuiFixture {
+  Q_OBJECT
+
+private slots:
+  void initTestCase() { QVERIFY(isolate()); }
+  void init() { QSettings().clear(); }  // each test starts as on a new machine
+
+  // Parameters, files, view, channel, pixel and pins come back after quit
+  // and start; reading the settings at start-up does not rewrite them.
+  void settingsRoundTrip() {
+    const auto files = demoFiles("insar", 40, "session");
+    const std::string cube = files.first, design = files.second;
+    {
+      MainWindow w;
+      w.show();
+      QVERIFY(loads(w, [&] { w.document().openFiles(QString::fromStdString(cube), QString::fromStdString(design), {}); }));
+      QVERIFY(waitSolved(w));
+      w.findChild<QCheckBox*>("auto-solve")->setChecked(false);
+      w.findChild<QSpinBox*>("min-valid")->setValue(5);
+      w.findChild<QDoubleSpinBox*>("ridge")->setValue(0.25);
+      auto* rcond = w.findChild<QLineEdit*>("rcond");
+      rcond->setText("1e-09");
+      emit rcond->editingFinished();
+      w.findChild<QComboBox*>("device")->setCurrentIndex(w.findChild<QComboBox*>("device")->findData("cpu"));
+      w.showLayer(MainWindow::Layer::Solution, 0);
+      w.findChild<QComboBox*>("colormap")->setCurrentIndex(3);
+      w.findChild<QCheckBox*>("reversed")->setChecked(true);
+      w.findChild<QCheckBox*>("auto-range")->setChecked(false);
+      w.findChild<QDoubleSpinBox*>("range-lo")->setValue(-2);
+      w.findChild<QDoubleSpinBox*>("range-hi")->setValue(3);
+      w.showLayer(MainWindow::Layer::Solution, 7);
+      w.selectPixel(3, 4);
+      w.pinPixel();
+      w.selectPixel(11, 12);
+      w.showView(MainWindow::View::Inspector);
+      w.close();
+    }
+    MainWindow w;
+    QCOMPARE(QSettings().value("params/ridge").toDouble(), 0.25);  // not rewritten during start-up
+    QCOMPARE(QSettings().value("params/auto").toBool(), false);
+    QCOMPARE(w.findChild<QSpinBox*>("min-valid")->value(), 5);
+    QCOMPARE(w.findChild<QDoubleSpinBox*>("ridge")->value(), 0.25);
+    QCOMPARE(w.findChild<QLineEdit*>("rcond")->text(), QString("1e-09"));
+    QCOMPARE(w.findChild<QCheckBox*>("auto-solve")->isChecked(), false);
+    QCOMPARE(w.findChild<QComboBox*>("device")->currentData().toString(), QString("cpu"));
+    QVERIFY(loads(w, [&] { QVERIFY(w.restoreSession()); }));
+    QCOMPARE(w.document().cubeName(), QString::fromStdString(cube));
+    QCOMPARE(w.document().designName(), QString::fromStdString(design));
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.document().resultOptions().ridge, 0.25);
+    QCOMPARE(w.document().resultOptions().min_valid, std::size_t{5});
+    QCOMPARE(w.currentView(), MainWindow::View::Inspector);
+    QCOMPARE(w.findChild<QSpinBox*>("channel")->value(), 7);
+    QCOMPARE(w.inspectedX().size(), std::size_t{29});
+    QCOMPARE(w.pinned().size(), std::size_t{1});
+    QCOMPARE(w.pinned()[0], (std::pair{3, 4}));
+    QCOMPARE(w.findChild<QComboBox*>("colormap")->currentIndex(), 3);
+    QCOMPARE(w.resultView()->style().scale.map, Colormap::Twilight);
+    QCOMPARE(w.resultView()->style().scale.reversed, true);
+    QCOMPARE(w.resultView()->style().scale.lo, -2.0);
+    QCOMPARE(w.resultView()->style().scale.hi, 3.0);
+    // The recent files are sets: the cube with its design.
+    const QStringList recent = QSettings().value("recent_sets").toStringList();
+    QVERIFY(!recent.isEmpty());
+    QCOMPARE(recent.first(), QString::fromStdString(cube + "\n" + design));
+  }
+
+  // --help and --version answer without a display (a shell on a server).
+  void helpWithoutDisplay() {
+    for (const char* flag : {"--help", "--version"}) {
+      QProcess app;
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.remove("DISPLAY");
+      env.remove("WAYLAND_DISPLAY");
+      env.remove("QT_QPA_PLATFORM");
+      app.setProcessEnvironment(env);
+      app.start(CUBESOLVE_GUI_APP, {flag});
+      QVERIFY(app.waitForFinished(30000));
+      QCOMPARE(app.exitStatus(), QProcess::NormalExit);
+      QCOMPARE(app.exitCode(), 0);
+      const QString out = app.readAllStandardOutput();
+      QVERIFY2(out.contains(std::string(flag) == "--help" ? "--screenshot" : "cubesolve"), qPrintable(out));
+    }
+  }
+
+  void screenshotOption() {
+    const QString shot = dir_.filePath("shot.png");
+    QProcess app;
+    app.start(CUBESOLVE_GUI_APP, {"--demo", "insar", "--size", "64", "--view", "groups", "--screenshot", shot});
+    QVERIFY(app.waitForFinished(60000));
+    QCOMPARE(app.exitCode(), 0);
+    const QImage img(shot);
+    QVERIFY(img.width() >= 640);
+    // What goes wrong exits as the CLI does for the same cause: 2 bad
+    // input, 3 a file that cannot be read, one line on stderr, no image.
+    {
+      QFile bad(dir_.filePath("notnpy.npy"));
+      QVERIFY(bad.open(QIODevice::WriteOnly));
+      bad.write("not an array");
+    }
+    QFile::copy(dir_.filePath("notnpy.npy"), dir_.filePath("locked.npy"));
+    QFile::setPermissions(dir_.filePath("locked.npy"), QFileDevice::WriteOwner);  // unreadable (but to root)
+    const bool root = ::geteuid() == 0;
+    for (const auto& [name, code] : {std::pair{QString("notnpy.npy"), 2}, std::pair{QString("missing.npy"), 3},
+                                     std::pair{QString("locked.npy"), root ? 2 : 3}}) {
+      QProcess run;
+      run.start(CUBESOLVE_GUI_APP, {dir_.filePath(name), "--screenshot", dir_.filePath("never.png")});
+      QVERIFY(run.waitForFinished(60000));
+      const QString err = run.readAllStandardError();
+      QVERIFY2(run.exitCode() == code && err.contains(name), qPrintable(QString("%1: exit %2, %3").arg(name).arg(run.exitCode()).arg(err)));
+      QVERIFY(!QFile::exists(dir_.filePath("never.png")));
+      QProcess cli;  // the CLI, for the same file
+      cli.start(CUBESOLVE_CLI, {"info", dir_.filePath(name)});
+      QVERIFY(cli.waitForFinished(60000));
+      QCOMPARE(cli.exitCode(), code);
+    }
+  }
+};
+
+QTEST_MAIN(TestApp)
+#include "tst_app.moc"

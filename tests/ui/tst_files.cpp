@@ -1,0 +1,301 @@
+// The desktop application's files: every read, solve and export on the
+// worker thread, bad files, exports equal to the CLI's (data, figures,
+// GeoTIFF), built designs, a design of another length.
+#include "gui_fixture.hpp"
+
+class TestFiles : public QObject, GuiFixture {
+  Q_OBJECT
+
+private slots:
+  void initTestCase() { QVERIFY(isolate()); }
+  void init() { QSettings().clear(); }  // each test starts as on a new machine
+
+  // The GUI thread never reads a file, builds a demo, solves or exports:
+  // every such job runs on the worker thread, and a call to start one
+  // returns before its work is done.
+  void everyJobRunsOnTheWorker() {
+    const DemoCube d = make_demo("insar", 32);
+    const std::string cube = dir_.filePath("jobs_cube.npy").toStdString(), design = dir_.filePath("jobs_A.npy").toStdString();
+    const std::string weights = dir_.filePath("jobs_w.npy").toStdString();
+    Array w8(DType::Float64, d.cube.shape());
+    for (std::size_t i = 0; i < w8.size(); ++i) w8.data<double>()[i] = 1.0 + static_cast<double>(i % 3);
+    OutputSet in;
+    in.add_npy(cube, d.cube);
+    in.add_npy(design, d.design);
+    in.add_npy(weights, w8);
+    in.commit();
+    MainWindow w;
+    w.show();
+    QSignalSpy loaded(&w, &MainWindow::cubeLoaded);
+    w.openDemo("insar", 64);
+    QVERIFY(w.masks() == nullptr);  // not yet: the demo is built on the worker
+    QVERIFY(loaded.wait(60000));
+    QVERIFY(waitSolved(w));
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(cube)); }));
+    QVERIFY(loads(w, [&] { w.openDesign(QString::fromStdString(design)); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(loads(w, [&] { w.openWeights(QString::fromStdString(weights)); }));
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.result()->paths[static_cast<std::size_t>(SolvePath::Gram)] > 0, true);
+    QVERIFY(loads(w, [&] { w.buildDesign("poly:1", {}, {}); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(loads(w, [&] { w.openAny(QString::fromStdString(design)); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(!exports(w, [&] { w.exportSolution(dir_.filePath("jobs_x.npy")); }).isEmpty());
+    const QString folder = dir_.filePath("jobs_channels");
+    QVERIFY(QDir().mkpath(folder));
+    QVERIFY(!exports(w, [&] { w.exportChannels(folder); }).isEmpty());
+    std::set<QString> names;
+    for (const auto& [name, on_worker] : w.document().worker().log()) {
+      QVERIFY2(on_worker, qPrintable(name + " ran on the GUI thread"));
+      names.insert(name);
+    }
+    for (const char* job : {"demo", "read cube", "read design", "read weights", "build design", "read file", "solve",
+                            "export solution", "export channels"})
+      QVERIFY2(names.count(job), job);
+  }
+
+  void exportMatchesTheCli() {
+    const auto files = demoFiles("insar", 48, "cli");
+    const std::string cube = files.first, design = files.second;
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(cube)); }));
+    QCOMPARE(w.masks()->pixels(), std::size_t{48 * 48});
+    QVERIFY(loads(w, [&] { w.openDesign(QString::fromStdString(design)); }));
+    QVERIFY(waitSolved(w));
+    const QString x_gui = dir_.filePath("x_gui.npy"), x_cli = dir_.filePath("x_cli.npy");
+    const QStringList written = exports(w, [&] { w.exportSolution(x_gui); });
+    QCOMPARE(written.size(), 7);  // x and the five diagnostics, as the CLI writes them, and how they were made
+    for (const char* part : {"_nvalid", "_rank", "_rss", "_status", "_cond"})
+      QVERIFY(QFile::exists(dir_.filePath(QString("x_gui%1.npy").arg(part))));
+    QProcess cli;
+    cli.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(cube), QString::fromStdString(design), "-o", x_cli, "--diag",
+                              dir_.filePath("x_cli")});
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 0);
+    for (const char* part : {"", "_nvalid", "_rank", "_rss", "_status", "_cond"}) {
+      QFile a(dir_.filePath(QString("x_gui%1.npy").arg(part))), b(dir_.filePath(QString("x_cli%1.npy").arg(part)));
+      QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+      QVERIFY2(a.readAll() == b.readAll(), part);  // the same bytes
+    }
+    // How they were made, beside them, alike from both.
+    auto provenance = [&](const char* name) {
+      QFile f(dir_.filePath(name));
+      return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+    };
+    QJsonObject gui = provenance("x_gui.json"), cli_json = provenance("x_cli.json");
+    QCOMPARE(gui["software"].toString(), QString("CubeSolve ") + cubesolve::version());
+    QCOMPARE(gui["cube"].toString(), QString::fromStdString(cube));
+    QCOMPARE(gui["design"].toString(), QString::fromStdString(design));
+    QCOMPARE(gui["rcond"].toString(), QString("default"));
+    QCOMPARE(gui["files"].toArray().size(), 6);
+    gui.remove("files");
+    cli_json.remove("files");
+    QCOMPARE(gui, cli_json);
+    w.showView(MainWindow::View::Result);
+    const QString png = dir_.filePath("view.png");
+    QVERIFY(w.exportViewPng(png));
+    QVERIFY(QImage(png).width() > 100);
+    const QString folder = dir_.filePath("channels");
+    QVERIFY(QDir().mkpath(folder));
+    QCOMPARE(exports(w, [&] { w.exportChannels(folder); }).size(), 29);
+    QCOMPARE(QDir(folder).entryList({"*.png"}).size(), 29);
+  }
+
+  void geoTiffInAndOut() {
+    if (!raster_support()) QSKIP("built without GDAL");
+    const DemoCube d = make_demo("insar", 40);
+    const GeoReference geo{{300000.0, 20.0, 0.0, 5000000.0, 0.0, -20.0}, "", {}};
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < d.cube.dim(0); ++i) names.push_back("ifg" + std::to_string(i));
+    const std::string cube = dir_.filePath("stack.tif").toStdString(), design = dir_.filePath("A_geo.npy").toStdString();
+    OutputSet in;
+    write_geotiff(in.add_external(cube), d.cube, geo, names);
+    in.add_npy(design, d.design);
+    in.commit();
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(cube)); }));
+    QVERIFY(loads(w, [&] { w.openDesign(QString::fromStdString(design)); }));
+    QVERIFY(waitSolved(w));
+    const QString out = dir_.filePath("ts.tif");
+    QVERIFY(!exports(w, [&] { w.exportSolution(out); }).isEmpty());
+    GeoReference back;
+    const Array x = read_cube(out.toStdString(), &back);
+    QCOMPARE(x.shape(), (Shape{29, 40, 40}));
+    QCOMPARE(back.transform, geo.transform);
+    QVERIFY(QFile::exists(dir_.filePath("ts_status.tif")));
+    // The hover readout gives the pixel centre in map coordinates.
+    emit w.resultView()->pixelHovered(2, 3, 0.5);
+    const QString hover = w.statusBar()->currentMessage();
+    QVERIFY2(hover.contains("row 2, column 3") && hover.contains("x 300070.00, y 4999950.00"), qPrintable(hover));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double a = x.value(i), b = w.result()->x.value(i);
+      QVERIFY(std::isnan(a) == std::isnan(b));
+      if (!std::isnan(a)) QCOMPARE(static_cast<float>(a), static_cast<float>(b));
+    }
+  }
+
+  void builtDesigns() {
+    MainWindow w;
+    QVERIFY(demoSolved(w, "seed", 24));
+    QVERIFY(loads(w, [&] { w.buildDesign("poly:2", {}, {}); }));
+    QCOMPARE(w.design()->cols(), std::size_t{3});
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.result()->x.dim(0), std::size_t{3});
+    QVERIFY(loads(w, [&] { w.buildDesign("harmonic:1:25", {}, {}); }));
+    QCOMPARE(w.design()->cols(), std::size_t{4});
+    QVERIFY(waitSolved(w));
+    // Channels named by the design's terms.
+    QCOMPARE(w.document().xNames(), (std::vector<std::string>{"offset", "trend", "harmonic1_cos", "harmonic1_sin"}));
+    w.showLayer(MainWindow::Layer::Solution, 2);
+    QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), QString("harmonic1_cos"));
+    QVERIFY(w.resultView()->style().title.contains("x[2]: harmonic1_cos"));
+    QVERIFY(failure(w, [&] { w.buildDesign("poly:x", {}, {}); }).contains("poly:x"));
+    QCOMPARE(w.design()->cols(), std::size_t{4});
+  }
+
+  void badFileKeepsTheData() {
+    MainWindow w;
+    QVERIFY(loads(w, [&] { w.openDemo("insar", 32); }));
+    const QString bad = dir_.filePath("bad.npy");
+    QFile f(bad);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("not a numpy file");
+    f.close();
+    const QString message = failure(w, [&] { w.openCube(bad); });
+    QVERIFY2(message.contains("bad.npy") && message.contains("found a file starting with \"not a nu\""), qPrintable(message));
+    QVERIFY2(!message.contains("\\x93"), qPrintable(message));
+    QVERIFY(w.lastError().contains("bad.npy"));
+    QVERIFY(w.masks() != nullptr);
+    QVERIFY(waitSolved(w));
+    // A header that claims terabytes: a message, no allocation, no crash.
+    const QString lie = dir_.filePath("lie.npy");
+    QFile l(lie);
+    QVERIFY(l.open(QIODevice::WriteOnly));
+    QByteArray header = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 1000, 1000), }";
+    header += QByteArray(118 - header.size(), ' ') + "\n";
+    l.write(QByteArray("\x93NUMPY\x01\x00", 8) + QByteArray(1, char(header.size())) + QByteArray(1, '\0') + header +
+            QByteArray(64, '\0'));
+    l.close();
+    QVERIFY(failure(w, [&] { w.openAny(lie); }).contains("expected 800000000000 bytes"));
+    QCOMPARE(w.masks()->height, std::size_t{32});
+  }
+
+  // An export never replaces the cube (or design) it came from.
+  void exportNeverOverwritesTheCube() {
+    const auto files = demoFiles("insar", 24, "keep");
+    const std::string cube = files.first, design = files.second;
+    MainWindow w;
+    QVERIFY(loads(w, [&] { w.document().openFiles(QString::fromStdString(cube), QString::fromStdString(design), {}); }));
+    QVERIFY(waitSolved(w));
+    const QByteArray before = [&] {
+      QFile f(QString::fromStdString(cube));
+      return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    }();
+    for (const std::string& target : {cube, design})
+      QVERIFY(failure(w, [&] { w.exportSolution(QString::fromStdString(target)); }).contains("apart from the inputs"));
+    QVERIFY(!w.exportViewPng(QString::fromStdString(cube)));
+    QFile f(QString::fromStdString(cube));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.readAll() == before);
+    QCOMPARE(QDir(dir_.path()).entryList({"*partial*"}).size(), 0);
+  }
+
+  // A cube whose observations the loaded design does not fit: no result of
+  // the previous cube stays on screen, and the window says why.
+  void cubeOfAnotherLength() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 32));
+    const DemoCube d = make_demo("seed", 16);  // 50 observations, the design has 110 rows
+    const std::string cube = dir_.filePath("other_n.npy").toStdString();
+    OutputSet in;
+    in.add_npy(cube, d.cube);
+    in.commit();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(cube)); }));
+    QVERIFY(!w.solving());
+    QVERIFY(!w.result());
+    QCOMPARE(w.resultView()->imageHeight(), 0);
+    QVERIFY2(w.notice().contains("110 rows") && w.notice().contains("50 observations"), qPrintable(w.notice()));
+  }
+
+  // Exported maps are figures at data resolution in the colours on screen.
+  void figuresAtDataResolution() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 40));
+    w.showView(MainWindow::View::Result);
+    w.showLayer(MainWindow::Layer::Solution, 5);
+    w.findChild<QComboBox*>("colormap")->setCurrentIndex(4);  // grey
+    const QString png = dir_.filePath("figure_x5.png");
+    QSignalSpy done(&w, &MainWindow::exported);
+    QVERIFY(w.exportViewPng(png, 4));
+    QCOMPARE(done.size(), 1);
+    const QImage img(png);
+    QVERIFY(img.width() >= 12 + 40 * 4 + 8 + cubesolve::ui::kLegendWidth);  // (wider where the title needs it)
+    // A figure twice 600 pixels wide has its text and legend twice the size.
+    const QImage big = cubesolve::ui::render_figure(channel(w.result()->x, 5), 40, 40, w.resultView()->style(), 30);
+    QCOMPARE(big.size(), QSize(24 + 1200 + 16 + 2 * cubesolve::ui::kLegendWidth, 64 + 1200 + 24));
+    const ColorScale scale = w.resultView()->style().scale;
+    QCOMPARE(scale.map, Colormap::Grey);
+    const auto values = channel(w.result()->x, 5);
+    for (int r = 0; r < 40; r += 3)
+      for (int c = 0; c < 40; c += 3) {
+        const auto rgb = scale.color(values[static_cast<std::size_t>(r * 40 + c)]);
+        QCOMPARE(img.pixel(12 + 4 * c + 2, 32 + 4 * r + 2), qRgb(rgb[0], rgb[1], rgb[2]));
+      }
+    // Every channel, in the layer's colours, named by its date, over one
+    // 2-98 % range for all channels (so that they compare), or each its own.
+    const QString folder = dir_.filePath("figures"), own = dir_.filePath("figures_own");
+    QVERIFY(QDir().mkpath(folder) && QDir().mkpath(own));
+    const QStringList files = exports(w, [&] { w.exportChannels(folder, 2); });
+    QCOMPARE(files.size(), 29);
+    const std::string day7 = w.document().unknownDates()[8];
+    const QImage x7(QDir(folder).filePath(QString::fromStdString(day7) + ".png"));
+    QVERIFY(!x7.isNull());
+    std::vector<double> all;
+    for (std::size_t j = 0; j < 29; ++j) {
+      const auto v = channel(w.result()->x, j);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    const auto v7 = channel(w.result()->x, 7);
+    ColorScale shared = scale, s7 = scale;
+    std::tie(shared.lo, shared.hi) = robust_range(all.data(), all.size(), false);
+    std::tie(s7.lo, s7.hi) = robust_range(v7.data(), v7.size(), false);
+    QVERIFY(shared.lo != s7.lo);
+    auto rgb = shared.color(v7[20 * 40 + 20]);
+    QCOMPARE(x7.pixel(12 + 2 * 20, 32 + 2 * 20), qRgb(rgb[0], rgb[1], rgb[2]));
+    QCOMPARE(exports(w, [&] { w.exportChannels(own, 2, "png", true); }).size(), 29);
+    rgb = s7.color(v7[20 * 40 + 20]);
+    QCOMPARE(QImage(QDir(own).filePath(QString::fromStdString(day7) + ".png")).pixel(12 + 2 * 20, 32 + 2 * 20), qRgb(rgb[0], rgb[1], rgb[2]));
+    // As PDF pages.
+    const QString pdfs = dir_.filePath("figures_pdf");
+    QVERIFY(QDir().mkpath(pdfs));
+    QCOMPARE(exports(w, [&] { w.exportChannels(pdfs, 2, "pdf"); }).size(), 29);
+    QFile pdf(QDir(pdfs).filePath(QString::fromStdString(day7) + ".pdf"));
+    QVERIFY(pdf.open(QIODevice::ReadOnly) && pdf.read(5) == "%PDF-");
+  }
+
+  void modelAndResidualCubes() {
+    MainWindow w;
+    QVERIFY(demoSolved(w, "insar", 16));
+    const QStringList files = exports(w, [&] { w.exportSolution(dir_.filePath("mr.npy"), true); });
+    QCOMPARE(files.size(), 9);  // x, five diagnostics, model, residual, the JSON
+    const Array model = read_npy(dir_.filePath("mr_model.npy").toStdString());
+    const Array residual = read_npy(dir_.filePath("mr_residual.npy").toStdString());
+    QCOMPARE(model.shape(), (Shape{110, 16, 16}));
+    const Array& cube = *w.document().cube();
+    std::size_t checked = 0;
+    for (std::size_t i = 0; i < cube.size(); i += 37)
+      if (std::isfinite(cube.value(i)) && std::isfinite(model.value(i))) {
+        QVERIFY(std::fabs(cube.value(i) - model.value(i) - residual.value(i)) <= 1e-4 * std::max(1.0, std::fabs(cube.value(i))));
+        ++checked;
+      }
+    QVERIFY(checked > 100);
+  }
+};
+
+QTEST_MAIN(TestFiles)
+#include "tst_files.moc"

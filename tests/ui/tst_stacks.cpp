@@ -1,0 +1,257 @@
+// The desktop application on MintPy stacks: opened as the CLI opens them,
+// units from WAVELENGTH, geocoding, the reference pixel, and scripted runs
+// with the CLI's options and exports.
+#include "gui_fixture.hpp"
+
+class TestStacks : public QObject, GuiFixture {
+  Q_OBJECT
+
+private slots:
+  void initTestCase() { QVERIFY(isolate()); }
+  void init() { QSettings().clear(); }  // each test starts as on a new machine
+
+#ifdef CUBESOLVE_TEST_HDF5
+  // A MintPy stack is opened as the CLI opens it: its options (weights from
+  // the coherence, the velocity formulation) offered in the panel, and the
+  // result the CLI's, the reference pixel included.
+  void stackSolvedAsTheCli() {
+    const hsize_t W = 7;
+    const std::string path = smallStack("options.h5");
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(path)); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(w.findChild<QWidget*>("stack-options")->isVisible());
+    QVERIFY(w.document().reference() == std::make_pair(1, 2));
+    QCOMPARE(w.result()->status.data<std::uint8_t>()[1 * W + 2], std::uint8_t(PixelStatus::Reference));
+    // Weights that cannot be made (no looks in the file) leave the data and say why.
+    const QString why = failure(w, [&] { w.findChild<QComboBox*>("weight-func")->setCurrentIndex(3); });
+    QVERIFY2(why.contains("options.h5") && why.contains("looks"), qPrintable(why));
+    QCOMPARE(w.document().inputOptions().stack.weight, std::string("no"));
+    QCOMPARE(w.findChild<QComboBox*>("weight-func")->currentData().toString(), QString("no"));
+    QVERIFY(w.result() && !w.document().weights());
+    QVERIFY(loads(w, [&] { w.findChild<QDoubleSpinBox*>("looks")->setValue(4); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(loads(w, [&] { w.findChild<QComboBox*>("weight-func")->setCurrentIndex(3); }));  // coherence
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.document().inputOptions().stack.weight, std::string("coh"));
+    QVERIFY(w.document().weights() != nullptr);
+    QVERIFY(loads(w, [&] { w.findChild<QComboBox*>("formulation")->setCurrentIndex(1); }));  // velocity
+    QVERIFY(waitSolved(w));
+    QVERIFY(w.document().inputOptions().velocity);
+    QCOMPARE(w.design()->cols(), std::size_t{4});
+    const QString x_gui = dir_.filePath("stack_gui.npy"), x_cli = dir_.filePath("stack_cli.npy");
+    QCOMPARE(exports(w, [&] { w.exportSolution(x_gui); }).size(), 7);
+    QProcess cli;
+    cli.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(path), "sbas", "-o", x_cli, "--diag", dir_.filePath("stack_cli"),
+                              "--weight-func", "coh", "--looks", "4", "--formulation", "velocity"});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    for (const char* part : {"", "_nvalid", "_rank", "_status"}) {
+      const Array a = read_npy(dir_.filePath(QString("stack_gui%1.npy").arg(part)).toStdString());
+      const Array b = read_npy(dir_.filePath(QString("stack_cli%1.npy").arg(part)).toStdString());
+      QVERIFY(a.shape() == b.shape());
+      for (std::size_t i = 0; i < a.size(); ++i)
+        QVERIFY2(a.value(i) == b.value(i) || (std::isnan(a.value(i)) && std::isnan(b.value(i))),
+                 qPrintable(QString("%1[%2]: %3 vs %4").arg(part).arg(i).arg(a.value(i)).arg(b.value(i))));
+    }
+  }
+
+  // A stack with WAVELENGTH is shown as line-of-sight displacement (MintPy's
+  // sign) in the unit chosen, named on the colour bar and the chart; radian
+  // shows the phase.
+  void unitsFromWavelength() {
+    const std::string path = smallStack("units.h5");
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(path)); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(w.document().hasWavelength());
+    QCOMPARE(w.document().xNames(), (std::vector<std::string>{"20200113", "20200125", "20200206", "20200218"}));
+    w.showLayer(MainWindow::Layer::Solution, 2);
+    const std::size_t P = 35;
+    const double to_mm = -0.05546576 / (4 * M_PI) * 1000;
+    QCOMPARE(w.resultView()->style().unit, QString("mm"));
+    for (std::size_t p = 0; p < P; ++p) {
+      const double x = w.result()->x.value(2 * P + p), shown = w.resultView()->values()[p];
+      QVERIFY(std::isnan(x) ? std::isnan(shown) : std::fabs(shown - x * to_mm) <= 1e-12 * std::fabs(x * to_mm));
+    }
+    w.showLayer(MainWindow::Layer::Velocity, 0);
+    QCOMPARE(w.resultView()->style().unit, QString("mm/yr"));
+    w.selectPixel(3, 3);
+    w.showView(MainWindow::View::Inspector);
+    QVERIFY2(w.inspectorText().contains(" mm\n"), qPrintable(w.inspectorText()));
+    w.findChild<QComboBox*>("unit")->setCurrentIndex(w.findChild<QComboBox*>("unit")->findData("radian"));
+    QCOMPARE(w.document().unit(), QString("radian"));
+    w.showLayer(MainWindow::Layer::Solution, 2);
+    QCOMPARE(w.resultView()->style().unit, QString("rad"));
+    QCOMPARE(w.resultView()->values()[3 * 7 + 3], w.result()->x.value(2 * P + 3 * 7 + 3));
+    QCOMPARE(QSettings().value("view/unit").toString(), QString("radian"));
+    // A cube of no stack has no unit of ours: its values as they are.
+    QVERIFY(demoSolved(w, "seed", 8));
+    QVERIFY(w.resultView()->style().unit.isEmpty());
+    QVERIFY(!w.findChild<QWidget*>("stack-options")->isVisible());
+  }
+
+  // A geocoded stack (MintPy's X_FIRST, X_STEP, Y_FIRST, Y_STEP) reads out
+  // longitude and latitude, and its GeoTIFF outputs carry the georeference,
+  // from the window and from the CLI alike.
+  void stackGeocoded() {
+    if (!raster_support()) QSKIP("built without GDAL");
+    const std::string path = smallStack("geo.h5", {{"X_FIRST", "30.0"}, {"X_STEP", "0.001"}, {"Y_FIRST", "40.0"},
+                                                   {"Y_STEP", "-0.001"}, {"X_UNIT", "degrees"}, {"Y_UNIT", "degrees"}});
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(path)); }));
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.document().geo().transform, (std::vector<double>{30.0, 0.001, 0.0, 40.0, 0.0, -0.001}));
+    emit w.resultView()->pixelHovered(3, 2, 0.5);
+    const QString hover = w.statusBar()->currentMessage();
+    QVERIFY2(hover.contains("lon 30.002500, lat 39.996500"), qPrintable(hover));
+    const QString gui_tif = dir_.filePath("geo_gui.tif"), cli_tif = dir_.filePath("geo_cli.tif");
+    QVERIFY(!exports(w, [&] { w.exportSolution(gui_tif); }).isEmpty());
+    QProcess cli;
+    cli.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(path), "sbas", "-o", cli_tif});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    for (const QString& tif : {gui_tif, cli_tif}) {
+      GeoReference back;
+      read_cube(tif.toStdString(), &back);
+      QCOMPARE(back.transform, (std::vector<double>{30.0, 0.001, 0.0, 40.0, 0.0, -0.001}));
+      QVERIFY2(back.projection.find("4326") != std::string::npos, back.projection.c_str());
+    }
+  }
+
+  // A MintPy stack is referenced at the pixel picked on the map.
+  void referencePixelPicked() {
+    const hsize_t N = 6, H = 5, W = 7, P = H * W;
+    const char* pairs[6][2] = {{"20200101", "20200113"}, {"20200101", "20200125"}, {"20200113", "20200125"},
+                               {"20200113", "20200206"}, {"20200125", "20200206"}, {"20200125", "20200218"}};
+    std::string dates;
+    for (auto& p : pairs) dates += std::string(p[0]) + p[1];
+    std::vector<float> phase(N * P);
+    for (std::size_t i = 0; i < phase.size(); ++i) phase[i] = 1.0f + static_cast<float>(i % 13) * 0.25f;
+    const std::vector<unsigned char> keep(N, 1);
+    testing::StackExtras extras;
+    extras.attributes = {{"REF_Y", "0"}, {"REF_X", "0"}};
+    const std::string path = dir_.filePath("picked.h5").toStdString();
+    testing::write_stack(path, N, H, W, phase.data(), &dates, keep.data(), extras);
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(path)); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(w.document().isStack());
+    auto value = [&](std::size_t k, std::size_t p) { return w.document().cube()->value(k * P + p); };
+    QVERIFY(std::isnan(value(0, 0)));  // the file's reference: zero after referencing, so no data
+    QCOMPARE(value(2, 9), static_cast<double>(phase[2 * P + 9] - phase[2 * P]));
+    QVERIFY(loads(w, [&] { w.setReferencePixel(3, 4); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(std::isnan(value(1, 3 * W + 4)));
+    QCOMPARE(value(2, 9), static_cast<double>(phase[2 * P + 9] - phase[2 * P + 3 * W + 4]));
+    QCOMPARE(w.document().stackOptions().ref_y, 3L);
+    QVERIFY(!w.document().unreferenced());
+    // The reference is drawn on every map and named in the data panel.
+    QVERIFY(w.document().reference() == std::make_pair(3, 4));
+    for (ImageView* map : {w.gapsView(), w.resultView()}) {
+      QCOMPARE(map->marks(ImageView::Mark::Reference).size(), std::size_t{1});
+      QVERIFY(map->marks(ImageView::Mark::Reference)[0].row == 3 && map->marks(ImageView::Mark::Reference)[0].col == 4);
+    }
+    bool named = false;
+    for (QLabel* label : w.findChildren<QLabel*>()) named = named || label->text().contains("Reference pixel</b> row 3, column 4");
+    QVERIFY(named);
+    // Where a reference may be: the pixels valid in every interferogram.
+    w.showReferenceCandidates();
+    QCOMPARE(w.currentView(), MainWindow::View::Gaps);
+    QVERIFY(w.gapsView()->hasOverlay());
+    // The choice is kept in the session.
+    w.saveSession();
+    {
+      MainWindow again;
+      QVERIFY(loads(again, [&] { QVERIFY(again.restoreSession()); }));
+      QVERIFY(again.document().reference() == std::make_pair(3, 4));
+      QVERIFY(waitSolved(again));
+    }
+    // A stack with no reference of its own opens unreferenced, and says so.
+    extras.attributes.clear();
+    const std::string bare = dir_.filePath("bare.h5").toStdString();
+    testing::write_stack(bare, N, H, W, phase.data(), &dates, keep.data(), extras);
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(bare)); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(w.document().unreferenced());
+    QCOMPARE(value(2, 9), static_cast<double>(phase[2 * P + 9]));
+    QVERIFY(loads(w, [&] { w.setReferencePixel(1, 1); }));
+    QVERIFY(!w.document().unreferenced());
+  }
+
+  // The desktop takes the CLI's options by the CLI's names and rules, and
+  // its own (--unit, --layer, --channel, --pin) for what it shows; a wrong
+  // value is one message and exit 2, no picture.
+  void commandLineOptions() {
+    const QString stack = QString::fromStdString(smallStack("cmdline.h5")), shot = dir_.filePath("cmdline.png");
+    auto run = [&](const QStringList& args) {
+      QFile::remove(shot);
+      QProcess app;
+      app.start(CUBESOLVE_GUI_APP, QStringList{stack} + args + QStringList{"--screenshot", shot});
+      app.waitForFinished(60000);
+      return std::pair{app.exitCode(), QString(app.readAllStandardError())};
+    };
+    const auto ok = run({"--unit", "cm", "--layer", "velocity", "--formulation", "velocity", "--weight-func", "coh", "--looks", "4",
+                         "--ref-yx", "3,3", "--ridge", "1e-3", "--pin", "2,2", "--channel", "20200206"});
+    QVERIFY2(ok.first == 0 && QImage(shot).width() > 600, qPrintable(ok.second));
+    for (const auto& [args, message] :
+         {std::pair{QStringList{"--weight-func", "foo"}, QString("--weight-func: expected var, fim, coh or no, found 'foo'")},
+          std::pair{QStringList{"--ref-yx", "3"}, QString("--ref-yx: expected a pixel as ROW,COLUMN")},
+          std::pair{QStringList{"--unit", "ft"}, QString("expected radian, mm, cm or m, found 'ft'")},
+          std::pair{QStringList{"--layer", "speed"}, QString("--layer: expected solution, model")},
+          std::pair{QStringList{"--channel", "19990101"}, QString("--channel: expected a date of the time series")},
+          std::pair{QStringList{"--pin", "2"}, QString("--pin: expected Y,X")}}) {
+      const auto [code, err] = run(args);
+      QVERIFY2(code == 2 && err.contains(message), qPrintable(args.join(' ') + ": " + QString::number(code) + " " + err));
+      QVERIFY(!QFile::exists(shot));
+    }
+  }
+
+  // A scripted run's exports: the pins' series as CSV and the solution as
+  // data, in the unit asked for, equal to the CLI's timeseries.h5 in that unit.
+  void scriptedExportsMatchTheCli() {
+    const QString stack = QString::fromStdString(smallStack("exports.h5"));
+    const QString csv = dir_.filePath("pins.csv"), x = dir_.filePath("x_mm.npy"), h5 = dir_.filePath("ts_mm/timeseries.h5");
+    QProcess app;
+    app.start(CUBESOLVE_GUI_APP, {stack, "--unit", "mm", "--pin", "3,3", "--pin", "4,6", "--export-ts", csv, "--export", "solution=" + x});
+    QVERIFY(app.waitForFinished(60000));
+    QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+    QVERIFY(QDir().mkpath(dir_.filePath("ts_mm")));
+    QProcess cli;
+    cli.start(CUBESOLVE_CLI, {"solve", stack, "sbas", "-o", h5, "--unit", "mm"});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    std::vector<hsize_t> dims;
+    const std::vector<float> ts = testing::read_floats(h5.toStdString(), "timeseries", &dims);
+    QCOMPARE(dims, (std::vector<hsize_t>{5, 5, 7}));
+    const std::size_t P = 35;
+    auto near = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); };
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QStringList lines = QString(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    QVERIFY2(lines[0].startsWith("#") && lines[0].contains("mm") && lines[0].contains("1_2"), qPrintable(lines[0]));
+    QCOMPARE(lines[1], QString("date,3_3,4_6"));
+    QCOMPARE(lines.size(), 2 + 5);
+    const QStringList days{"2020-01-01", "2020-01-13", "2020-01-25", "2020-02-06", "2020-02-18"};
+    for (int i = 0; i < 5; ++i) {
+      const QStringList cells = lines[2 + i].split(',');
+      QCOMPARE(cells[0], days[i]);
+      for (const auto& [k, p] : {std::pair{1, std::size_t{3 * 7 + 3}}, std::pair{2, std::size_t{4 * 7 + 6}}})
+        QVERIFY2(near(cells[k].isEmpty() ? std::nan("") : cells[k].toDouble(), ts[static_cast<std::size_t>(i) * P + p]),
+                 qPrintable(lines[2 + i] + " vs " + QString::number(ts[static_cast<std::size_t>(i) * P + p])));
+    }
+    const Array xs = read_npy(x.toStdString());
+    QVERIFY(xs.shape() == (Shape{4, 5, 7}));
+    for (std::size_t i = 0; i < xs.size(); ++i) QVERIFY2(near(xs.value(i), ts[P + i]), qPrintable(QString::number(i)));
+  }
+#else
+  void stacks() { QSKIP("built without HDF5"); }
+#endif
+};
+
+QTEST_MAIN(TestStacks)
+#include "tst_stacks.moc"

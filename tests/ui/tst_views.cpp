@@ -1,0 +1,326 @@
+// The desktop application's views under Xvfb: what the maps and charts draw
+// and count, the layers and their scales, the inspector and pins, dates
+// through the views, navigation, the layout at its minimum size, shortcuts
+// and tooltips.
+#include "gui_fixture.hpp"
+
+class TestViews : public QObject, GuiFixture {
+  Q_OBJECT
+
+private slots:
+  void initTestCase() { QVERIFY(isolate()); }
+  void init() { QSettings().clear(); }  // each test starts as on a new machine
+
+  void resultViewDrawsTheChannel() {
+    MainWindow w;
+    QVERIFY(shown(w, 1100, 800));
+    QVERIFY(demoSolved(w, "insar", 96));
+    w.showView(MainWindow::View::Result);
+    for (int ch : {0, 28}) {
+      w.showLayer(MainWindow::Layer::Solution, ch);
+      QTest::qWait(50);
+      auto* view = w.resultView();
+      const QImage img = view->grab().convertToFormat(QImage::Format_RGB32);
+      QVERIFY(!img.isNull());
+      // Every sampled screen pixel inside the map has the colour the colour
+      // map gives the engine's value there (robust range, diverging map).
+      const auto values = channel(w.result()->x, static_cast<std::size_t>(ch));
+      const auto [lo, hi] = robust_range(values.data(), values.size(), true);
+      const std::uint8_t* lut = colormap_table(Colormap::RdBu);
+      int checked = 0, matched = 0;
+      std::set<QRgb> colours;
+      const qreal ratio = view->devicePixelRatioF();
+      for (int sy = 20; sy < view->height() - 20; sy += 13)
+        for (int sx = 20; sx < view->width() - 20; sx += 17) {
+          int row, col;
+          if (sx > view->width() * 0.85 || !view->pixelAt(QPoint(sx, sy), row, col)) continue;  // not the colour bar
+          bool interior = true;  // away from the edges between map pixels
+          for (const QPoint d : {QPoint(2, 0), QPoint(-2, 0), QPoint(0, 2), QPoint(0, -2)}) {
+            int r2, c2;
+            interior = interior && view->pixelAt(QPoint(sx, sy) + d, r2, c2) && r2 == row && c2 == col;
+          }
+          if (!interior) continue;
+          const double v = values[static_cast<std::size_t>(row) * 96 + static_cast<std::size_t>(col)];
+          const QRgb got = img.pixel(static_cast<int>(sx * ratio), static_cast<int>(sy * ratio));
+          colours.insert(got);
+          int r = 128, g = 128, b = 128;
+          if (std::isfinite(v)) {
+            const int k = static_cast<int>(std::clamp((v - lo) / (hi - lo), 0.0, 1.0) * 255 + 0.5);
+            r = lut[3 * k];
+            g = lut[3 * k + 1];
+            b = lut[3 * k + 2];
+          }
+          ++checked;
+          if (std::abs(qRed(got) - r) <= 12 && std::abs(qGreen(got) - g) <= 12 && std::abs(qBlue(got) - b) <= 12) ++matched;
+        }
+      QVERIFY2(checked > 50, qPrintable(QString::number(checked)));
+      QVERIFY2(matched >= checked * 9 / 10, qPrintable(QString("%1 of %2 pixels match").arg(matched).arg(checked)));
+      QVERIFY(colours.size() > 20);
+      if (matched < checked * 9 / 10) img.save(dir_.filePath(QString("actual_channel%1.png").arg(ch)));
+    }
+  }
+
+  void groupsChartCountsAreTheCores() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 96));
+    const auto bins = w.masks()->group_histogram();
+    const auto& bars = w.groupsChart()->barValues();
+    QCOMPARE(bars.size(), bins.size());
+    for (std::size_t i = 0; i < bins.size(); ++i) QCOMPARE(bars[i], static_cast<double>(bins[i].groups));
+    // Selecting the largest bin highlights exactly its pixels.
+    w.selectGroupBin(static_cast<int>(bins.size()) - 1);
+    QVERIFY(bins.back().pixels > 0);
+  }
+
+  void inspectorShowsTheEnginesX() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "seed", 40));
+    const DemoCube d = make_demo("seed", 40);
+    const SolveResult r = solve(d.cube, Design(d.design));
+    for (auto [row, col] : {std::pair{3, 5}, std::pair{20, 31}}) {
+      w.selectPixel(row, col);
+      const auto& x = w.inspectedX();
+      QCOMPARE(x.size(), std::size_t{100});
+      for (std::size_t j = 0; j < x.size(); ++j)
+        QCOMPARE(x[j], r.x.value(j * 1600 + static_cast<std::size_t>(row) * 40 + static_cast<std::size_t>(col)));
+    }
+    // The inspector follows the selected pixel when the result changes.
+    w.selectPixel(7, 9);
+    const double before = w.inspectedX()[0];
+    QSignalSpy done(&w, &MainWindow::solveFinished);
+    w.setMethod(Method::Exact);
+    w.solve();
+    QVERIFY(done.wait(60000));
+    QVERIFY(std::fabs(w.inspectedX()[0] - before) <= 1e-5 * std::max(1.0, std::fabs(before)));
+  }
+
+  // Each layer keeps its colour map and range; the automatic range shows
+  // what it clips.
+  void layersKeepTheirOwnScale() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 48));
+    w.showView(MainWindow::View::Result);
+    w.showLayer(MainWindow::Layer::Solution, 2);
+    QVERIFY(w.resultView()->clippedBelow() || w.resultView()->clippedAbove());  // 2-98 %: the legend marks it
+    w.findChild<QCheckBox*>("auto-range")->setChecked(false);
+    w.findChild<QDoubleSpinBox*>("range-lo")->setValue(-100);
+    w.findChild<QDoubleSpinBox*>("range-hi")->setValue(100);
+    QCOMPARE(w.resultView()->style().scale.hi, 100.0);
+    QVERIFY(!w.resultView()->clippedBelow() && !w.resultView()->clippedAbove());
+    w.showLayer(MainWindow::Layer::ResidualRms, 0);
+    QVERIFY(w.findChild<QCheckBox*>("auto-range")->isChecked());
+    QVERIFY(w.resultView()->style().scale.hi < 100.0);
+    QCOMPARE(w.resultView()->style().scale.map, Colormap::Viridis);
+    w.showLayer(MainWindow::Layer::Rank, 0);
+    QCOMPARE(w.resultView()->style().scale.hi, 29.0);
+    QVERIFY(w.resultView()->style().integers);
+    w.showLayer(MainWindow::Layer::Status, 0);
+    QCOMPARE(w.resultView()->style().categories.size(), std::size_t{5});
+    w.showLayer(MainWindow::Layer::Solution, 2);
+    QVERIFY(!w.findChild<QCheckBox*>("auto-range")->isChecked());
+    QCOMPARE(w.resultView()->style().scale.lo, -100.0);
+  }
+
+  void groupSelectionClears() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 48));
+    w.selectGroupBin(1);
+    QCOMPARE(w.groupsChart()->selectedBar(), 1);
+    QVERIFY(w.gapsView()->hasOverlay());
+    emit w.groupsChart()->barClicked(1);  // the selected bar again
+    QCOMPARE(w.groupsChart()->selectedBar(), -1);
+    QVERIFY(!w.gapsView()->hasOverlay());
+    w.selectGroupBin(0);
+    emit w.groupsChart()->barClicked(-1);  // beside the bars
+    QVERIFY(!w.gapsView()->hasOverlay());
+  }
+
+  void pinnedPixelsCompared() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 32));
+    w.selectPixel(5, 6);
+    const int single = w.inspectorChart()->plotCount();
+    w.pinPixel();
+    w.selectPixel(20, 21);
+    w.pinPixel();
+    w.selectPixel(10, 10);
+    QCOMPARE(w.pinned().size(), std::size_t{2});
+    QCOMPARE(w.inspectorChart()->plotCount(), single + 4);  // each pin: its points and its fit
+    // Every map marks each pin in its own colour, and the selection apart.
+    for (ImageView* map : {w.gapsView(), w.resultView()}) {
+      const auto& pins = map->marks(ImageView::Mark::Pin);
+      QCOMPARE(pins.size(), std::size_t{2});
+      QVERIFY(pins[0].row == 5 && pins[0].col == 6 && pins[1].row == 20 && pins[1].col == 21);
+      QVERIFY(pins[0].color != pins[1].color);
+      QVERIFY(map->marks(ImageView::Mark::Selection).size() == 1 && map->marks(ImageView::Mark::Selection)[0].row == 10);
+    }
+    // The list of pins: renamed in place, removed with Delete.
+    auto* list = w.findChild<QListWidget*>("pins");
+    QCOMPARE(list->count(), 2);
+    QCOMPARE(list->item(0)->text(), QString("5_6"));
+    list->item(0)->setText("well A");
+    QCOMPARE(w.document().pinName(0), QString("well A"));
+    QVERIFY(w.inspectorText().contains("well A (5, 6)"));
+    list->setCurrentRow(1);
+    QTest::keyClick(list, Qt::Key_Delete);
+    QCOMPARE(w.pinned().size(), std::size_t{1});
+    QCOMPARE(w.document().pinName(0), QString("well A"));
+    QCOMPARE(w.resultView()->marks(ImageView::Mark::Pin).size(), std::size_t{1});
+    w.clearPins();
+    QCOMPARE(w.inspectorChart()->plotCount(), single);
+    QVERIFY(w.resultView()->marks(ImageView::Mark::Pin).empty());
+  }
+
+  // The maps: the wheel zooms about the point under the cursor, the other
+  // map follows while linked, arrow keys move the selected pixel.
+  void mapsNavigate() {
+    MainWindow w;
+    QVERIFY(shown(w, 1100, 800));
+    QVERIFY(demoSolved(w, "insar", 64));
+    w.showView(MainWindow::View::Result);
+    QTest::qWait(50);
+    ImageView* view = w.resultView();
+    const QPoint at(view->width() / 3, view->height() / 2);
+    int row0 = -1, col0 = -1, row1 = -1, col1 = -1;
+    QVERIFY(view->pixelAt(at, row0, col0));
+    const double scale = view->camera().scale;
+    for (int k = 0; k < 3; ++k) {
+      QWheelEvent wheel(QPointF(at), view->mapToGlobal(QPointF(at)), QPoint(), QPoint(0, 120), Qt::NoButton, Qt::NoModifier,
+                        Qt::NoScrollPhase, false);
+      QApplication::sendEvent(view, &wheel);
+    }
+    QVERIFY(view->camera().scale < 0.6 * scale);
+    QVERIFY(view->pixelAt(at, row1, col1));
+    QVERIFY2(row1 == row0 && col1 == col0, qPrintable(QString("(%1, %2) then (%3, %4)").arg(row0).arg(col0).arg(row1).arg(col1)));
+    QCOMPARE(w.gapsView()->camera().scale, view->camera().scale);  // linked
+    QCOMPARE(w.gapsView()->camera().x, view->camera().x);
+    w.findChild<QAction*>("link-maps")->setChecked(false);
+    QWheelEvent out(QPointF(at), view->mapToGlobal(QPointF(at)), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier,
+                    Qt::NoScrollPhase, false);
+    QApplication::sendEvent(view, &out);
+    QVERIFY(w.gapsView()->camera().scale < view->camera().scale);
+    QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier, at);
+    QCOMPARE(w.document().selected(), std::make_pair(row0, col0));
+    QTest::keyClick(view, Qt::Key_Right);
+    QTest::keyClick(view, Qt::Key_Down);
+    QCOMPARE(w.document().selected(), std::make_pair(row0 + 1, col0 + 1));
+    QCOMPARE(view->marks(ImageView::Mark::Selection)[0].col, col0 + 1);
+  }
+
+  // A design with dates: channels named by date, the inspector's time series
+  // with the dates the pixel's network does not reach, a velocity map.
+  void datesThroughTheViews() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 96));
+    QCOMPARE(w.document().pairs().size(), std::size_t{110});
+    w.showLayer(MainWindow::Layer::Solution, 3);
+    QVERIFY2(w.resultView()->style().title.contains("2020-02-18"), qPrintable(w.resultView()->style().title));
+    QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), QString("2020-02-18"));
+    w.showLayer(MainWindow::Layer::Model, 5);
+    QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), QString("20200113_20200206"));
+    w.showView(MainWindow::View::Result);
+    w.selectPixel(80, 20);  // in the field where the network splits, picked while the inspector is hidden
+    w.showView(MainWindow::View::Inspector);
+    QTRY_VERIFY(w.seriesChart()->isVisible());
+    QCOMPARE(w.seriesChart()->plotCount(), 2);  // the series and its undetermined dates
+    QVERIFY2(w.inspectorText().contains("15 dates undetermined"), qPrintable(w.inspectorText()));
+    w.selectPixel(30, 30);
+    QVERIFY(!w.inspectorText().contains("undetermined"));
+    w.showLayer(MainWindow::Layer::Velocity, 0);
+    std::vector<double> times;
+    for (const auto& d : w.document().dates()) times.push_back(decimal_year(d, "date"));
+    const Array rate = linear_rate(w.result()->x, times);
+    QCOMPARE(w.resultView()->imageHeight(), 96);
+    for (std::size_t p = 0; p < rate.size(); p += 97)
+      QVERIFY(w.resultView()->values()[p] == rate.value(p) || (std::isnan(rate.value(p)) && std::isnan(w.resultView()->values()[p])));
+    // Without dates the velocity layer is not offered; the layer shown stays.
+    QVERIFY(w.findChild<QComboBox*>("layer")->findData(int(MainWindow::Layer::Velocity)) >= 0);
+    QVERIFY(demoSolved(w, "seed", 16));
+    QCOMPARE(w.findChild<QComboBox*>("layer")->findData(int(MainWindow::Layer::Velocity)), -1);
+    w.showLayer(MainWindow::Layer::Velocity, 0);
+    QCOMPARE(w.findChild<QComboBox*>("layer")->currentData().toInt(), int(MainWindow::Layer::Solution));
+    QCOMPARE(w.resultView()->imageHeight(), 16);
+  }
+
+  // The window fits a small screen, the channel slider stays usable, and the
+  // parameters panel comes back from the View menu.
+  void layoutAtTheMinimumSize() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(demoSolved(w, "insar", 24));
+    w.showView(MainWindow::View::Result);
+    const QSize minimum = w.minimumSizeHint();
+    QVERIFY2(minimum.width() <= 1000, qPrintable(QString::number(minimum.width())));
+    w.resize(minimum);
+    QTest::qWait(50);
+    auto* slider = w.findChild<QSlider*>("channel-slider");
+    QVERIFY2(slider->width() >= 100, qPrintable(QString::number(slider->width())));
+    QVERIFY2(w.findChild<QSpinBox*>("channel")->isVisible(), "the channel spin box");
+    QAction* toggle = nullptr;
+    for (QAction* a : w.menuBar()->actions())
+      for (QAction* b : a->menu() ? a->menu()->actions() : QList<QAction*>{})
+        if (b->text().contains("parameters panel")) toggle = b;
+    QVERIFY(toggle);
+    auto* dock = w.findChild<QDockWidget*>("data-dock");
+    dock->close();
+    QVERIFY(!dock->isVisible());
+    toggle->trigger();
+    QVERIFY(dock->isVisible());
+  }
+
+  // The window's shortcuts work while a text field has the focus.
+  void shortcutsInTextFields() {
+    MainWindow w;
+    w.show();
+    w.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    QAction* export_view = nullptr;
+    for (QAction* a : w.findChildren<QAction*>())
+      if (a->shortcut() == QKeySequence(QStringLiteral("Ctrl+E"))) export_view = a;
+    QVERIFY(export_view);
+    QObject::disconnect(export_view, &QAction::triggered, nullptr, nullptr);  // no file dialog here
+    int fired = 0;
+    connect(export_view, &QAction::triggered, this, [&fired] { ++fired; });
+    for (const char* field : {"ridge", "min-valid", "rcond"}) {
+      auto* widget = w.findChild<QWidget*>(field);
+      widget->setFocus();
+      QTRY_VERIFY(widget->hasFocus());
+      QWidget* target = qobject_cast<QAbstractSpinBox*>(widget) ? widget->findChild<QLineEdit*>() : widget;
+      const int before = fired;
+      QTest::keyClick(target, Qt::Key_E, Qt::ControlModifier);
+      QVERIFY2(fired == before + 1, field);
+    }
+  }
+
+  // Every control says what it does; Help > User guide opens the guide kept
+  // in the repository.
+  void everyControlExplained() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 16));
+    QStringList silent;
+    for (QWidget* c : w.findChildren<QWidget*>()) {
+      const bool control = qobject_cast<QAbstractButton*>(c) || qobject_cast<QComboBox*>(c) || qobject_cast<QAbstractSpinBox*>(c) ||
+                           qobject_cast<QSlider*>(c) || (qobject_cast<QLineEdit*>(c) && !qobject_cast<QAbstractSpinBox*>(c->parentWidget()));
+      if (control && c->isVisibleTo(&w) && c->toolTip().isEmpty() && !c->inherits("QTabBar") && !c->inherits("QToolButton") &&
+          c->parentWidget() && !c->parentWidget()->inherits("QTabBar") && !c->parentWidget()->inherits("QDockWidget"))
+        silent << c->metaObject()->className() + QString(" ") + c->objectName() + " " +
+                      (qobject_cast<QAbstractButton*>(c) ? qobject_cast<QAbstractButton*>(c)->text() : QString());
+    }
+    QVERIFY2(silent.isEmpty(), qPrintable(silent.join("; ")));
+    w.showGuide();
+    auto* guide = w.findChild<QTextBrowser*>("guide");
+    QVERIFY(guide && guide->isVisible());
+    QVERIFY(guide->toPlainText().contains("MintPy stacks") && guide->toPlainText().contains("--export-ts"));
+  }
+};
+
+QTEST_MAIN(TestViews)
+#include "tst_views.moc"
