@@ -89,9 +89,21 @@ void write_whole(const QString& path, const QByteArray& bytes) {
 }
 }  // namespace
 
+bool Exports::written(const QString& path, const std::function<void()>& write) {
+  try {
+    write();
+  } catch (const std::exception& e) {
+    emit failed(QString::fromUtf8(e.what()));
+    return false;
+  }
+  emit message(tr("Wrote %1").arg(path), 10000);
+  emit exported({path});
+  return true;
+}
+
 bool Exports::layerFile(Layer layer, const QString& path, int channel) {
   const ResultPage& page = *sources_.result;
-  try {
+  return written(path, [&] {
     for (const QString& input : {doc_->cubeName(), doc_->designName(), doc_->weightsName()})
       if (!input.isEmpty() && same_file(path.toStdString(), file_of(input.toStdString())))
         throw InputError(path.toStdString() + ": expected the export apart from the inputs, found it is " + input.toStdString() + ", which is open");
@@ -124,17 +136,11 @@ bool Exports::layerFile(Layer layer, const QString& path, int channel) {
       throw InputError(p + ": expected a layer export ending in .png, .npy" + std::string(raster_support() ? " or .tif" : "") +
                        ", found another extension");
     }
-  } catch (const std::exception& e) {
-    emit failed(QString::fromUtf8(e.what()));
-    return false;
-  }
-  emit message(tr("Wrote %1").arg(path), 10000);
-  emit exported({path});
-  return true;
+  });
 }
 
 bool Exports::timeSeriesCsv(const QString& path) {
-  try {
+  return written(path, [&] {
     const auto dates = doc_->unknownDates();
     const auto result = doc_->result();
     if (!result || dates.empty())
@@ -164,13 +170,7 @@ bool Exports::timeSeriesCsv(const QString& path) {
       text += "\n";
     }
     write_whole(path, text.toUtf8());
-  } catch (const std::exception& e) {
-    emit failed(QString::fromUtf8(e.what()));
-    return false;
-  }
-  emit message(tr("Wrote %1").arg(path), 10000);
-  emit exported({path});
-  return true;
+  });
 }
 
 int Exports::askScale(int height, int width, bool& ok) {

@@ -284,18 +284,9 @@ double ImageView::valueAt(int row, int col) const {
 
 bool ImageView::pixelAt(const QPoint& pos, int& row, int& col) const {
   if (height_ == 0 || pos.x() >= width() - kLegendWidth || pos.y() < kTitleHeight) return false;  // the legend, the title
-  const qreal ratio = devicePixelRatioF();
-  const double dx = pos.x() * ratio, dy = (height() - pos.y()) * ratio;
-  renderer()->SetDisplayPoint(dx, dy, 0);
-  renderer()->DisplayToWorld();
-  double world[4];
-  renderer()->GetWorldPoint(world);
-  if (world[3] != 0) {
-    world[0] /= world[3];
-    world[1] /= world[3];
-  }
-  col = static_cast<int>(std::lround(world[0]));
-  row = height_ - 1 - static_cast<int>(std::lround(world[1]));
+  const auto [x, y] = worldAt(pos);
+  col = static_cast<int>(std::lround(x));
+  row = height_ - 1 - static_cast<int>(std::lround(y));
   return row >= 0 && col >= 0 && row < height_ && col < width_;
 }
 

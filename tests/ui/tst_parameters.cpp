@@ -46,6 +46,18 @@ bool solvedAsShown(MainWindow& w) {
   return o.rcond == rcond && o.ridge == s.ridge && o.min_valid == s.min_valid && QString(device_name(o.device)) == s.device;
 }
 
+/// Starts a slow solve (every pixel on the exact path) and cancels it once it
+/// has made progress: true once the cancel is shown.
+bool solveThenCancel(MainWindow& w) {
+  w.setMethod(Method::Exact);
+  QSignalSpy progressed(&w.document(), &Document::progress);
+  w.solve();
+  if (!progressed.wait(30000)) return false;
+  QSignalSpy cancelled(&w, &MainWindow::solveCancelled);
+  w.cancelSolve();
+  return cancelled.wait(30000);
+}
+
 }  // namespace
 
 class TestParameters : public QObject, GuiFixture {
@@ -153,13 +165,7 @@ private slots:
     type(w.findChild<QLineEdit*>("rcond"), "1e-12");
     type(w.findChild<QDoubleSpinBox*>("ridge"), "0.5");
     type(w.findChild<QSpinBox*>("min-valid"), "7");
-    w.setMethod(Method::Exact);
-    QSignalSpy progressed(&w.document(), &Document::progress);
-    w.solve();
-    QVERIFY(progressed.wait(30000));
-    QSignalSpy cancelled(&w, &MainWindow::solveCancelled);
-    w.cancelSolve();
-    QVERIFY(cancelled.wait(30000));
+    QVERIFY(solveThenCancel(w));
     const Shown back = shown_in(w);  // the first result's
     QCOMPARE(back.rcond, QString());
     QCOMPARE(back.ridge, 0.0);
@@ -195,13 +201,7 @@ private slots:
     auto* ridge = w.findChild<QDoubleSpinBox*>("ridge");
     QCOMPARE(ridge->value(), 0.0);
     ridge->setValue(0.5);
-    w.setMethod(Method::Exact);
-    QSignalSpy progressed(&w.document(), &Document::progress);
-    w.solve();
-    QVERIFY(progressed.wait(30000));
-    QSignalSpy cancelled(&w, &MainWindow::solveCancelled);
-    w.cancelSolve();
-    QVERIFY(cancelled.wait(30000));
+    QVERIFY(solveThenCancel(w));
     QCOMPARE(ridge->value(), 0.0);
     QCOMPARE(w.options().ridge, 0.0);
     QCOMPARE(QSettings().value("params/ridge").toDouble(), 0.0);
