@@ -91,6 +91,10 @@ void write_whole(const QString& path, const QByteArray& bytes) {
 
 bool Exports::written(const QString& path, const std::function<void()>& write) {
   try {
+    for (const QString& input : {doc_->cubeName(), doc_->designName(), doc_->weightsName()})
+      if (!input.isEmpty() && same_file(path.toStdString(), file_of(input.toStdString())))
+        throw InputError(path.toStdString() + ": expected the export apart from the inputs, found it is " + input.toStdString() +
+                         ", which is open");
     write();
   } catch (const std::exception& e) {
     emit failed(QString::fromUtf8(e.what()));
@@ -104,9 +108,6 @@ bool Exports::written(const QString& path, const std::function<void()>& write) {
 bool Exports::layerFile(Layer layer, const QString& path, int channel) {
   const ResultPage& page = *sources_.result;
   return written(path, [&] {
-    for (const QString& input : {doc_->cubeName(), doc_->designName(), doc_->weightsName()})
-      if (!input.isEmpty() && same_file(path.toStdString(), file_of(input.toStdString())))
-        throw InputError(path.toStdString() + ": expected the export apart from the inputs, found it is " + input.toStdString() + ", which is open");
     if (!page.applies(layer))
       throw InputError(path.toStdString() + ": expected a layer the solve has, found " + ResultPage::layerName(layer).toStdString() +
                        (doc_->result() ? " does not apply to this design" : " before any solve"));

@@ -64,7 +64,8 @@ signals:
 
 private:
   int askScale(int height, int width, bool& ok);
-  /// Runs `write` for `path`: true and exported(), or false and failed() with what it threw.
+  /// Runs `write` for `path` (never one of the open inputs): true and
+  /// exported(), or false and failed() with what it threw.
   bool written(const QString& path, const std::function<void()>& write);
 
   Document* doc_;

@@ -443,6 +443,16 @@ private slots:
       QVERIFY(!QFile::exists(file("ok.npy")));
       QCOMPARE(QDir(dir_.path()).entryList({"*partial*"}).size(), 0);
     }
+    // The JSON written beside X (how it was made) is an output too: never an input's file.
+    {
+      QFile times(file("times.json"));
+      QVERIFY(times.open(QIODevice::WriteOnly));
+      for (std::size_t i = 0; i < N; ++i) times.write(QByteArray::number(2020.0 + static_cast<double>(i) / 12) + "\n");
+    }
+    const Run side = cli({"solve", cube, "poly:1", "--times", file("times.json"), "-o", file("times.npy")});
+    QVERIFY2(side.code == 2 && side.err.contains("times.json: expected how the outputs were made") && side.err.contains("apart from the inputs"),
+             qPrintable(side.err));
+    QVERIFY(!QFile::exists(file("times.npy")));
     // Read through the link, written by the name of what it points to.
     const Run r = cli({"solve", file("cube_link.npy"), design, "-o", cube});
     QCOMPARE(r.code, 2);

@@ -244,6 +244,12 @@ private slots:
         QVERIFY2(near(cells[k].isEmpty() ? std::nan("") : cells[k].toDouble(), ts[static_cast<std::size_t>(i) * P + p]),
                  qPrintable(lines[2 + i] + " vs " + QString::number(ts[static_cast<std::size_t>(i) * P + p])));
     }
+    // An export onto an input is refused, the input kept.
+    QProcess onto;
+    onto.start(CUBESOLVE_GUI_APP, {stack, "--pin", "3,3", "--export-ts", stack});
+    QVERIFY(onto.waitForFinished(60000));
+    QVERIFY2(onto.exitCode() == 2 && QString(onto.readAllStandardError()).contains("apart from the inputs"), "export onto the stack");
+    QVERIFY(QFileInfo(stack).size() > 1000);
     const Array xs = read_npy(x.toStdString());
     QVERIFY(xs.shape() == (Shape{4, 5, 7}));
     for (std::size_t i = 0; i < xs.size(); ++i) QVERIFY2(near(xs.value(i), ts[P + i]), qPrintable(QString::number(i)));

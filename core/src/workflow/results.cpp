@@ -114,6 +114,21 @@ void ResultPaths::check(const std::vector<std::string>& inputs) const {
         throw InputError(path + ": expected the " + part_name(part) + " output in a file of its own, found the " +
                          part_name(parts[q].first) + " output there too");
   }
+  if (const std::string side = provenance_file(); !side.empty()) {  // the JSON beside X, as the other outputs
+    std::error_code ec;
+    if (std::filesystem::is_directory(side, ec))
+      throw InputError(side + ": expected a file for how the outputs were made (beside " + x + "), found a folder of that name");
+    for (const std::string& in : inputs)
+      if (!in.empty() && same_file(side, file_of(in)))
+        throw InputError(side + ": expected how the outputs were made (beside " + x + ") apart from the inputs, found it is " + in +
+                         ", which the run reads");
+  }
+}
+
+std::string ResultPaths::provenance_file() const {
+  if (provenance.empty() || !has_extension(x, ".npy")) return {};
+  const std::string side = x.substr(0, x.size() - 4) + ".json";
+  return std::filesystem::path(side).filename().string().size() <= 255 ? side : std::string();
 }
 
 std::vector<std::pair<std::string, std::string>> run_provenance(const std::string& cube, const DesignSpec& design,
@@ -213,10 +228,8 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
         {part, npy_writer(temp, type, {bands, H, W}, is_diagnostic(part) ? Shape{H, W} : Shape{}, path, attach_to != nullptr)});
   }
   for (const auto& [part, path] : files) shared_ = shared_ && !is_geotiff_path(path) && !is_mintpy_part(part, paths);
-  // Beside .npy outputs, how they were made: X's name with .json (none
-  // where that name would pass the file-name limit that X's just fits).
-  const std::string side = has_extension(paths.x, ".npy") ? paths.x.substr(0, paths.x.size() - 4) + ".json" : "";
-  if (!attach_to && !paths.provenance.empty() && !side.empty() && std::filesystem::path(side).filename().string().size() <= 255) {
+  // Beside .npy outputs, how they were made.
+  if (const std::string side = paths.provenance_file(); !attach_to && !side.empty()) {
     std::ostream& json = out_.add(side);
     json << "{\n";
     for (const auto& [key, value] : paths.provenance) json << "  " << json_string(key) << ": " << json_string(value) << ",\n";

@@ -42,6 +42,8 @@ struct ResultPaths {
   /// metadata items of GeoTIFFs, CUBESOLVE_ attributes of MintPy's files.
   /// Nothing is written where it is empty.
   std::vector<std::pair<std::string, std::string>> provenance;
+  /// The JSON file beside the .npy outputs (empty where none is written).
+  std::string provenance_file() const;
   bool mintpy() const { return has_extension(x, ".h5"); }
 
   /// Every part named and its path, X first.
