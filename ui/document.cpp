@@ -187,14 +187,10 @@ bool Document::stale() const {
 
 void Document::setUnit(const QString& unit) {
   if (unit == unit_) return;
-  if (unit != "radian") {
-    try {
-      StackInfo probe;
-      probe.attributes = {{"WAVELENGTH", "0.05"}};
-      phase_unit_scale(probe, unit.toStdString(), "");  // a unit of ours
-    } catch (const std::exception& e) {
-      return fail(QString::fromUtf8(e.what()));
-    }
+  try {
+    check_phase_unit(unit.toStdString());
+  } catch (const std::exception& e) {
+    return fail(QString::fromUtf8(e.what()));
   }
   unit_ = unit;
   emit unitChanged();
@@ -342,16 +338,7 @@ void Document::setReference(int row, int col) {
   setInputOptions(options);  // a failed read leaves the data and says why; the next read tries it again
 }
 
-std::vector<std::string> Document::dates() const {
-  std::vector<std::string> d;
-  for (const auto& [a, b] : pairs_) {
-    d.push_back(a);
-    d.push_back(b);
-  }
-  std::sort(d.begin(), d.end());
-  d.erase(std::unique(d.begin(), d.end()), d.end());
-  return d;
-}
+std::vector<std::string> Document::dates() const { return pair_dates(pairs_); }
 
 QStringList Document::files() const {
   QStringList set{cube_name_};
@@ -366,13 +353,7 @@ std::vector<std::string> Document::unknownDates() const {
   return d;
 }
 
-std::vector<std::string> Document::xNames() const {
-  std::vector<std::string> names = unknownDates();
-  if (!names.empty()) names.erase(names.begin());
-  else names = terms_;
-  if (!design_ || names.size() != design_->cols()) names.clear();
-  return names;
-}
+std::vector<std::string> Document::xNames() const { return design_ ? unknown_names(pairs_, terms_, design_->cols()) : std::vector<std::string>{}; }
 
 QString iso_day(const std::string& d) { return QString::fromStdString(d.substr(0, 4) + "-" + d.substr(4, 2) + "-" + d.substr(6, 2)); }
 

@@ -20,31 +20,28 @@
 
 namespace cubesolve::ui {
 
+namespace {
+/// Writes `bytes` to `path` whole or not at all.
+void write_whole(const QString& path, const QByteArray& bytes) {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
+    throw IoError(path.toStdString() + ": cannot write: " + file.errorString().toStdString());
+}
+}  // namespace
+
 Exports::Exports(Document* doc, QWidget* window, Sources sources)
     : QObject(window), doc_(doc), window_(window), sources_(std::move(sources)) {}
 
 bool Exports::viewPng(const QString& path, int scale) {
-  for (const QString& input : {doc_->cubeName(), doc_->designName(), doc_->weightsName()})
-    if (!input.isEmpty() && same_file(path.toStdString(), file_of(input.toStdString()))) {
-      emit failed(tr("%1: expected the image apart from the inputs, found it is %2, which is open").arg(path, input));
-      return false;
-    }
-  ImageView* map = sources_.map();
-  const QImage image =
-      sources_.picture(map && map->imageHeight() > 0 && scale <= 0 ? default_figure_scale(map->imageHeight(), map->imageWidth()) : scale);
-  if (image.isNull()) {
-    emit failed(tr("%1: nothing to export: the view is empty").arg(path));
-    return false;
-  }
-  QSaveFile file(path);  // the whole image or none
-  const QByteArray png = png_bytes(image);
-  if (png.isEmpty() || !file.open(QIODevice::WriteOnly) || file.write(png) != png.size() || !file.commit()) {
-    emit failed(tr("%1: cannot write the PNG image: %2").arg(path, file.errorString()));
-    return false;
-  }
-  emit message(tr("Wrote %1 (%2 × %3 pixels)").arg(path).arg(image.width()).arg(image.height()), 10000);
-  emit exported({path});
-  return true;
+  return written(path, [&] {
+    ImageView* map = sources_.map();
+    const QImage image =
+        sources_.picture(map && map->imageHeight() > 0 && scale <= 0 ? default_figure_scale(map->imageHeight(), map->imageWidth()) : scale);
+    if (image.isNull()) throw InputError(path.toStdString() + ": nothing to export: the view is empty");
+    const QByteArray png = png_bytes(image);
+    if (png.isEmpty()) throw IoError(path.toStdString() + ": cannot encode the PNG image");
+    write_whole(path, png);
+  });
 }
 
 void Exports::channels(const QString& folder, int scale, const QString& format, bool per_channel) {
@@ -80,14 +77,6 @@ void Exports::channels(const QString& folder, int scale, const QString& format, 
   doc_->exportFigures(folder, std::move(figures), format, scale);
 }
 
-namespace {
-/// Writes `bytes` to `path` whole or not at all.
-void write_whole(const QString& path, const QByteArray& bytes) {
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit())
-    throw IoError(path.toStdString() + ": cannot write: " + file.errorString().toStdString());
-}
-}  // namespace
 
 bool Exports::written(const QString& path, const std::function<void()>& write) {
   try {

@@ -90,12 +90,7 @@ void applySharedOptions(const QCommandLineParser& parser, const Options& o, cube
   doc.setOptions(so);
   doc.setInputOptions(cli::input_options(args, true));
   if (parser.isSet(o.unit)) {
-    const std::string u = parser.value(o.unit).toStdString();
-    if (u != "radian") {
-      cubesolve::StackInfo probe;
-      probe.attributes = {{"WAVELENGTH", "1"}};
-      cubesolve::phase_unit_scale(probe, u, "");  // the CLI's names, and its message for another
-    }
+    cubesolve::check_phase_unit(parser.value(o.unit).toStdString());  // the CLI's names, and its message for another
     doc.setUnit(parser.value(o.unit));
   }
 }

@@ -64,18 +64,30 @@ std::vector<DatePair> read_pairs(const std::string& path) {
   return pairs;
 }
 
-Array sbas_design(const std::vector<DatePair>& pairs, std::vector<std::string>* dates_out, const std::string& what) {
+std::vector<std::string> pair_dates(const std::vector<DatePair>& pairs) {
   std::vector<std::string> dates;
+  for (const auto& [a, b] : pairs) dates.insert(dates.end(), {a, b});
+  std::sort(dates.begin(), dates.end());
+  dates.erase(std::unique(dates.begin(), dates.end()), dates.end());
+  return dates;
+}
+
+std::vector<std::string> unknown_names(const std::vector<DatePair>& pairs, const std::vector<std::string>& terms, std::size_t M) {
+  if (!pairs.empty()) {
+    const std::vector<std::string> dates = pair_dates(pairs);
+    return dates.size() == M + 1 ? std::vector<std::string>(dates.begin() + 1, dates.end()) : std::vector<std::string>{};
+  }
+  return terms.size() == M ? terms : std::vector<std::string>{};
+}
+
+Array sbas_design(const std::vector<DatePair>& pairs, std::vector<std::string>* dates_out, const std::string& what) {
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     const auto& [a, b] = pairs[k];
     if (!is_calendar_date(a) || !is_calendar_date(b))
       throw InputError(what + ": pair " + std::to_string(k) + ": expected calendar dates YYYYMMDD, found '" + a + "', '" + b + "'");
     if (a == b) throw InputError(what + ": pair " + std::to_string(k) + ": expected two different dates, found " + a + " twice");
-    dates.push_back(a);
-    dates.push_back(b);
   }
-  std::sort(dates.begin(), dates.end());
-  dates.erase(std::unique(dates.begin(), dates.end()), dates.end());
+  const std::vector<std::string> dates = pair_dates(pairs);
   if (dates.size() < 2) throw InputError(what + ": expected at least two dates, found " + std::to_string(dates.size()));
   std::map<std::string, std::size_t> column;
   for (std::size_t d = 0; d < dates.size(); ++d) column[dates[d]] = d;  // column d-1; date 0 is the reference

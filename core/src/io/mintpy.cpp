@@ -145,10 +145,15 @@ bool stack_degrees(const StackInfo& stack) {
   return unit.rfind("deg", 0) == 0 || (unit.empty() && std::fabs(std::strtod(stack.attribute("X_STEP", "1").c_str(), nullptr)) < 0.1);
 }
 
+void check_phase_unit(const std::string& unit) {
+  if (unit != "radian" && unit != "m" && unit != "cm" && unit != "mm")
+    throw InputError("unit: expected radian, mm, cm or m, found '" + unit + "'");
+}
+
 double phase_unit_scale(const StackInfo& stack, const std::string& unit, const std::string& path) {
+  check_phase_unit(unit);
   if (unit == "radian") return 1.0;
-  const double per_metre = unit == "m" ? 1.0 : unit == "cm" ? 100.0 : unit == "mm" ? 1000.0 : 0.0;
-  if (per_metre == 0.0) throw InputError("unit: expected radian, mm, cm or m, found '" + unit + "'");
+  const double per_metre = unit == "m" ? 1.0 : unit == "cm" ? 100.0 : 1000.0;
   const std::string text = stack.attribute("WAVELENGTH");
   char* end = nullptr;
   const double wavelength = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
@@ -370,12 +375,7 @@ public:
           return 0;
         },
         &info);
-    for (const auto& [a, b] : pairs) {
-      info.dates.push_back(a);
-      info.dates.push_back(b);
-    }
-    std::sort(info.dates.begin(), info.dates.end());
-    info.dates.erase(std::unique(info.dates.begin(), info.dates.end()), info.dates.end());
+    info.dates = pair_dates(pairs);
     info.ref_y = ref_y_;
     info.ref_x = ref_x_;
     info.referenced = referenced();

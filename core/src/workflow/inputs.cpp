@@ -50,13 +50,7 @@ Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std:
     in.design = Design(make_design(design, in.cube->shape()[0]), design.spec);
     if (design.spec == "sbas") in.pairs = read_pairs(design.pairs);
   }
-  std::vector<std::string> dates;
-  for (const auto& [a, b] : in.pairs) dates.insert(dates.end(), {a, b});
-  std::sort(dates.begin(), dates.end());
-  dates.erase(std::unique(dates.begin(), dates.end()), dates.end());
-  if (!dates.empty() && dates.size() == in.x_design().cols() + 1) in.x_names.assign(dates.begin() + 1, dates.end());
-  else if (dates.empty()) in.x_names = design_terms(design);
-  if (in.x_names.size() != in.x_design().cols()) in.x_names.clear();
+  in.x_names = unknown_names(in.pairs, in.pairs.empty() ? design_terms(design) : std::vector<std::string>{}, in.x_design().cols());
   if (!weights.empty()) {
     in.weights = open_cube(weights);
     in.weights_name = weights;

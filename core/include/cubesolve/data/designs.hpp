@@ -23,6 +23,14 @@ using DatePair = std::pair<std::string, std::string>;  // YYYYMMDD, YYYYMMDD
 /// Throws IoError, InputError naming the line.
 std::vector<DatePair> read_pairs(const std::string& path);
 
+/// The distinct dates of `pairs`, sorted.
+std::vector<std::string> pair_dates(const std::vector<DatePair>& pairs);
+
+/// What the M unknowns of a design are: the dates after the first where the
+/// design's rows are the date `pairs` of an SBAS network of M + 1 dates,
+/// else its `terms` where there are M of them; empty otherwise.
+std::vector<std::string> unknown_names(const std::vector<DatePair>& pairs, const std::vector<std::string>& terms, std::size_t M);
+
 /// The SBAS design (pairs, dates - 1) and, in `dates`, the sorted dates
 /// (the first is the reference, its column removed). Throws InputError for a
 /// malformed date or a pair of one date twice; `what` names the source.

@@ -99,6 +99,8 @@ bool stack_degrees(const StackInfo& stack);
 /// Throws InputError for another unit, or (naming `path`) for a stack
 /// without a usable WAVELENGTH.
 double phase_unit_scale(const StackInfo& stack, const std::string& unit, const std::string& path);
+/// Throws InputError (as phase_unit_scale) unless `unit` is radian, mm, cm or m.
+void check_phase_unit(const std::string& unit);
 
 /// The kept interferograms of a MintPy stack as `options` say, read a block
 /// of rows at a time (HDF5 hyperslabs); `pairs` receives their date pairs,
