@@ -263,7 +263,6 @@ void ParametersPanel::edited() {
   o.min_valid = min_valid_->value();
   o.device = parse_device(device_->currentData().toString().toStdString());
   o.device_float64 = precision_ && precision_->currentData().toBool();
-  const QSignalBlocker block(this);  // the document's answer is what is shown
   doc_->setAutoSolve(auto_solve_->isChecked());
   if (use_weights_->isEnabled()) doc_->setUseWeights(use_weights_->isChecked());  // (unticked while there are none)
   if (error.isEmpty()) doc_->setOptions(o);
