@@ -102,10 +102,10 @@ const LayerEntry kLayers[] = {
        return m;
      }},
     {Layer::Velocity, QT_TRANSLATE_NOOP("ResultPage", "Linear velocity (per year)"),
-     QT_TRANSLATE_NOOP("ResultPage", "The slope of a line fitted to each pixel's time series (designs with dates)"), true, "/yr",
+     QT_TRANSLATE_NOOP("ResultPage", "The least-squares slope of each pixel's time series over its valid dates, per year of 365.25 days, as MintPy's timeseries2velocity.py (designs with dates)"), true, "/yr",
      [](const Document& doc) { return !doc.unknownDates().empty(); }, one,
      [](const LayerInput& in, std::size_t) {
-       LayerMap m{plane(linear_rate(in.result.x, years_of(in.dates))), {}, {}};
+       LayerMap m{plane(linear_rate(in.result.x, mintpy_years(in.dates, "date"))), {}, {}};
        m.style.title = ResultPage::tr("%1 — linear velocity of the time series, per year (%2 to %3)")
                            .arg(in.file)
                            .arg(iso_day(in.dates.front()), iso_day(in.dates.back()));

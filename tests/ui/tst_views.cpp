@@ -233,9 +233,7 @@ private slots:
     w.selectPixel(30, 30);
     QVERIFY(!w.inspectorText().contains("undetermined"));
     w.showLayer(MainWindow::Layer::Velocity, 0);
-    std::vector<double> times;
-    for (const auto& d : w.document().dates()) times.push_back(decimal_year(d, "date"));
-    const Array rate = linear_rate(w.result()->x, times);
+    const Array rate = linear_rate(w.result()->x, mintpy_years(w.document().dates(), "date"));
     QCOMPARE(w.resultView()->imageHeight(), 96);
     for (std::size_t p = 0; p < rate.size(); p += 97)
       QVERIFY(w.resultView()->values()[p] == rate.value(p) || (std::isnan(rate.value(p)) && std::isnan(w.resultView()->values()[p])));

@@ -154,6 +154,15 @@ double decimal_year(const std::string& d, const std::string& what) {
   return std::stoi(y) + static_cast<double>(day_number(d) - first) / static_cast<double>(next - first);
 }
 
+std::vector<double> mintpy_years(const std::vector<std::string>& dates, const std::string& what) {
+  std::vector<double> t;
+  for (const auto& d : dates) {
+    decimal_year(d, what);  // checks the date
+    t.push_back(std::stoi(d.substr(0, 4)) + static_cast<double>(day_number(d) - day_number(d.substr(0, 4) + "0101")) / 365.25);
+  }
+  return t;
+}
+
 std::vector<double> read_times(const std::string& path) {
   std::vector<double> t;
   for_each_line(path, [&](std::size_t no, const std::string& line) {

@@ -216,19 +216,17 @@ std::vector<bool> undetermined_unknowns(const Design& design, const std::vector<
 Array linear_rate(const Array& x, const std::vector<double>& times) {
   const std::size_t M = x.dim(0), H = x.dim(1), W = x.dim(2), P = H * W;
   if (times.size() != M + 1) throw InputError("linear rate: expected " + std::to_string(M + 1) + " times, found " + std::to_string(times.size()));
-  double tm = 0;
-  for (double t : times) tm += t;
-  tm /= static_cast<double>(M + 1);
-  double stt = 0;
-  for (double t : times) stt += (t - tm) * (t - tm);
   Array out(DType::Float64, {1, H, W});
   for (std::size_t p = 0; p < P; ++p) {
-    double sy = 0;  // the series: 0 at times[0], x at the others
-    for (std::size_t j = 0; j < M; ++j) sy += x.value(j * P + p);
-    const double ym = sy / static_cast<double>(M + 1);
-    double sty = (times[0] - tm) * (0 - ym);
-    for (std::size_t j = 0; j < M; ++j) sty += (times[j + 1] - tm) * (x.value(j * P + p) - ym);
-    out.data<double>()[p] = stt > 0 ? sty / stt : std::numeric_limits<double>::quiet_NaN();
+    // Sums over the valid dates, about times[0] (the reference date: value 0) for accuracy.
+    double n = 1, st = 0, sy = 0, stt = 0, sty = 0;
+    for (std::size_t j = 0; j < M; ++j) {
+      const double y = x.value(j * P + p), t = times[j + 1] - times[0];
+      if (!std::isfinite(y)) continue;
+      n += 1, st += t, sy += y, stt += t * t, sty += t * y;
+    }
+    const double var = stt - st * st / n;  // n × the variance of the valid times
+    out.data<double>()[p] = n > 1 && var > 1e-12 * stt ? (sty - st * sy / n) / var : std::numeric_limits<double>::quiet_NaN();
   }
   return out;
 }

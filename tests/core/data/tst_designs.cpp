@@ -189,6 +189,32 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InputError, linear_rate(x, {0, 1}));
   }
 
+  // The velocity's time axis is MintPy's (yyyymmdd2years: year + (day of
+  // year - 1) / 365.25), and each pixel's line goes through its valid dates.
+  void velocityAsMintPy() {
+    const std::vector<double> t = mintpy_years({"20191231", "20200101", "20201231", "20210301"}, "dates");
+    QCOMPARE(t, (std::vector<double>{2019 + 364 / 365.25, 2020.0, 2020 + 365 / 365.25, 2021 + 59 / 365.25}));
+    QVERIFY_THROWS_EXCEPTION(InputError, mintpy_years({"20200230"}, "dates"));
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    // Pixels: a full series; one with a date left out; one valid date only; none.
+    Array x(DType::Float64, {3, 1, 4});
+    const double v[12] = {1, 1, nan, nan, 2, nan, 5, nan, 3, 3, nan, nan};
+    std::copy(v, v + 12, x.data<double>());
+    const Array r = linear_rate(x, t);
+    // Least squares through (t_k, y_k) written out for the full series.
+    double tm = 0, ym = 0, stt = 0, sty = 0;
+    const double y[4] = {0, 1, 2, 3};
+    for (int k = 0; k < 4; ++k) tm += t[k] / 4, ym += y[k] / 4;
+    for (int k = 0; k < 4; ++k) stt += (t[k] - tm) * (t[k] - tm), sty += (t[k] - tm) * (y[k] - ym);
+    QVERIFY(std::abs(r.value(0) - sty / stt) < 1e-12 * std::abs(sty / stt));
+    // Two valid dates after the first: (t0, 0), (t1, 1), (t3, 3).
+    tm = (t[0] + t[1] + t[3]) / 3, ym = 4.0 / 3, stt = sty = 0;
+    for (int k : {0, 1, 3}) stt += (t[k] - tm) * (t[k] - tm), sty += (t[k] - tm) * ((k == 0 ? 0 : k) - ym);
+    QVERIFY(std::abs(r.value(1) - sty / stt) < 1e-12 * std::abs(sty / stt));
+    QCOMPARE(r.value(2), 5 / (t[2] - t[0]));  // a line through two points
+    QVERIFY(std::isnan(r.value(3)));           // the first date alone
+  }
+
   // The weights MintPy 1.6.4 gives (coherence2weight, then float32 and its
   // square root): values printed by its own code for these coherences.
   void mintpyWeights() {

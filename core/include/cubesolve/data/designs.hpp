@@ -55,6 +55,10 @@ std::string date_of_day(long days);
 
 /// Decimal years of a YYYYMMDD date. Throws InputError naming `what`.
 double decimal_year(const std::string& yyyymmdd, const std::string& what);
+/// MintPy's decimal years of YYYYMMDD dates (ptime.yyyymmdd2years): the
+/// year plus (day of the year - 1) / 365.25, the time axis of its velocity
+/// (timeseries2velocity.py). Throws InputError naming `what`.
+std::vector<double> mintpy_years(const std::vector<std::string>& dates, const std::string& what);
 
 /// Reads one time per line: a number, or a YYYYMMDD date (as decimal years).
 /// Throws IoError, InputError naming the line.

@@ -194,8 +194,10 @@ std::vector<bool> undetermined_unknowns(const Design& design, const std::vector<
 
 /// The least-squares slope of each pixel's time series, (1, H, W) float64:
 /// x (M, H, W) holds the values at times[1..M], and the series starts at 0
-/// at times[0] (the reference). NaN where x has a NaN. Throws InputError
-/// when `times` is not M + 1 long.
+/// at times[0] (the reference). Each pixel's line is fitted to its valid
+/// dates only (a NaN in x is a date left out); NaN where fewer than two
+/// distinct times are valid or x is NaN throughout. Throws InputError when
+/// `times` is not M + 1 long.
 Array linear_rate(const Array& x, const std::vector<double>& times);
 
 /// The model cube A·X (N, H, W) in X's dtype, NaN where X is NaN. Throws
