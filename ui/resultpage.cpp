@@ -74,7 +74,7 @@ const LayerEntry kLayers[] = {
      [](const Design& d) { return d.rows(); },
      [](const LayerInput& in, std::size_t ch) {
        LayerMap m{plane(model_band(in.design, in.result.x, ch)), {}, {}};
-       if (ch < in.pairs.size()) m.channel = QString::fromStdString(in.pairs[ch].first + "_" + in.pairs[ch].second);
+       if (ch < in.pairs.size()) m.channel = QString::fromStdString(pair_names({in.pairs[ch]})[0]);
        m.style.title = m.channel.isEmpty() ? ResultPage::tr("%1 — model A·x, observation %2 (gaps filled)").arg(in.file).arg(ch)
                                            : ResultPage::tr("%1 — model A·x, observation %2 (%3, gaps filled)").arg(in.file).arg(ch).arg(m.channel);
        return m;

@@ -230,7 +230,8 @@ public:
       plan_ = plan_stream(*in_, req_.out, req_.options);
       if (root_) {
         ResultPaths out = req_.out;
-        out.x_names = in_->x_names;  // GeoTIFF bands named by date or term
+        out.x_names = in_->x_names;  // GeoTIFF bands named by date or term, and by pair
+        out.y_names = pair_names(in_->pairs);
         writer_ = std::make_unique<ResultWriter>(out, shape(), in_->design.cols(), plan_.x_type, in_->cube->dtype(), in_->cube->geo());
       }
     });

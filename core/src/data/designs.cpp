@@ -72,6 +72,12 @@ std::vector<std::string> pair_dates(const std::vector<DatePair>& pairs) {
   return dates;
 }
 
+std::vector<std::string> pair_names(const std::vector<DatePair>& pairs) {
+  std::vector<std::string> names;
+  for (const auto& [a, b] : pairs) names.push_back(a + "_" + b);
+  return names;
+}
+
 std::vector<std::string> unknown_names(const std::vector<DatePair>& pairs, const std::vector<std::string>& terms, std::size_t M) {
   if (!pairs.empty()) {
     const std::vector<std::string> dates = pair_dates(pairs);

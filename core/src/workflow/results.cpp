@@ -211,10 +211,11 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
     }
     if (is_geotiff_path(path)) {
       std::vector<std::string> names;
+      const std::vector<std::string>& named = part == ResultPart::X ? paths.x_names : paths.y_names;
       for (std::size_t b = 0; b < bands; ++b)
-        names.push_back(part == ResultPart::X && paths.x_names.size() == bands ? paths.x_names[b]
-                        : bands == 1                                           ? part_name(part)
-                                                                               : part_name(part) + std::to_string(b));
+        names.push_back(bands == 1 && part != ResultPart::X ? part_name(part)
+                        : named.size() == bands             ? named[b]
+                                                            : part_name(part) + std::to_string(b));
       GeoReference described = geo;
       for (const auto& [key, value] : paths.provenance) described.metadata.emplace_back("CUBESOLVE_" + upper(key), value);
       targets_.push_back({part, geotiff_writer(temp, {bands, H, W}, described, names, path)});

@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 using namespace cubesolve;
 
@@ -227,6 +228,24 @@ private slots:
     QCOMPARE(QString(GDALGetMetadataItem(nd, "CUBESOLVE_RIDGE", nullptr)), QString("0"));
     QVERIFY(QString(GDALGetMetadataItem(nd, "CUBESOLVE_SOFTWARE", nullptr)).startsWith("CubeSolve "));
     GDALClose(nd);
+    // An SBAS design names the unknowns' bands by date and the model's and residuals' by pair.
+    {
+      std::ofstream pairs(file("pairs.txt"));
+      for (int k = 0; k < N; ++k) pairs << "202001" << 10 + k << "_202001" << 11 + k + k % 2 << "\n";
+    }
+    QProcess sbas;
+    sbas.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(cube), "sbas", "--pairs", dir_.filePath("pairs.txt"), "-o",
+                               dir_.filePath("sbas.tif"), "--model", dir_.filePath("model.tif"), "--diag", dir_.filePath("sbas")});
+    QVERIFY(sbas.waitForFinished(60000));
+    QVERIFY2(sbas.exitCode() == 0, sbas.readAllStandardError().constData());
+    for (const auto& [name, band, description] : std::vector<std::tuple<const char*, int, QString>>{
+             {"sbas.tif", 1, "20200111"}, {"model.tif", 1, "20200110_20200111"}, {"model.tif", 2, "20200111_20200113"},
+             {"model.tif", N, "20200121_20200123"}, {"sbas_rank.tif", 1, "rank"}}) {
+      GDALDatasetH ds = GDALOpen(file(name).c_str(), GA_ReadOnly);
+      QVERIFY2(ds, name);
+      QCOMPARE(QString(GDALGetDescription(GDALGetRasterBand(ds, band))), description);
+      GDALClose(ds);
+    }
   }
 
   void geoTiffInRowBlocks() {

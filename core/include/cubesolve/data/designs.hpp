@@ -25,6 +25,8 @@ std::vector<DatePair> read_pairs(const std::string& path);
 
 /// The distinct dates of `pairs`, sorted.
 std::vector<std::string> pair_dates(const std::vector<DatePair>& pairs);
+/// Each pair's name, "YYYYMMDD_YYYYMMDD" (MintPy's name of an interferogram).
+std::vector<std::string> pair_names(const std::vector<DatePair>& pairs);
 
 /// What the M unknowns of a design are: the dates after the first where the
 /// design's rows are the date `pairs` of an SBAS network of M + 1 dates,

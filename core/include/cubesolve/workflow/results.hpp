@@ -36,6 +36,10 @@ struct ResultPaths {
   /// The names of x's channels (dates, terms): its GeoTIFF bands' descriptions
   /// where there is one per channel (x0, x1, … otherwise).
   std::vector<std::string> x_names;
+  /// The names of the cube's observations (an SBAS design's pairs): the
+  /// model's and the residuals' band descriptions where there is one per
+  /// observation (model0, residual0, … otherwise).
+  std::vector<std::string> y_names;
   /// How the result was made (the software, the inputs, the parameters), as
   /// run_provenance gives it: a JSON file beside the .npy outputs (X's name
   /// with .json, part of the set; none where that name would be too long),
