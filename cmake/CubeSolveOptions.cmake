@@ -8,7 +8,7 @@ include(CheckLanguage)
 find_package(Qt6 QUIET COMPONENTS Widgets OpenGLWidgets)
 find_package(MPI QUIET COMPONENTS C)
 set(CUBESOLVE_VTK_MODULES CommonCore CommonColor CommonDataModel RenderingCore RenderingOpenGL2
-    RenderingFreeType InteractionStyle ImagingCore ChartsCore RenderingContext2D RenderingContextOpenGL2)
+    RenderingFreeType InteractionStyle ImagingCore ChartsCore RenderingContext2D RenderingContextOpenGL2 IOExport)
 find_package(VTK QUIET COMPONENTS ${CUBESOLVE_VTK_MODULES})
 if(Qt6_FOUND AND VTK_FOUND AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/ui/CMakeLists.txt)
   set(_gui_default ON)

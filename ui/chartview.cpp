@@ -270,10 +270,10 @@ void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<Ti
 }
 
 void ChartView::placeLegend() {
-  // Above the plot, under the title: never over the data.
+  // Right of the plot, at its top: never over the data nor the title.
   vtkChartLegend* legend = chart_->GetLegend();
   legend->SetInline(false);
-  legend->SetHorizontalAlignment(vtkChartLegend::CENTER);
+  legend->SetHorizontalAlignment(vtkChartLegend::RIGHT);
   legend->SetVerticalAlignment(vtkChartLegend::TOP);
 }
 

@@ -1,5 +1,6 @@
 #include "exports.hpp"
 
+#include "chartview.hpp"
 #include "document.hpp"
 #include "imageview.hpp"
 #include "resultpage.hpp"
@@ -163,10 +164,44 @@ bool Exports::timeSeriesCsv(const QString& path) {
   });
 }
 
+bool Exports::chartFile(const QString& path, const QSize& size, int index) {
+  return written(path, [&] {
+    const auto charts = sources_.charts();
+    const std::string p = path.toStdString();
+    if (index < 0 || index >= static_cast<int>(charts.size())) throw InputError(p + ": expected a chart to export, found none shown");
+    if (size.width() < 16 || size.height() < 16 || size.width() > 16384 || size.height() > 16384)
+      throw InputError(p + ": expected a chart size from 16 × 16 to 16384 × 16384 pixels, found " + std::to_string(size.width()) +
+                       " × " + std::to_string(size.height()));
+    ChartView* chart = charts[static_cast<std::size_t>(index)].second;
+    QByteArray bytes;
+    if (has_extension(p, ".svg")) bytes = chart->svg(size);
+    else if (has_extension(p, ".png")) bytes = png_bytes(chart->render(size));
+    else throw InputError(p + ": expected a chart export ending in .png or .svg, found another extension");
+    if (bytes.isEmpty()) throw IoError(p + ": cannot draw the chart (is its view shown?)");
+    write_whole(path, bytes);
+  });
+}
+
 int Exports::askScale(int height, int width, bool& ok) {
   // Maps are exported at data resolution: each value a block of pixels.
   return QInputDialog::getInt(window_, tr("Export scale"), tr("Pixels per data value (the map is %1 × %2 values)").arg(width).arg(height),
                               default_figure_scale(height, width), 1, 32, 1, &ok);
+}
+
+void Exports::askChart() {
+  const auto charts = sources_.charts();
+  if (charts.empty()) return emit failed(tr("Nothing to export: no chart is shown."));
+  QStringList names;
+  for (const auto& c : charts) names << c.first;
+  bool ok = true;
+  const QString name = names.size() == 1 ? names[0] : QInputDialog::getItem(window_, tr("Export chart"), tr("Chart"), names, 0, false, &ok);
+  if (!ok) return;
+  const int width = QInputDialog::getInt(window_, tr("Chart size"), tr("Width (pixels)"), 1200, 16, 16384, 100, &ok);
+  if (!ok) return;
+  const int height = QInputDialog::getInt(window_, tr("Chart size"), tr("Height (pixels)"), 800, 16, 16384, 100, &ok);
+  if (!ok) return;
+  const QString p = QFileDialog::getSaveFileName(window_, tr("Export chart"), "chart.png", tr("PNG images (*.png);;SVG drawings (*.svg)"));
+  if (!p.isEmpty()) chartFile(p, QSize(width, height), static_cast<int>(names.indexOf(name)));
 }
 
 void Exports::addActions(QMenu* file) {
@@ -191,6 +226,13 @@ void Exports::addActions(QMenu* file) {
             .arg(gib, 0, 'f', 2),
         QMessageBox::Yes | QMessageBox::No | QMessageBox::Cancel, QMessageBox::No);
     if (answer != QMessageBox::Cancel) doc_->exportSolution(p, answer == QMessageBox::Yes);
+  });
+  file->addAction(tr("Export &chart (PNG or SVG)…"), this, [this] { askChart(); });
+  file->addAction(tr("Export pinned pixels' &time series (CSV)…"), this, [this] {
+    if (doc_->pins().empty() || doc_->unknownDates().empty())
+      return emit failed(tr("Nothing to export: pin pixels of a solved time series first (right-click a map)."));
+    const QString p = QFileDialog::getSaveFileName(window_, tr("Export time series"), "timeseries.csv", tr("CSV files (*.csv)"));
+    if (!p.isEmpty()) timeSeriesCsv(p);
   });
   file->addAction(tr("Export all channels as figures into a &folder…"), this, [this] {
     if (!doc_->result()) return emit failed(tr("Nothing to export: solve first."));

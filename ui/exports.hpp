@@ -9,12 +9,16 @@
 #include <QObject>
 
 #include <functional>
+#include <utility>
+#include <vector>
 
 class QMenu;
+class QSize;
 class QWidget;
 
 namespace cubesolve::ui {
 
+class ChartView;
 class Document;
 class ImageView;
 class ResultPage;
@@ -30,6 +34,10 @@ public:
     std::function<ImageView*()> map;
     std::function<QImage(int scale)> picture;
     const ResultPage* result = nullptr;  // the layers, as drawn
+    /// The charts that can be exported, shown (the histogram on the groups
+    /// view, else the inspector's time series, where there is one, and its
+    /// observations), each with its name.
+    std::function<std::vector<std::pair<QString, ChartView*>>()> charts;
   };
   Exports(Document* doc, QWidget* window, Sources sources);
 
@@ -54,6 +62,10 @@ public:
   /// MintPy's timeseries.h5; a comment line above names the reference and
   /// the unit.
   bool timeSeriesCsv(const QString& path);
+  /// Chart `index` of Sources::charts drawn at `size` pixels with its axes,
+  /// titles and units (text grown with the figure): .png, or .svg with vector
+  /// lines and text (as outlines). False (and failed()) when it cannot be written.
+  bool chartFile(const QString& path, const QSize& size, int index = 0);
   /// The export entries, with their dialogs.
   void addActions(QMenu* menu);
 
@@ -64,6 +76,8 @@ signals:
 
 private:
   int askScale(int height, int width, bool& ok);
+  /// Asks which chart, its size and file, and exports it.
+  void askChart();
   /// Runs `write` for `path` (never one of the open inputs): true and
   /// exported(), or false and failed() with what it threw.
   bool written(const QString& path, const std::function<void()>& write);

@@ -63,7 +63,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new Document
   exports_ = new Exports(doc_, this,
                          {[this] { return currentView() == View::Gaps ? gaps_->view() : currentView() == View::Result ? result_->view() : nullptr; },
                           [this](int scale) { return picture(scale); },
-                          result_});
+                          result_,
+                          [this] { return exportableCharts(); }});
   buildStatusBar();
   buildFileMenu();
   buildOtherMenus();
@@ -322,6 +323,17 @@ QImage MainWindow::picture(int scale) const {
   if (map) return map->imageHeight() > 0 ? map->figure(scale) : QImage();
   if (currentView() == View::Groups) return groups_->chart()->grab();
   return inspector_->grab().toImage();
+}
+
+std::vector<std::pair<QString, ChartView*>> MainWindow::exportableCharts() {
+  if (currentView() == View::Groups) return {{tr("Histogram of mask groups"), groups_->chart()}};
+  if (doc_->selected().first < 0) return {};
+  showView(View::Inspector);
+  QCoreApplication::sendPostedEvents();
+  std::vector<std::pair<QString, ChartView*>> charts;
+  if (!inspector_->seriesChart()->isHidden()) charts.emplace_back(tr("Time series"), inspector_->seriesChart());
+  charts.emplace_back(tr("Observations and fit"), inspector_->chart());
+  return charts;
 }
 
 bool MainWindow::exportViewPng(const QString& path, int scale) { return exports_->viewPng(path, scale); }

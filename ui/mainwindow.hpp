@@ -153,6 +153,8 @@ private:
   void rebuildRecentMenu();
   /// The current view's picture: a map at `scale`, or a chart as drawn.
   QImage picture(int scale) const;
+  /// The charts an export can draw (Exports::Sources::charts), their view shown.
+  std::vector<std::pair<QString, ChartView*>> exportableCharts();
 
   Document* doc_ = nullptr;
   Session* session_ = nullptr;

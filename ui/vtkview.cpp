@@ -7,9 +7,19 @@
 #define GL_DRAW_FRAMEBUFFER 0x8CA9
 #endif
 
+#include <QFile>
+#include <QImage>
+#include <QTemporaryDir>
+
 #include <vtkGenericOpenGLRenderWindow.h>
+#include <vtkSVGExporter.h>
+#include <vtkUnsignedCharArray.h>
 #include <vtkOpenGLState.h>
 #include <vtkRenderer.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 
 namespace cubesolve::ui {
 
@@ -66,5 +76,73 @@ vtkRenderer* VtkView::renderer() const { return renderer_; }
 void VtkView::addRenderer(vtkRenderer* r) { window_->AddRenderer(r); }
 
 QImage VtkView::grab() { return grabFramebuffer(); }
+
+double VtkView::textScale(const QSize& size) const {
+  return std::max(1.0, std::min(size.width() / std::max(1.0, double(width())), size.height() / std::max(1.0, double(height()))));
+}
+
+namespace {
+/// Sets the window to `size` with text at `dpi` for as long as it lives, then back.
+struct Resized {
+  Resized(vtkGenericOpenGLRenderWindow* w, const QSize& size, int dpi) : window(w), old_size{w->GetSize()[0], w->GetSize()[1]}, old_dpi(w->GetDPI()) {
+    window->SetDPI(dpi);
+    window->SetSize(size.width(), size.height());
+  }
+  ~Resized() {
+    window->SetDPI(old_dpi);
+    window->SetSize(old_size[0], old_size[1]);
+  }
+  vtkGenericOpenGLRenderWindow* window;
+  int old_size[2];
+  int old_dpi;
+};
+}  // namespace
+
+QImage VtkView::render(const QSize& size) {
+  makeCurrent();
+  QImage image(size, QImage::Format_RGBA8888);
+  {
+    const Resized resized(window_, size, static_cast<int>(std::lround(72 * textScale(size))));
+    layoutViewports(size.width(), size.height());
+    for (int pass = 0; pass < 2; ++pass) {  // the second with the axes of the first in place (as settle())
+      window_->GetState()->Reset();
+      window_->Render();
+    }
+    vtkNew<vtkUnsignedCharArray> pixels;
+    window_->GetRGBACharPixelData(0, 0, size.width() - 1, size.height() - 1, 1, pixels);
+    if (pixels->GetNumberOfValues() == 4 * static_cast<vtkIdType>(size.width()) * size.height())
+      for (int y = 0; y < size.height(); ++y)  // OpenGL's rows go up
+        std::memcpy(image.scanLine(size.height() - 1 - y), pixels->GetPointer(4 * static_cast<vtkIdType>(y) * size.width()),
+                    4 * static_cast<std::size_t>(size.width()));
+    else
+      image = QImage();
+  }
+  doneCurrent();
+  settle();
+  update();
+  return image.isNull() ? image : image.convertToFormat(QImage::Format_RGB32);
+}
+
+QByteArray VtkView::svg(const QSize& size) {
+  QTemporaryDir dir;
+  const QString stem = dir.filePath("figure");
+  makeCurrent();
+  {
+    const Resized resized(window_, size, static_cast<int>(std::lround(72 * textScale(size))));
+    layoutViewports(size.width(), size.height());
+    window_->GetState()->Reset();
+    window_->Render();
+    vtkNew<vtkSVGExporter> svg;
+    svg->SetRenderWindow(window_);
+    svg->SetFileName((stem + ".svg").toUtf8().constData());
+    svg->SetActiveRenderer(renderer_);
+    svg->Write();
+  }
+  doneCurrent();
+  settle();
+  update();
+  QFile written(stem + ".svg");
+  return dir.isValid() && written.open(QIODevice::ReadOnly) ? written.readAll() : QByteArray();
+}
 
 }  // namespace cubesolve::ui

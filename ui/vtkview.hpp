@@ -24,6 +24,14 @@ public:
   void addRenderer(vtkRenderer* r);
   /// Renders now and returns the picture (the widget's size).
   QImage grab();
+  /// The scene drawn at `size` pixels for a figure (the widget is left as it
+  /// was): text grows with the figure beyond the widget's size, as `textScale`.
+  QImage render(const QSize& size);
+  /// The same as SVG (vector lines and text: the 2D chart scene); empty
+  /// when it could not be drawn.
+  QByteArray svg(const QSize& size);
+  /// How much text grows in a figure of `size` against the widget.
+  double textScale(const QSize& size) const;
 
 signals:
   /// A frame was drawn.

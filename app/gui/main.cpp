@@ -16,12 +16,14 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QSettings>
+#include <QSize>
 #include <QSurfaceFormat>
 #include <QTemporaryDir>
 #include <QTimer>
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -47,6 +49,10 @@ struct Options {
                                                    "the time from each change to its picture goes (JSON), then exit.", "K"};
   QCommandLineOption export_ts{"export-ts", "After solving, write the pinned pixels' time series to FILE.csv (date, then Y_X per pin, "
                                             "in the unit shown, referenced as timeseries.h5); then exit.", "FILE.csv"};
+  QCommandLineOption export_chart{"export-chart", "After solving, draw the inspected pixel's chart (its time series where the design "
+                                                  "has dates, else its observations and fit; the histogram with --view groups) to "
+                                                  "FILE.png or FILE.svg at --chart-size; then exit.", "FILE"};
+  QCommandLineOption chart_size{"chart-size", "Size of --export-chart in pixels (default 1200x800).", "WxH", "1200x800"};
   // The CLI's solve and stack options, by its names and rules.
   std::vector<QCommandLineOption> shared{
       {"rcond", "Singular values <= RCOND x the largest count as zero (default eps x max(rows, M)).", "RCOND"},
@@ -66,7 +72,7 @@ struct Options {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy; DESIGN may be .csv)", "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts, bench_resolve});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts, export_chart, chart_size, bench_resolve});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -148,7 +154,9 @@ struct Script {
   std::vector<std::pair<int, int>> pins;
   std::vector<std::pair<MainWindow::Layer, QString>> layer_files;  // --export LAYER=FILE
   QString ts_file;                                                 // --export-ts
-  bool exporting() const { return !layer_files.empty() || !ts_file.isEmpty(); }
+  QString chart_file;                                              // --export-chart
+  QSize chart_size;
+  bool exporting() const { return !layer_files.empty() || !ts_file.isEmpty() || !chart_file.isEmpty(); }
 };
 
 /// The script's options read, or a message (exit 2) for one that is wrong.
@@ -175,6 +183,11 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     s.layer_files.emplace_back(*l, e.mid(eq + 1));
   }
   s.ts_file = parser.value(o.export_ts);
+  s.chart_file = parser.value(o.export_chart);
+  const QStringList wh = parser.value(o.chart_size).split('x');
+  bool ok_w = false, ok_h = false;
+  if (wh.size() == 2) s.chart_size = QSize(wh[0].toInt(&ok_w), wh[1].toInt(&ok_h));
+  if (!ok_w || !ok_h) return refuse("--chart-size: expected WxH in pixels (e.g. 1200x800)", parser.value(o.chart_size));
   return s;
 }
 
@@ -199,12 +212,16 @@ void showAsAsked(MainWindow& window, const Script& s) {
 
 /// --export and --export-ts once solved (and shown as asked); then exit,
 /// unless a screenshot follows.
-void exportThenExit(MainWindow& window, const Script& s, bool screenshot) {
-  QObject::connect(&window, &MainWindow::solveFinished, &window, [&window, s, screenshot] {
+void exportThenExit(MainWindow& window, const Script& s, bool screenshot, const std::function<void()>& select) {
+  QObject::connect(&window, &MainWindow::solveFinished, &window, [&window, s, screenshot, select] {
     bool ok = true;
     for (const auto& [l, file] : s.layer_files)
       ok = ok && window.exports().layerFile(l, file, l == window.resultLayer() ? window.resultChannel() : 0);
     if (ok && !s.ts_file.isEmpty()) ok = window.exports().timeSeriesCsv(s.ts_file);
+    if (ok && !s.chart_file.isEmpty()) {
+      if (window.document().selected().first < 0) select();
+      ok = window.exports().chartFile(s.chart_file, s.chart_size);
+    }
     if (!ok) {
       std::fprintf(stderr, "cubesolve: %s\n", window.lastError().toUtf8().constData());
       QApplication::exit(window.document().failureCode() ? window.document().failureCode() : 2);
@@ -267,7 +284,7 @@ int main(int argc, char** argv) {
   if (script->layer || !script->channel.isEmpty()) showAsAsked(window, *script);
   if (!script->pins.empty())
     QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, pins = script->pins] { window.document().setPins(pins); });
-  if (script->exporting()) exportThenExit(window, *script, parser.isSet(o.screenshot));
+  if (script->exporting()) exportThenExit(window, *script, parser.isSet(o.screenshot), select);
   if (parser.isSet(o.bench_resolve)) {
     auto* bench = new cubesolve::ui::ResolveBench(&window.document(), window.resultPage(), std::max(1, parser.value(o.bench_resolve).toInt()), &window);
     QObject::connect(bench, &cubesolve::ui::ResolveBench::done, &app, [] { QApplication::exit(0); });

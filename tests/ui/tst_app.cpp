@@ -119,6 +119,28 @@ private slots:
       QCOMPARE(cli.exitCode(), code);
     }
   }
+
+  // --export-chart draws the inspected pixel's chart at --chart-size, then exits.
+  void chartOption() {
+    const QString svg = dir_.filePath("series.svg"), png = dir_.filePath("series.png");
+    QProcess app;
+    app.start(CUBESOLVE_GUI_APP, {"--demo", "insar", "--size", "40", "--pixel", "3,4", "--pin", "9,9", "--export-chart", png, "--chart-size", "1000x640"});
+    QVERIFY(app.waitForFinished(60000));
+    QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+    QCOMPARE(QImage(png).size(), QSize(1000, 640));
+    app.start(CUBESOLVE_GUI_APP, {"--demo", "insar", "--size", "40", "--export-chart", svg});
+    QVERIFY(app.waitForFinished(60000));
+    QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+    QFile file(svg);
+    QVERIFY(file.open(QIODevice::ReadOnly) && file.readAll().contains("width=\"1200\" height=\"800\""));
+    for (const QString& size : {"1000", "0x600", "axb"}) {
+      app.start(CUBESOLVE_GUI_APP, {"--demo", "insar", "--size", "40", "--export-chart", png + ".2.png", "--chart-size", size});
+      QVERIFY(app.waitForFinished(60000));
+      const QString err = app.readAllStandardError();
+      QVERIFY2(app.exitCode() == 2 && (err.contains("--chart-size") || err.contains("16 × 16")), qPrintable(size + ": " + err));
+      QVERIFY(!QFile::exists(png + ".2.png"));
+    }
+  }
 };
 
 QTEST_MAIN(TestApp)

@@ -3,6 +3,11 @@
 // through the views, navigation, the layout at its minimum size, shortcuts
 // and tooltips.
 #include "gui_fixture.hpp"
+#include "exports.hpp"
+
+#include <QXmlStreamReader>
+
+#include <set>
 
 class TestViews : public QObject, GuiFixture {
   Q_OBJECT
@@ -174,6 +179,56 @@ private slots:
     w.clearPins();
     QCOMPARE(w.inspectorChart()->plotCount(), single);
     QVERIFY(w.resultView()->marks(ImageView::Mark::Pin).empty());
+  }
+
+  // A chart is drawn for a paper at the size asked, with its axes, title,
+  // legend and units: PNG, or SVG with vector text; the window is left as it was.
+  void chartsExported() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 32));
+    w.selectPixel(5, 6);
+    w.pinPixel();
+    w.selectPixel(10, 10);
+    const QString png = dir_.filePath("chart.png"), svg = dir_.filePath("chart.svg");
+    QVERIFY2(w.exports().chartFile(png, QSize(900, 500)), qPrintable(w.lastError()));
+    const QImage image(png);
+    QCOMPARE(image.size(), QSize(900, 500));
+    QCOMPARE(w.currentView(), MainWindow::View::Inspector);
+    const QSize on_screen = w.seriesChart()->size();
+    const QImage shown = w.seriesChart()->grab();
+    std::set<QRgb> colours;
+    for (int y = 0; y < 500; y += 2)
+      for (int x = 0; x < 900; x += 2) colours.insert(image.pixel(x, y));
+    QVERIFY(colours.size() > 20);  // lines, text and grid, not a blank page
+    QVERIFY2(w.exports().chartFile(svg, QSize(900, 500)), qPrintable(w.lastError()));
+    QFile file(svg);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QXmlStreamReader xml(&file);
+    QVERIFY(xml.readNextStartElement() && xml.name() == QString("svg"));
+    QCOMPARE(xml.attributes().value("width").toString(), QString("900"));
+    QCOMPARE(xml.attributes().value("height").toString(), QString("500"));
+    int lines = 0, outlines = 0;  // the plot's lines; text as outlines (VTK places SVG text elements wrongly)
+    while (!xml.atEnd())
+      if (xml.readNext() == QXmlStreamReader::StartElement) {
+        lines += xml.name() == QString("polyline");
+        outlines += xml.name() == QString("path");
+      }
+    QVERIFY(!xml.hasError());
+    QVERIFY(lines >= 10 && outlines >= 20);
+    QCOMPARE(w.seriesChart()->size(), on_screen);
+    QCOMPARE(w.seriesChart()->grab(), shown);
+    // The observations' chart is the second; the histogram is the groups view's.
+    QVERIFY(w.exports().chartFile(png, QSize(400, 300), 1));
+    QCOMPARE(QImage(png).size(), QSize(400, 300));
+    w.showView(MainWindow::View::Groups);
+    QVERIFY(w.exports().chartFile(png, QSize(640, 480)));
+    QCOMPARE(QImage(png).size(), QSize(640, 480));
+    // What cannot be drawn says so, and writes nothing.
+    QVERIFY(!w.exports().chartFile(dir_.filePath("chart.jpg"), QSize(900, 500)));
+    QVERIFY2(w.lastError().contains("expected a chart export ending in .png or .svg"), qPrintable(w.lastError()));
+    QVERIFY(!w.exports().chartFile(dir_.filePath("tiny.png"), QSize(4, 4)));
+    QVERIFY(w.lastError().contains("16 × 16") && !QFile::exists(dir_.filePath("tiny.png")));
   }
 
   // The maps: the wheel zooms about the point under the cursor, the other

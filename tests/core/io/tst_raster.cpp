@@ -241,10 +241,10 @@ private slots:
     for (const auto& [name, band, description] : std::vector<std::tuple<const char*, int, QString>>{
              {"sbas.tif", 1, "20200111"}, {"model.tif", 1, "20200110_20200111"}, {"model.tif", 2, "20200111_20200113"},
              {"model.tif", N, "20200121_20200123"}, {"sbas_rank.tif", 1, "rank"}}) {
-      GDALDatasetH ds = GDALOpen(file(name).c_str(), GA_ReadOnly);
-      QVERIFY2(ds, name);
-      QCOMPARE(QString(GDALGetDescription(GDALGetRasterBand(ds, band))), description);
-      GDALClose(ds);
+      GDALDatasetH band_ds = GDALOpen(file(name).c_str(), GA_ReadOnly);
+      QVERIFY2(band_ds, name);
+      QCOMPARE(QString(GDALGetDescription(GDALGetRasterBand(band_ds, band))), description);
+      GDALClose(band_ds);
     }
   }
 
