@@ -34,6 +34,15 @@ ChartView::ChartView(QWidget* parent) : VtkView(parent) {
   chart_->GetTitleProperties()->SetFontSize(14);
 }
 
+void ChartView::scaleText(double factor) {
+  auto scaled = [factor](int size) { return std::max(1, static_cast<int>(std::lround(size * factor))); };
+  for (vtkTextProperty* text : {chart_->GetTitleProperties(), chart_->GetAxis(vtkAxis::LEFT)->GetLabelProperties(),
+                                chart_->GetAxis(vtkAxis::LEFT)->GetTitleProperties(), chart_->GetAxis(vtkAxis::BOTTOM)->GetLabelProperties(),
+                                chart_->GetAxis(vtkAxis::BOTTOM)->GetTitleProperties()})
+    text->SetFontSize(scaled(text->GetFontSize()));
+  chart_->GetLegend()->SetLabelSize(scaled(chart_->GetLegend()->GetLabelSize()));
+}
+
 int ChartView::plotCount() const { return static_cast<int>(chart_->GetNumberOfPlots()); }
 
 void ChartView::clear() {
@@ -270,10 +279,10 @@ void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<Ti
 }
 
 void ChartView::placeLegend() {
-  // Right of the plot, at its top: never over the data nor the title.
+  // Above the plot, under the title: never over the data.
   vtkChartLegend* legend = chart_->GetLegend();
   legend->SetInline(false);
-  legend->SetHorizontalAlignment(vtkChartLegend::RIGHT);
+  legend->SetHorizontalAlignment(vtkChartLegend::CENTER);
   legend->SetVerticalAlignment(vtkChartLegend::TOP);
 }
 

@@ -53,6 +53,8 @@ public:
   void setSelectedBar(int index);
   int selectedBar() const { return selected_; }
 
+  void scaleText(double factor) override;
+
   /// How many plots the chart draws (bars, lines, point sets).
   int plotCount() const;
   /// The values the bars show (what the chart was given).

@@ -82,19 +82,21 @@ double VtkView::textScale(const QSize& size) const {
 }
 
 namespace {
-/// Sets the window to `size` with text at `dpi` for as long as it lives, then back.
+/// Sets the view to draw at `size` with text `scale` times its size for as long as it lives, then back.
 struct Resized {
-  Resized(vtkGenericOpenGLRenderWindow* w, const QSize& size, int dpi) : window(w), old_size{w->GetSize()[0], w->GetSize()[1]}, old_dpi(w->GetDPI()) {
-    window->SetDPI(dpi);
+  Resized(VtkView* v, vtkGenericOpenGLRenderWindow* w, const QSize& size, double scale)
+      : view(v), window(w), old_size{w->GetSize()[0], w->GetSize()[1]}, scale(scale) {
+    view->scaleText(scale);
     window->SetSize(size.width(), size.height());
   }
   ~Resized() {
-    window->SetDPI(old_dpi);
+    view->scaleText(1 / scale);
     window->SetSize(old_size[0], old_size[1]);
   }
+  VtkView* view;
   vtkGenericOpenGLRenderWindow* window;
   int old_size[2];
-  int old_dpi;
+  double scale;
 };
 }  // namespace
 
@@ -102,7 +104,7 @@ QImage VtkView::render(const QSize& size) {
   makeCurrent();
   QImage image(size, QImage::Format_RGBA8888);
   {
-    const Resized resized(window_, size, static_cast<int>(std::lround(72 * textScale(size))));
+    const Resized resized(this, window_, size, textScale(size));
     layoutViewports(size.width(), size.height());
     for (int pass = 0; pass < 2; ++pass) {  // the second with the axes of the first in place (as settle())
       window_->GetState()->Reset();
@@ -128,7 +130,7 @@ QByteArray VtkView::svg(const QSize& size) {
   const QString stem = dir.filePath("figure");
   makeCurrent();
   {
-    const Resized resized(window_, size, static_cast<int>(std::lround(72 * textScale(size))));
+    const Resized resized(this, window_, size, textScale(size));
     layoutViewports(size.width(), size.height());
     window_->GetState()->Reset();
     window_->Render();

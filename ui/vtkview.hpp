@@ -32,6 +32,8 @@ public:
   QByteArray svg(const QSize& size);
   /// How much text grows in a figure of `size` against the widget.
   double textScale(const QSize& size) const;
+  /// Makes the scene's text `factor` times its present size (a figure's text).
+  virtual void scaleText(double /*factor*/) {}
 
 signals:
   /// A frame was drawn.
