@@ -78,6 +78,17 @@ Change design_change(Array a, const std::string& name, std::size_t n) {
   return c;
 }
 
+/// A design read from a file, or built from its description (sbas, poly:D,
+/// harmonic:K[:P]), for a cube of n rows.
+Change design_of(const DesignSpec& d, std::size_t n) {
+  if (!is_design_spec(d.spec)) return design_change(read_array(d.spec), d.spec, n);
+  Change c = design_change(make_design(d, n), d.spec, n);
+  c.terms = design_terms(d);
+  c.harmonics = design_harmonics(d, n);
+  if (d.spec == "sbas") c.pairs = read_pairs(d.pairs);
+  return c;
+}
+
 /// Weights of the cube's shape, with the cube's masks redone under them.
 Change weights_change(Array w, const std::string& path, const std::shared_ptr<const Array>& cube) {
   if (!cube) throw InputError("open a cube before its weights");
@@ -285,6 +296,7 @@ void Document::apply(Change c) {
     design_name_ = c.design_name;
     pairs_ = std::move(c.pairs);
     terms_ = std::move(c.terms);
+    harmonics_ = std::move(c.harmonics);
   }
   if (c.weights) {
     weights_ = std::move(c.weights);
@@ -373,12 +385,7 @@ void Document::buildDesign(const QString& spec, const QString& pairs, const QStr
   if (!cube_) return fail(tr("Open a cube before building its design matrix."));
   const DesignSpec d{spec.toStdString(), pairs.toStdString(), times.toStdString()};
   const std::size_t n = cube_->dim(0);
-  load("build design", [d, n] {
-    Change c = design_change(make_design(d, n), d.spec, n);
-    c.terms = design_terms(d);
-    if (d.spec == "sbas") c.pairs = read_pairs(d.pairs);
-    return c;
-  });
+  load("build design", [d, n] { return design_of(d, n); });
 }
 
 void Document::openWeights(const QString& path) {
@@ -403,18 +410,21 @@ void Document::openAny(const QString& path) {
   });
 }
 
-void Document::openFiles(const QString& cube, const QString& design, const QString& weights) {
-  const std::string c = cube.toStdString(), d = design.toStdString(), w = weights.toStdString();
+void Document::openFiles(const QString& cube, const QString& design, const QString& weights, const QString& pairs,
+                         const QString& times) {
+  const std::string c = cube.toStdString(), w = weights.toStdString();
+  const DesignSpec d{design.toStdString(), pairs.toStdString(), times.toStdString()};
   const InputOptions options = input_options_;
   load("read files", [c, d, w, options] {
     Change ch = read_cube_file(c, options);
-    if (!d.empty()) {
-      Change dc = design_change(read_array(d), d, ch.cube->dim(0));
+    if (!d.spec.empty()) {
+      Change dc = design_of(d, ch.cube->dim(0));
       ch.design = std::move(dc.design);
       ch.terms = std::move(dc.terms);
+      ch.harmonics = std::move(dc.harmonics);
       ch.solve_design.reset();
       ch.design_name = dc.design_name;
-      ch.pairs.clear();  // a stack's pairs are not this design's
+      ch.pairs = std::move(dc.pairs);  // a stack's pairs are not this design's
     }
     if (!w.empty()) {
       Change wc = weights_change(read_npy(w), w, ch.cube);

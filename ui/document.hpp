@@ -57,6 +57,8 @@ public:
   /// (YYYYMMDD), or the design's terms (offset, trend, annual_cos, …, a CSV
   /// header's names); empty where the design says nothing of them.
   std::vector<std::string> xNames() const;
+  /// The periodic terms of a built harmonic design (annual, semiannual, …); none for others.
+  const std::vector<Harmonic>& harmonics() const { return harmonics_; }
   /// Whether the cube is a MintPy stack (whose reference pixel can be chosen).
   bool isStack() const;
   /// A MintPy stack with no reference of its own, read unreferenced.
@@ -140,8 +142,11 @@ public:
   /// Opens a file as what it looks like: CSV or 2-D = design, 3-D = cube, or
   /// weights when it has the cube's shape and a design is loaded.
   void openAny(const QString& path);
-  /// A cube and, where named, its design and weights, as one job.
-  void openFiles(const QString& cube, const QString& design, const QString& weights);
+  /// A cube and, where named, its design (a file, or a description as the
+  /// CLI's: sbas with `pairs`, poly:D or harmonic:K[:P] at `times`) and
+  /// weights, as one job.
+  void openFiles(const QString& cube, const QString& design, const QString& weights, const QString& pairs = {},
+                 const QString& times = {});
 
   /// Solves with options() (and the weights when useWeights()).
   void solve();
@@ -196,6 +201,7 @@ public:
     QString design_name;
     std::vector<DatePair> pairs;  // the design's date pairs, where it has them
     std::vector<std::string> terms;  // the design's terms, where it names them
+    std::vector<Harmonic> harmonics;  // a built harmonic design's periodic terms
     bool unreferenced = false;    // a MintPy stack read without a reference (it has none)
     std::pair<int, int> reference{-1, -1};  // the stack's reference pixel, where it has one
     std::shared_ptr<const Array> weights;
@@ -223,6 +229,7 @@ private:
   QString cube_name_, design_name_, weights_name_;
   std::vector<DatePair> pairs_;
   std::vector<std::string> terms_;
+  std::vector<Harmonic> harmonics_;
   InputOptions input_options_;
   std::shared_ptr<const Inputs> inputs_;      // the open MintPy stack, as opened
   std::shared_ptr<const Design> solve_design_;  // design_ but with the velocity formulation

@@ -27,6 +27,7 @@ struct LayerInput {
   const std::vector<std::string>& dates;  // the unknowns' dates (M + 1), or none
   const std::vector<DatePair>& pairs;     // the observations' pairs, or none
   const std::vector<std::string>& names;  // x's channels' names (dates, terms), or none
+  const std::vector<Harmonic>& harmonics;  // a harmonic design's periodic terms, or none
   QString file;
 };
 
@@ -46,16 +47,18 @@ struct LayerEntry {
   bool is_signed;
   const char* per;  // the values in the cube's unit (per year: "/yr"), or null (counts, categories)
   bool (*applies)(const Document&);
-  std::size_t (*channels)(const Design&);
+  std::size_t (*channels)(const Document&);
   LayerMap (*draw)(const LayerInput&, std::size_t channel);
 };
 
 bool always(const Document&) { return true; }
-std::size_t one(const Design&) { return 1; }
+std::size_t one(const Document&) { return 1; }
+bool periodic(const Document& doc) { return !doc.harmonics().empty(); }
+std::size_t each_harmonic(const Document& doc) { return doc.harmonics().size(); }
 
 const LayerEntry kLayers[] = {
     {Layer::Solution, QT_TRANSLATE_NOOP("ResultPage", "Solution x"), QT_TRANSLATE_NOOP("ResultPage", "The unknowns of each pixel, one channel each"),
-     true, "", always, [](const Design& d) { return d.cols(); },
+     true, "", always, [](const Document& d) { return d.design()->cols(); },
      [](const LayerInput& in, std::size_t ch) {
        LayerMap m{plane(in.result.x, ch), {}, {}};
        if (!in.dates.empty()) {
@@ -71,7 +74,7 @@ const LayerEntry kLayers[] = {
      }},
     {Layer::Model, QT_TRANSLATE_NOOP("ResultPage", "Model A·x (gap-filled)"),
      QT_TRANSLATE_NOOP("ResultPage", "The fitted value of each observation, missing ones included"), true, "", always,
-     [](const Design& d) { return d.rows(); },
+     [](const Document& d) { return d.design()->rows(); },
      [](const LayerInput& in, std::size_t ch) {
        LayerMap m{plane(model_band(in.design, in.result.x, ch)), {}, {}};
        if (ch < in.pairs.size()) m.channel = QString::fromStdString(pair_names({in.pairs[ch]})[0]);
@@ -109,6 +112,27 @@ const LayerEntry kLayers[] = {
        m.style.title = ResultPage::tr("%1 — linear velocity of the time series, per year (%2 to %3)")
                            .arg(in.file)
                            .arg(iso_day(in.dates.front()), iso_day(in.dates.back()));
+       return m;
+     }},
+    {Layer::Amplitude, QT_TRANSLATE_NOOP("ResultPage", "Seasonal amplitude"),
+     QT_TRANSLATE_NOOP("ResultPage", "The amplitude of each periodic term of a harmonic fit, sqrt(cos² + sin²) (harmonic designs)"), false, "",
+     periodic, each_harmonic,
+     [](const LayerInput& in, std::size_t ch) {
+       const Harmonic& h = in.harmonics[ch];
+       LayerMap m{plane(harmonic_amplitude(in.result.x, h)), {}, QString::fromStdString(h.name)};
+       m.style.title = ResultPage::tr("%1 — %2 amplitude").arg(in.file, m.channel);
+       return m;
+     }},
+    {Layer::Peak, QT_TRANSLATE_NOOP("ResultPage", "Seasonal peak (phase)"),
+     QT_TRANSLATE_NOOP("ResultPage", "When each periodic term of a harmonic fit peaks within its period: days after 1 January for dated "
+                                     "times (harmonic designs)"),
+     false, nullptr, periodic, each_harmonic,
+     [](const LayerInput& in, std::size_t ch) {
+       const Harmonic& h = in.harmonics[ch];
+       LayerMap m{plane(harmonic_peak(in.result.x, h)), {}, QString::fromStdString(h.name)};
+       m.style.unit = h.unit_days > 0 ? ResultPage::tr("day") : ResultPage::tr("time");
+       m.style.title = h.unit_days > 0 ? ResultPage::tr("%1 — %2 peak, days into its %3-day period").arg(in.file, m.channel).arg(h.period * h.unit_days, 0, 'g', 5)
+                                       : ResultPage::tr("%1 — %2 peak, time into its period of %3").arg(in.file, m.channel).arg(h.period, 0, 'g', 5);
        return m;
      }},
 };
@@ -276,7 +300,7 @@ ColorScale ResultPage::scale(Layer L, const std::vector<double>& v) const {
   const LayerView& lv = views_[static_cast<std::size_t>(L)];
   static const Colormap kMaps[] = {Colormap::Viridis, Colormap::Viridis, Colormap::RdBu, Colormap::Twilight, Colormap::Grey};
   ColorScale scale;
-  scale.map = lv.colormap > 0 ? kMaps[lv.colormap] : entry(L).is_signed ? Colormap::RdBu : Colormap::Viridis;
+  scale.map = lv.colormap > 0 ? kMaps[lv.colormap] : L == Layer::Peak ? Colormap::Twilight : entry(L).is_signed ? Colormap::RdBu : Colormap::Viridis;
   scale.reversed = lv.reversed;
   const auto design = doc_->design();
   if (L == Layer::Status) {
@@ -296,7 +320,7 @@ ColorScale ResultPage::scale(Layer L, const std::vector<double>& v) const {
 
 int ResultPage::channels(Layer layer) const {
   const auto design = doc_->design();
-  return design ? static_cast<int>(entry(layer).channels(*design)) : 0;
+  return design ? static_cast<int>(entry(layer).channels(*doc_)) : 0;
 }
 
 bool ResultPage::applies(Layer layer) const {
@@ -311,7 +335,7 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
   const LayerEntry& e = entry(L);
   const std::vector<std::string> dates = doc_->unknownDates();
   const std::vector<std::string> names = doc_->xNames();
-  LayerMap m = e.draw({*doc_->result(), *doc_->design(), dates, doc_->pairs(), names, QFileInfo(doc_->cubeName()).fileName()},
+  LayerMap m = e.draw({*doc_->result(), *doc_->design(), dates, doc_->pairs(), names, doc_->harmonics(), QFileInfo(doc_->cubeName()).fileName()},
                       static_cast<std::size_t>(std::clamp(channel, 0, channels(L) - 1)));
   if (e.per) {
     const double k = doc_->unitScale();
@@ -320,12 +344,17 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
     if (!doc_->unitLabel().isEmpty()) m.style.unit = doc_->unitLabel() + e.per;
   }
   m.style.scale = scale(L, m.values);
+  if (L == Layer::Peak && views_[static_cast<std::size_t>(L)].auto_range) {  // the whole cycle: the colours wrap as the days do
+    const Harmonic& h = doc_->harmonics()[static_cast<std::size_t>(std::clamp(channel, 0, channels(L) - 1))];
+    m.style.scale.lo = 0;
+    m.style.scale.hi = h.period * (h.unit_days > 0 ? h.unit_days : 1);
+  }
   return {std::move(m.values), std::move(m.style), m.channel, static_cast<int>(doc_->result()->x.dim(1)),
           static_cast<int>(doc_->result()->x.dim(2))};
 }
 
 QString ResultPage::layerName(Layer layer) {
-  static const char* kNames[] = {"solution", "model", "residual-rms", "rank", "status", "velocity"};
+  static const char* kNames[] = {"solution", "model", "residual-rms", "rank", "status", "velocity", "amplitude", "peak"};
   return kNames[static_cast<std::size_t>(layer)];
 }
 

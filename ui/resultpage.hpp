@@ -26,8 +26,8 @@ namespace cubesolve::ui {
 class Document;
 class ImageView;
 
-enum class Layer { Solution, Model, ResidualRms, Rank, Status, Velocity };
-constexpr std::size_t kLayerCount = 6;
+enum class Layer { Solution, Model, ResidualRms, Rank, Status, Velocity, Amplitude, Peak };
+constexpr std::size_t kLayerCount = 8;
 
 class ResultPage : public QWidget {
   Q_OBJECT

@@ -40,9 +40,9 @@ struct Options {
   QCommandLineOption pixel{"pixel", "Pixel to inspect once solved (default for --screenshot: the centre).", "row,col"};
   QCommandLineOption pin{"pin", "Pixel to pin for comparison once read (repeatable): marked on every map, its series in the inspector.", "Y,X"};
   QCommandLineOption unit{"unit", "A MintPy stack's phase shown as line-of-sight displacement in mm (default), cm or m, or as radian.", "UNIT"};
-  QCommandLineOption layer{"layer", "Result layer to show: solution, model, residual-rms, rank, status or velocity.", "NAME"};
+  QCommandLineOption layer{"layer", "Result layer to show: solution, model, residual-rms, rank, status, velocity, amplitude or peak.", "NAME"};
   QCommandLineOption channel{"channel", "Channel of the layer to show: its index, or a date YYYYMMDD of the time series.", "K|YYYYMMDD"};
-  QCommandLineOption exports{"export", "After solving, write a layer (solution, model, residual-rms, rank, status, velocity) to FILE: "
+  QCommandLineOption exports{"export", "After solving, write a layer (solution, model, residual-rms, rank, status, velocity, amplitude, peak) to FILE: "
                                        ".tif or .npy every channel as data in the unit shown, .png the channel shown as a figure "
                                        "(repeatable); then exit, after --screenshot where given.", "LAYER=FILE"};
   QCommandLineOption bench_resolve{"bench-resolve", "Benchmark: after the first solve, change a parameter K times and print where "
@@ -52,6 +52,8 @@ struct Options {
   QCommandLineOption export_chart{"export-chart", "After solving, draw the inspected pixel's chart (its time series where the design "
                                                   "has dates, else its observations and fit; the histogram with --view groups) to "
                                                   "FILE.png or FILE.svg at --chart-size; then exit.", "FILE"};
+  QCommandLineOption pairs{"pairs", "The SBAS design's pairs file (DESIGN sbas), as the CLI's.", "FILE"};
+  QCommandLineOption times{"times", "The times of a built design (poly:D, harmonic:K[:P]): a number or YYYYMMDD per line, as the CLI's.", "FILE"};
   QCommandLineOption chart_size{"chart-size", "Size of --export-chart in pixels (default 1200x800).", "WxH", "1200x800"};
   // The CLI's solve and stack options, by its names and rules.
   std::vector<QCommandLineOption> shared{
@@ -71,8 +73,9 @@ struct Options {
     parser.setApplicationDescription("Per-pixel minimum-norm least squares on data cubes with gaps.");
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy; DESIGN may be .csv)", "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts, export_chart, chart_size, bench_resolve});
+    parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy or a raster; DESIGN .npy, .csv, or built: sbas, poly:D, harmonic:K[:P])",
+                                 "[files...]");
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts, export_chart, chart_size, pairs, times, bench_resolve});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -166,7 +169,7 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     std::fprintf(stderr, "cubesolve: %s, found '%s'\n", what, found.toUtf8().constData());
     return std::nullopt;
   };
-  const char* layers = "--layer: expected solution, model, residual-rms, rank, status or velocity";
+  const char* layers = "--layer: expected solution, model, residual-rms, rank, status, velocity, amplitude or peak";
   if (parser.isSet(o.layer) && !(s.layer = cubesolve::ui::ResultPage::layerNamed(parser.value(o.layer)))) return refuse(layers, parser.value(o.layer));
   s.channel = parser.value(o.channel);
   for (const QString& p : parser.values(o.pin)) {
@@ -179,7 +182,7 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     const auto eq = e.indexOf('=');
     const auto l = eq > 0 ? cubesolve::ui::ResultPage::layerNamed(e.left(eq)) : std::nullopt;
     if (!l || eq + 1 >= e.size())
-      return refuse("--export: expected LAYER=FILE with LAYER solution, model, residual-rms, rank, status or velocity", e);
+      return refuse("--export: expected LAYER=FILE with LAYER solution, model, residual-rms, rank, status, velocity, amplitude or peak", e);
     s.layer_files.emplace_back(*l, e.mid(eq + 1));
   }
   s.ts_file = parser.value(o.export_ts);
@@ -292,7 +295,7 @@ int main(int argc, char** argv) {
   if (parser.isSet(o.screenshot)) screenshotThenExit(window, parser.value(o.screenshot), select);
   if (scripted) quitOnFailure(window);
   const QStringList files = parser.positionalArguments();
-  if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2));
+  if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2), parser.value(o.pairs), parser.value(o.times));
   else if (parser.isSet(o.demo) || scripted || !window.restoreSession())
     window.openDemo(parser.isSet(o.demo) ? parser.value(o.demo) : "insar", parser.value(o.size).toInt());
   return app.exec();

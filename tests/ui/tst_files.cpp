@@ -152,7 +152,56 @@ private slots:
     w.showLayer(MainWindow::Layer::Solution, 2);
     QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), QString("harmonic1_cos"));
     QVERIFY(w.resultView()->style().title.contains("x[2]: harmonic1_cos"));
+    // A harmonic fit's amplitude and peak as layers of their own, per periodic term.
+    auto* layers = w.findChild<QComboBox*>("layer");
+    QVERIFY(layers->findData(int(MainWindow::Layer::Amplitude)) >= 0 && layers->findData(int(MainWindow::Layer::Peak)) >= 0);
+    w.showLayer(MainWindow::Layer::Amplitude, 0);
+    const Array& x = w.result()->x;
+    const std::size_t P = x.dim(1) * x.dim(2);
+    for (std::size_t p = 0; p < P; p += 7)
+      QCOMPARE(w.resultView()->values()[p], std::hypot(x.value(2 * P + p), x.value(3 * P + p)));
+    QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), QString("harmonic1"));
+    w.showLayer(MainWindow::Layer::Peak, 0);
+    QVERIFY2(w.resultView()->style().title.contains("peak, time into its period of 25"), qPrintable(w.resultView()->style().title));
+    QCOMPARE(w.resultView()->style().scale.hi, 25.0);  // the whole cycle, in its colours
+    QCOMPARE(w.resultView()->style().scale.map, Colormap::Twilight);
+    // Dated times: the annual term's peak in days after 1 January.
+    QString dates;
+    for (std::size_t i = 0; i < w.document().cube()->dim(0); ++i) dates += QString::fromStdString(date_of_day(day_number("20200103") + 30 * long(i))) + "\n";
+    const QString times = dir_.filePath("dates.txt");
+    QFile f(times);
+    QVERIFY(f.open(QIODevice::WriteOnly) && f.write(dates.toUtf8()) > 0);
+    f.close();
+    QVERIFY(loads(w, [&] { w.buildDesign("harmonic:1", {}, times); }));
+    QVERIFY(waitSolved(w));
+    w.showLayer(MainWindow::Layer::Peak, 0);
+    QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), QString("annual"));
+    QVERIFY2(w.resultView()->style().title.contains("annual peak, days into its 365.25-day period"), qPrintable(w.resultView()->style().title));
+    QCOMPARE(w.resultView()->style().unit, QString("day"));
+    QCOMPARE(w.resultView()->style().scale.hi, 365.25);
+    // Other designs have no such layers.
+    QVERIFY(loads(w, [&] { w.buildDesign("poly:2", {}, {}); }));
+    QVERIFY(waitSolved(w));
+    QCOMPARE(layers->findData(int(MainWindow::Layer::Amplitude)), -1);
+    QVERIFY(loads(w, [&] { w.buildDesign("harmonic:1:25", {}, {}); }));
+    QVERIFY(waitSolved(w));
     QVERIFY(failure(w, [&] { w.buildDesign("poly:x", {}, {}); }).contains("poly:x"));
+    // Scripted with the CLI's words (a built design, --times), the amplitude
+    // exported is that of the CLI's x for the same inputs.
+    const auto [cube, design] = demoFiles("seed", 12, "season");
+    const QString amplitude = dir_.filePath("amplitude.npy"), x_cli = dir_.filePath("x_season.npy");
+    QProcess app, cli;
+    app.start(CUBESOLVE_GUI_APP, {QString::fromStdString(cube), "harmonic:1", "--times", times, "--export", "amplitude=" + amplitude});
+    cli.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(cube), "harmonic:1", "--times", times, "-o", x_cli});
+    QVERIFY(app.waitForFinished(60000) && cli.waitForFinished(60000));
+    QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    const Array a = read_npy(amplitude.toStdString()), xc = read_npy(x_cli.toStdString());
+    QCOMPARE(a.shape(), (Shape{1, 12, 12}));
+    for (std::size_t p = 0; p < 144; ++p) {
+      const double want = std::hypot(xc.value(2 * 144 + p), xc.value(3 * 144 + p));
+      QVERIFY2(std::abs(a.value(p) - want) <= 1e-5 * (1 + want) || (std::isnan(want) && std::isnan(a.value(p))), qPrintable(QString::number(p)));
+    }
     QCOMPARE(w.design()->cols(), std::size_t{4});
   }
 

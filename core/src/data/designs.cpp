@@ -272,6 +272,25 @@ std::vector<std::string> design_terms(const DesignSpec& d) {
   return names;
 }
 
+std::vector<Harmonic> design_harmonics(const DesignSpec& d, std::size_t n) {
+  std::vector<std::string> parts;
+  std::stringstream ss(d.spec);
+  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  if (!((parts.size() == 2 || parts.size() == 3) && parts[0] == "harmonic")) return {};
+  const std::vector<std::string> terms = design_terms(d);
+  double period = d.times.empty() ? static_cast<double>(n) : 1.0;
+  if (parts.size() == 3) period = std::strtod(parts[2].c_str(), nullptr);  // checked by make_design
+  bool dated = !d.times.empty();
+  if (dated)
+    for_each_line(d.times, [&](std::size_t, const std::string& line) { dated = dated && is_date(line); });
+  std::vector<Harmonic> out;
+  for (std::size_t c = 2; c + 1 < terms.size(); c += 2) {
+    const std::size_t k = c / 2;
+    out.push_back({terms[c].substr(0, terms[c].size() - 4), c, c + 1, period / static_cast<double>(k), dated ? 365.25 : 0.0});
+  }
+  return out;
+}
+
 Array make_design(const DesignSpec& d, std::size_t n) {
   if (d.spec == "sbas") {
     if (d.pairs.empty())

@@ -1,4 +1,5 @@
 #include <cubesolve/engine/engine.hpp>
+#include <cubesolve/data/designs.hpp>
 #include <cubesolve/error.hpp>
 
 #include "engine/factors.hpp"
@@ -229,6 +230,30 @@ Array linear_rate(const Array& x, const std::vector<double>& times) {
     out.data<double>()[p] = n > 1 && var > 1e-12 * stt ? (sty - st * sy / n) / var : std::numeric_limits<double>::quiet_NaN();
   }
   return out;
+}
+
+namespace {
+/// f(a, b) of the cosine and sine channels of `h` for every pixel of x.
+Array each_harmonic(const Array& x, const Harmonic& h, double (*f)(double, double, const Harmonic&)) {
+  const std::size_t M = x.dim(0), P = x.dim(1) * x.dim(2);
+  if (h.cos >= M || h.sin >= M) throw InputError("harmonic " + h.name + ": expected its columns within the " + std::to_string(M) + " unknowns");
+  Array out(DType::Float64, {1, x.dim(1), x.dim(2)});
+  for (std::size_t p = 0; p < P; ++p) out.data<double>()[p] = f(x.value(h.cos * P + p), x.value(h.sin * P + p), h);
+  return out;
+}
+}  // namespace
+
+Array harmonic_amplitude(const Array& x, const Harmonic& h) {
+  return each_harmonic(x, h, [](double a, double b, const Harmonic&) { return std::hypot(a, b); });
+}
+
+Array harmonic_peak(const Array& x, const Harmonic& h) {
+  return each_harmonic(x, h, [](double a, double b, const Harmonic& t) {
+    if (!std::isfinite(a) || !std::isfinite(b) || (a == 0 && b == 0)) return std::numeric_limits<double>::quiet_NaN();
+    double at = std::atan2(b, a) / (2 * 3.141592653589793) * t.period;  // ωt = atan2(b, a), ω = 2π / period
+    if (at < 0) at += t.period;
+    return t.unit_days > 0 ? at * t.unit_days : at;
+  });
 }
 
 Array residual_cube(const Array& cube, const Array& model) {

@@ -189,6 +189,47 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(InputError, linear_rate(x, {0, 1}));
   }
 
+  // A harmonic design's periodic terms as amplitude and peak day: a series
+  // made with a known amplitude and peak is fitted and gives them back.
+  void harmonicAmplitudeAndPeak() {
+    std::string times;
+    std::vector<std::string> dates;
+    for (long d = day_number("20190105"); d < day_number("20220101"); d += 12) dates.push_back(date_of_day(d));
+    for (const auto& d : dates) times += d + "\n";
+    write("dates.txt", times);
+    const DesignSpec spec{"harmonic:2", "", file("dates.txt")};
+    const std::vector<Harmonic> h = design_harmonics(spec, dates.size());
+    QCOMPARE(h.size(), std::size_t{2});
+    QVERIFY(h[0].name == "annual" && h[0].cos == 2 && h[0].sin == 3 && h[0].period == 1.0 && h[0].unit_days == 365.25);
+    QVERIFY(h[1].name == "semiannual" && h[1].cos == 4 && h[1].sin == 5 && h[1].period == 0.5);
+    // Pixel 0: 3 mm peaking on day 100 and 0.5 mm every half year from day 40; pixel 1: no cycle.
+    const double pi = 3.141592653589793;
+    Array y(DType::Float64, {dates.size(), 1, 2});
+    for (std::size_t i = 0; i < dates.size(); ++i) {
+      const double t = decimal_year(dates[i], "date");
+      y.data<double>()[2 * i] = 2 + 0.1 * t + 3 * std::cos(2 * pi * (t - 100 / 365.25)) + 0.5 * std::cos(4 * pi * (t - 40 / 365.25));
+      y.data<double>()[2 * i + 1] = 1 + 0.2 * t;
+    }
+    const SolveResult r = solve(y, Design(make_design(spec, dates.size())));
+    const Array amp = harmonic_amplitude(r.x, h[0]), peak = harmonic_peak(r.x, h[0]), half = harmonic_peak(r.x, h[1]);
+    QVERIFY2(std::abs(amp.value(0) - 3) < 1e-8, qPrintable(QString::number(amp.value(0), 'g', 17)));
+    QVERIFY2(std::abs(peak.value(0) - 100) < 1e-6, qPrintable(QString::number(peak.value(0), 'g', 17)));
+    QVERIFY2(std::abs(harmonic_amplitude(r.x, h[1]).value(0) - 0.5) < 1e-8, "semiannual amplitude");
+    QVERIFY2(std::abs(half.value(0) - 40) < 1e-6, qPrintable(QString::number(half.value(0), 'g', 17)));
+    QVERIFY(amp.value(1) < 1e-9);
+    // A peak just before the period's end stays in [0, period); no cycle has no peak.
+    Array x(DType::Float64, {4, 1, 2});
+    const double v[8] = {0, 0, 0, 0, std::cos(-0.01), 0, std::sin(-0.01), 0};
+    std::copy(v, v + 8, x.data<double>());
+    const Array p = harmonic_peak(x, h[0]);
+    QVERIFY(std::abs(p.value(0) - (1 - 0.01 / (2 * pi)) * 365.25) < 1e-9);
+    QVERIFY(std::isnan(p.value(1)));
+    // Without dates the period is in the times' unit; other designs have no harmonics.
+    QCOMPARE(design_harmonics({"harmonic:1", "", ""}, 24)[0].period, 24.0);
+    QCOMPARE(design_harmonics({"harmonic:1", "", ""}, 24)[0].unit_days, 0.0);
+    QVERIFY(design_harmonics({"poly:2", "", ""}, 24).empty());
+  }
+
   // The velocity's time axis is MintPy's (yyyymmdd2years: year + (day of
   // year - 1) / 365.25), and each pixel's line goes through its valid dates.
   void velocityAsMintPy() {

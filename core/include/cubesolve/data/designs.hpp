@@ -89,6 +89,20 @@ struct DesignSpec {
 /// column); none otherwise. Throws IoError, InputError as make_design.
 std::vector<std::string> design_terms(const DesignSpec& spec);
 
+/// A periodic term of a built harmonic design: its name ("annual",
+/// "semiannual", "harmonicK"), the columns of its cosine and sine, its
+/// period in the design's time unit (band index, or decimal years where the
+/// times are dates) and, where the times are dates, how many days that unit is
+/// (365.25; 0 otherwise).
+struct Harmonic {
+  std::string name;
+  std::size_t cos = 0, sin = 0;
+  double period = 1, unit_days = 0;
+};
+/// The periodic terms of a harmonic:K[:P] design for n bands (none for
+/// other designs). Throws IoError, InputError as make_design.
+std::vector<Harmonic> design_harmonics(const DesignSpec& spec, std::size_t n);
+
 /// The design matrix for a cube of n bands, read or built. Throws IoError,
 /// InputError naming the file or the description (a built design of another
 /// number of rows than n included).

@@ -28,6 +28,8 @@
 
 namespace cubesolve {
 
+struct Harmonic;  // a periodic term of a design (data/designs.hpp)
+
 namespace detail {
 struct DesignFactors;
 }
@@ -199,6 +201,15 @@ std::vector<bool> undetermined_unknowns(const Design& design, const std::vector<
 /// distinct times are valid or x is NaN throughout. Throws InputError when
 /// `times` is not M + 1 long.
 Array linear_rate(const Array& x, const std::vector<double>& times);
+
+/// Each pixel's amplitude of a periodic term of x (M, H, W): the amplitude
+/// of a·cos + b·sin, sqrt(a² + b²); (1, H, W) float64, NaN where x is.
+Array harmonic_amplitude(const Array& x, const Harmonic& h);
+/// When each pixel's periodic term peaks: the time within its period at
+/// which a·cos(ωt) + b·sin(ωt) is largest, atan2(b, a)/ω modulo the period,
+/// in days where the times are dates (days after 1 January for an annual
+/// term), else in the design's time unit; NaN where x is or a = b = 0.
+Array harmonic_peak(const Array& x, const Harmonic& h);
 
 /// The model cube A·X (N, H, W) in X's dtype, NaN where X is NaN. Throws
 /// InputError for X not of shape (M, H, W).
