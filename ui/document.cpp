@@ -37,12 +37,18 @@ Change cube_change(Array cube, const std::string& path, GeoReference geo) {
 /// A cube file, or a MintPy stack's kept interferograms with their design,
 /// opened as the CLI opens them (open_inputs: MintPy's rules as `options`
 /// say, the coherence weights, the velocity formulation).
-Change read_cube_file(const std::string& path, InputOptions options) {
+Change read_cube_file(const std::string& path, InputOptions options, const Progress& progress) {
   if (is_stack(path, "sbas")) {
     options.stack.unreferenced_if_none = true;  // the window says so and offers to pick the reference
     auto in = std::make_shared<Inputs>(open_inputs(path, DesignSpec{"sbas", "", ""}, "", options));
-    Array weights;
-    Array cube = in->rows(0, in->cube->shape()[1], in->weights ? &weights : nullptr);
+    const Shape& shape = in->cube->shape();
+    Array cube(in->cube->dtype(), shape), weights = in->weights ? Array(in->weights->dtype(), shape) : Array();
+    for_row_blocks(shape[1], shape[0] * shape[2] * dtype_size(cube.dtype()) * (in->weights ? 2 : 1), progress,
+                   [&](std::size_t r0, std::size_t r1) {
+                     Array w;
+                     put_rows(cube, r0, in->rows(r0, r1, in->weights ? &w : nullptr));
+                     if (in->weights) put_rows(weights, r0, w);
+                   });
     Change c = cube_change(std::move(cube), path, in->cube->geo());
     if (in->weights) {
       c.weights = std::make_shared<const Array>(std::move(weights));
@@ -61,7 +67,7 @@ Change read_cube_file(const std::string& path, InputOptions options) {
     return c;
   }
   auto reader = open_cube(path);
-  Array cube = reader->rows(0, reader->shape()[1]);
+  Array cube = read_all(*reader, progress);
   return cube_change(std::move(cube), path, reader->geo());
 }
 
@@ -150,12 +156,13 @@ Document::Document(QObject* parent) : QObject(parent), worker_(new Worker(this))
   });
 }
 
-void Document::load(const char* job, std::function<Change()> work) {
+void Document::load(const char* job, std::function<Change(const Progress&)> work) {
   worker_->run<Change>(job, std::move(work), [this](Change c) { apply(std::move(c)); },
                        [this](const QString& message, int code) { fail(message, code); });
 }
 
 void Document::fail(const QString& message, int code) {
+  if (code == exit_code(Cancelled())) return emit jobCancelled();  // what was there stays
   failure_code_ = code;
   emit failed(message);
 }
@@ -309,7 +316,7 @@ void Document::apply(Change c) {
 
 void Document::openDemo(const QString& name, int size) {
   const std::string n = name.toStdString();
-  load("demo", [n, size, name] {
+  load("demo", [n, size, name](const Progress&) {
     DemoCube d = make_demo(n, static_cast<std::size_t>(size));
     Change c = cube_change(std::move(d.cube), n, {});
     c.cube_name = tr("demo: %1").arg(name);
@@ -326,7 +333,7 @@ void Document::openCube(const QString& path) {
   const std::string p = path.toStdString();
   input_options_.stack.ref_y = input_options_.stack.ref_x = -1;  // another stack's pixel means nothing here
   const InputOptions options = input_options_;
-  load("read cube", [p, options] { return read_cube_file(p, options); });
+  load("read cube", [p, options](const Progress& progress) { return read_cube_file(p, options, progress); });
 }
 
 void Document::setInputOptions(const InputOptions& options) {
@@ -336,7 +343,7 @@ void Document::setInputOptions(const InputOptions& options) {
   }
   cancel();
   const std::string p = cube_name_.toStdString();
-  load("read cube", [p, options] { return read_cube_file(p, options); });  // the options hold once it is read
+  load("read cube", [p, options](const Progress& progress) { return read_cube_file(p, options, progress); });  // the options hold once it is read
 }
 
 bool Document::isStack() const { return stack_support() && is_stack_path(cube_name_.toStdString()) && QFileInfo(cube_name_).isFile(); }
@@ -378,20 +385,20 @@ std::vector<double> years_of(const std::vector<std::string>& dates) {
 void Document::openDesign(const QString& path) {
   const std::string p = path.toStdString();
   const std::size_t n = cube_ ? cube_->dim(0) : 0;
-  load("read design", [p, n] { return design_change(read_array(p), p, n); });
+  load("read design", [p, n](const Progress&) { return design_change(read_array(p), p, n); });
 }
 
 void Document::buildDesign(const QString& spec, const QString& pairs, const QString& times) {
   if (!cube_) return fail(tr("Open a cube before building its design matrix."));
   const DesignSpec d{spec.toStdString(), pairs.toStdString(), times.toStdString()};
   const std::size_t n = cube_->dim(0);
-  load("build design", [d, n] { return design_of(d, n); });
+  load("build design", [d, n](const Progress&) { return design_of(d, n); });
 }
 
 void Document::openWeights(const QString& path) {
   const std::string p = path.toStdString();
   const auto cube = cube_;
-  load("read weights", [p, cube] { return weights_change(read_npy(p), p, cube); });
+  load("read weights", [p, cube](const Progress&) { return weights_change(read_npy(p), p, cube); });
 }
 
 void Document::openAny(const QString& path) {
@@ -402,7 +409,7 @@ void Document::openAny(const QString& path) {
   // there), another 3-D array a new cube, a 2-D one a design matrix.
   const auto cube = cube_;
   const bool has_design = design_ != nullptr;
-  load("read file", [p, cube, has_design] {
+  load("read file", [p, cube, has_design](const Progress&) {
     Array a = read_npy(p);
     if (a.ndim() == 3 && a.shape() == cube->shape() && has_design) return weights_change(std::move(a), p, cube);
     if (a.ndim() == 3) return cube_change(std::move(a), p, {});
@@ -415,8 +422,8 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
   const std::string c = cube.toStdString(), w = weights.toStdString();
   const DesignSpec d{design.toStdString(), pairs.toStdString(), times.toStdString()};
   const InputOptions options = input_options_;
-  load("read files", [c, d, w, options] {
-    Change ch = read_cube_file(c, options);
+  load("read files", [c, d, w, options](const Progress& progress) {
+    Change ch = read_cube_file(c, options, progress);
     if (!d.spec.empty()) {
       Change dc = design_of(d, ch.cube->dim(0));
       ch.design = std::move(dc.design);

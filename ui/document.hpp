@@ -151,6 +151,8 @@ public:
   /// Solves with options() (and the weights when useWeights()).
   void solve();
   void cancel() { worker_->cancel(); }
+  /// Cancels the reads and exports under way; the document stays as it was.
+  void cancelJobs() { worker_->cancelJobs(); }
   /// True from solve() until its result, cancellation or failure arrives.
   bool solving() const { return pending_ != 0; }
 
@@ -186,6 +188,8 @@ signals:
   void solveFailed(const QString& message);
   void exported(const QStringList& paths);
   void failed(const QString& message);
+  /// A read or an export was cancelled (Esc): the document is as it was.
+  void jobCancelled();
 
 public:
   /// What a job read, applied at once on the GUI thread.
@@ -210,7 +214,7 @@ public:
   };
 
 private:
-  void load(const char* job, std::function<Change()> work);
+  void load(const char* job, std::function<Change(const Progress&)> work);
   void apply(Change change);
   /// Says why something could not be done (failed()); `code` as exit_code
   /// gives it for what was thrown (2: the request or the input itself).

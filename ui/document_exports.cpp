@@ -38,10 +38,10 @@ void Document::exportSolution(const QString& path, bool cubes) {
   const GeoReference geo = geo_;
   worker_->run<QStringList>(
       "export solution",
-      [paths, inputs, result, design, cube, geo] {
+      [paths, inputs, result, design, cube, geo](const Progress& progress) {
         paths.check(inputs);
         QStringList written;
-        for (const auto& p : write_result(paths, *result, *design, *cube, geo)) written << QString::fromStdString(p);
+        for (const auto& p : write_result(paths, *result, *design, *cube, geo, progress)) written << QString::fromStdString(p);
         return written;
       },
       [this](QStringList written) { emit exported(written); }, [this](const QString& m, int code) { fail(m, code); });
@@ -52,9 +52,10 @@ void Document::exportFigures(const QString& folder, std::vector<Figure> figures,
   auto shared = std::make_shared<std::vector<Figure>>(std::move(figures));
   worker_->run<QStringList>(
       "export channels",
-      [shared, dir, format, scale] {
+      [shared, dir, format, scale](const Progress& progress) {
         OutputSet out;
         for (const Figure& f : *shared) {
+          if (!progress(static_cast<double>(&f - shared->data()) / static_cast<double>(shared->size()))) throw Cancelled();
           const QString path = dir.filePath(f.name + "." + format);
           const QByteArray bytes =
               figure_bytes(f.values, f.height, f.width, f.style, scale > 0 ? scale : default_figure_scale(f.height, f.width), format);

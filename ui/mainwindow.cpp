@@ -119,7 +119,7 @@ void MainWindow::buildStatusBar() {
   progress_->setMaximumWidth(220);
   progress_->hide();
   cancel_ = new QPushButton(tr("Cancel"));
-  cancel_->setToolTip(tr("Stop the solve and keep the result shown (Esc)"));
+  cancel_->setToolTip(tr("Stop the solve, read or export; what is shown stays (Esc)"));
   cancel_->hide();
   connect(cancel_, &QPushButton::clicked, this, &MainWindow::cancelSolve);
   // One current message: the solve's summary yields to a passing message
@@ -240,6 +240,23 @@ void MainWindow::connectDocument() {
   connect(doc_, &Document::loaded, this, &MainWindow::onLoaded);
   connect(doc_, &Document::solveStarted, this, [this] { showSolving(true); });
   connect(doc_, &Document::progress, this, [this](double f) { progress_->setValue(static_cast<int>(f * 1000)); });
+  // Reads and exports: their progress and Cancel, as a solve's.
+  Worker& worker = doc_->worker();
+  auto before = std::make_shared<QString>();  // the status a job's message replaced
+  connect(&worker, &Worker::jobStarted, this, [this, before](const QString& job) {
+    if (!progress_->isVisible()) *before = status_->text();
+    showSolving(true);
+    status_->setText(tr("%1…").arg(job.left(1).toUpper() + job.mid(1)));
+  });
+  connect(&worker, &Worker::jobProgress, this, [this](double f) { progress_->setValue(static_cast<int>(f * 1000)); });
+  connect(&worker, &Worker::jobEnded, this, [this, before] {
+    if (doc_->worker().jobsRunning() || doc_->solving()) return;
+    showSolving(false);
+    status_->setText(*before);
+  });
+  connect(doc_, &Document::jobCancelled, this, [this] {
+    status_->setText(doc_->cube() ? tr("Cancelled; what was open stays.") : tr("Cancelled."));
+  });
   connect(doc_, &Document::solved, this, &MainWindow::onSolved);
   connect(doc_, &Document::solveCancelled, this, [this] {
     showSolving(false);

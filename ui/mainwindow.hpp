@@ -58,7 +58,11 @@ public:
 
   /// Solves with the document's parameters (those shown) on the worker thread.
   void solve() { doc_->solve(); }
-  void cancelSolve() { doc_->cancel(); }
+  /// Esc: cancels the solve, and the reads and exports under way.
+  void cancelSolve() {
+    doc_->cancel();
+    doc_->cancelJobs();
+  }
   /// True from solve() until its result, cancellation or failure has been shown.
   bool solving() const { return doc_->solving(); }
   SolveOptions options() const { return doc_->options(); }

@@ -14,6 +14,7 @@ Worker::Worker(QObject* parent) : QObject(parent) {
 
 Worker::~Worker() {
   if (token_) *token_ = true;
+  if (job_token_) *job_token_ = true;
   thread_.requestInterruption();
   thread_.quit();
   thread_.wait();
@@ -66,6 +67,11 @@ int Worker::solve(std::shared_ptr<const Array> cube, std::shared_ptr<const Desig
 
 void Worker::cancel() {
   if (token_) *token_ = true;
+}
+
+void Worker::cancelJobs() {
+  if (job_token_) *job_token_ = true;
+  job_token_.reset();
 }
 
 }  // namespace cubesolve::ui

@@ -14,6 +14,7 @@
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
 #include <cubesolve/io/raster.hpp>
+#include <cubesolve/io/stream.hpp>
 
 #include <QAbstractButton>
 #include <QAction>
@@ -31,6 +32,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QProcess>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>

@@ -205,6 +205,57 @@ private slots:
     QCOMPARE(w.design()->cols(), std::size_t{4});
   }
 
+  // A read shows its progress block by block and Esc cancels it: what was
+  // open stays, and no error is shown.
+  void readProgressAndCancel() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 32));
+    const auto before = w.document().cube();
+    const std::string big = dir_.filePath("big.npy").toStdString();  // 48 x 600 x 600 float32: 69 MB, three blocks
+    {
+      Array a(DType::Float32, {48, 600, 600});
+      for (std::size_t i = 0; i < a.size(); i += 97) a.data<float>()[i] = NAN;
+      OutputSet out;
+      out.add_npy(big, a);
+      out.commit();
+    }
+    QSignalSpy progress(&w.document().worker(), &cubesolve::ui::Worker::jobProgress);
+    QSignalSpy cancelled(&w.document(), &cubesolve::ui::Document::jobCancelled), failed(&w, &MainWindow::errorShown);
+    w.document().openCube(QString::fromStdString(big));
+    w.cancelSolve();  // Esc before the first block is in: the read stops there
+    QVERIFY(cancelled.wait(60000));
+    QCOMPARE(w.document().cube(), before);
+    QVERIFY(failed.isEmpty());
+    QVERIFY2(w.findChild<QLabel*>("solve-summary")->text().contains("Cancelled"), qPrintable(w.findChild<QLabel*>("solve-summary")->text()));
+    QVERIFY(!w.findChild<QProgressBar*>()->isVisible());
+    // Read to the end: a report per block, the last at 1.
+    progress.clear();
+    QVERIFY(loads(w, [&] { w.document().openCube(QString::fromStdString(big)); }));
+    QVERIFY(progress.size() >= 3);
+    QCOMPARE(progress.last().first().toDouble(), 1.0);
+    QCOMPARE(w.document().cube()->shape(), (Shape{48, 600, 600}));
+    QVERIFY(std::isnan(w.document().cube()->value(97)) && w.document().cube()->value(98) == 0);
+    // An export too: cancelled, it leaves no file; run, it reports block by block.
+    QVERIFY(loads(w, [&] { w.buildDesign("poly:1", {}, {}); }));
+    QVERIFY(waitSolved(w) && w.result());
+    const QString x = dir_.filePath("big_x.tif");
+    cancelled.clear();
+    w.document().exportSolution(x, false);
+    w.cancelSolve();
+    QVERIFY(cancelled.wait(60000));
+    QVERIFY(!QFile::exists(x) && !QFile::exists(dir_.filePath("big_x_rank.tif")));
+    QCOMPARE(QDir(dir_.path()).entryList({"big_x*"}).size(), 0);  // nor a temporary file
+    progress.clear();
+    QCOMPARE(exports(w, [&] { w.document().exportSolution(x, false); }).size(), 6);
+    QVERIFY(progress.size() >= 2);
+    // The core's reader cancels as the window's does.
+    auto reader = open_cube(big);
+    int calls = 0;
+    QVERIFY_THROWS_EXCEPTION(Cancelled, read_all(*reader, [&](double) { return ++calls < 2; }));
+    QCOMPARE(calls, 2);
+  }
+
   void badFileKeepsTheData() {
     MainWindow w;
     QVERIFY(loads(w, [&] { w.openDemo("insar", 32); }));

@@ -301,9 +301,20 @@ std::size_t ResultWriter::extra_bytes_per_row(const ResultPaths& paths, const Sh
 }
 
 std::vector<std::string> write_result(const ResultPaths& paths, const SolveResult& r, const Design& design,
-                                      const Array& cube, const GeoReference& geo) {
+                                      const Array& cube, const GeoReference& geo, const Progress& progress) {
   ResultWriter writer(paths, cube.shape(), design.cols(), r.x.dtype(), cube.dtype(), geo);
-  writer.write(0, r, design, cube);
+  const std::size_t N = cube.dim(0), W = cube.dim(2);
+  const std::size_t row_bytes = (design.cols() * dtype_size(r.x.dtype()) + 32 + 3 * N * 8) * W;  // x, diagnostics, the model, residuals and block
+  for_row_blocks(cube.dim(1), row_bytes, progress, [&](std::size_t r0, std::size_t r1) {
+    SolveResult part;
+    part.x = take_rows(r.x, r0, r1);
+    part.n_valid = take_rows(r.n_valid, r0, r1);
+    part.rank = take_rows(r.rank, r0, r1);
+    part.rss = take_rows(r.rss, r0, r1);
+    part.status = take_rows(r.status, r0, r1);
+    part.cond = take_rows(r.cond, r0, r1);
+    writer.write(r0, part, design, take_rows(cube, r0, r1));
+  });
   return writer.commit();
 }
 

@@ -119,9 +119,10 @@ private:
   bool shared_ = true;
 };
 
-/// Writes a whole result (rows 0..H of `cube`) at once. Returns the paths.
-/// Throws IoError, InputError.
+/// Writes a whole result (rows 0..H of `cube`), a block of rows at a time
+/// with `progress` after each. Returns the paths. Throws IoError,
+/// InputError, and Cancelled (nothing written) when progress returns false.
 std::vector<std::string> write_result(const ResultPaths& paths, const SolveResult& r, const Design& design,
-                                      const Array& cube, const GeoReference& geo);
+                                      const Array& cube, const GeoReference& geo, const Progress& progress = {});
 
 }  // namespace cubesolve
