@@ -212,7 +212,6 @@ void ChartView::setSeries(const std::vector<Series>& series, const QString& titl
   left->SetCustomTickPositions(nullptr, nullptr);
   left->SetBehavior(vtkAxis::AUTO);
   left->SetTitle(yTitle.toStdString());
-  chart_->SetShowLegend(true);
   placeLegend();
   chart_->SetTitle(title.toStdString());
   chart_->RecalculateBounds();
@@ -270,7 +269,6 @@ void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<Ti
   left->SetCustomTickPositions(nullptr, nullptr);
   left->SetBehavior(vtkAxis::AUTO);
   left->SetTitle(yTitle.toStdString());
-  chart_->SetShowLegend(true);
   placeLegend();
   chart_->SetTitle(title.toStdString());
   chart_->RecalculateBounds();
@@ -280,6 +278,7 @@ void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<Ti
 
 void ChartView::placeLegend() {
   // Above the plot, under the title: never over the data.
+  chart_->SetShowLegend(true);
   vtkChartLegend* legend = chart_->GetLegend();
   legend->SetInline(false);
   legend->SetHorizontalAlignment(vtkChartLegend::CENTER);
