@@ -359,6 +359,36 @@ void Document::setReference(int row, int col) {
 
 std::vector<std::string> Document::dates() const { return pair_dates(pairs_); }
 
+QString Document::refDate() const {
+  const auto d = unknownDates();
+  return d.empty() ? QString() : QString::fromStdString(d[refIndex()]);
+}
+
+std::size_t Document::refIndex() const {
+  const auto d = unknownDates();
+  const auto at = std::find(d.begin(), d.end(), ref_date_.toStdString());
+  return at == d.end() ? 0 : static_cast<std::size_t>(at - d.begin());
+}
+
+void Document::setRefDate(const QString& yyyymmdd) {
+  const auto d = unknownDates();
+  if (!yyyymmdd.isEmpty() && !d.empty() && std::find(d.begin(), d.end(), yyyymmdd.toStdString()) == d.end())
+    return fail(tr("--ref-date: expected a date of the time series (%1 to %2), found %3").arg(iso_day(d.front()), iso_day(d.back()), yyyymmdd));
+  if (yyyymmdd == ref_date_) return;
+  ref_date_ = yyyymmdd;
+  emit unitChanged();
+}
+
+std::vector<double> Document::series(std::size_t p) const {
+  const std::size_t D = unknownDates().size(), ref = refIndex(), P = result_ ? result_->x.dim(1) * result_->x.dim(2) : 0;
+  std::vector<double> s(D, 0.0);
+  if (!result_ || D == 0 || result_->x.dim(0) + 1 != D) return {};
+  for (std::size_t d = 1; d < D; ++d) s[d] = result_->x.value((d - 1) * P + p);
+  const double at_ref = s[ref], k = unitScale();
+  for (double& v : s) v = (v - at_ref) * k;
+  return s;
+}
+
 QStringList Document::files() const {
   QStringList set{cube_name_};
   for (const QString& f : {design_name_, weights_name_}) set << (QFileInfo(f).isFile() ? f : QString());

@@ -79,6 +79,18 @@ public:
   /// its WAVELENGTH; unitChanged() follows a change.
   const QString& unit() const { return unit_; }
   void setUnit(const QString& unit);
+  /// The date a time series is shown relative to (0 there; MintPy's
+  /// REF_DATE), YYYYMMDD: the one set where the series has it, else its
+  /// first date; empty without dates. unitChanged() follows a change.
+  QString refDate() const;
+  /// Sets it (empty: the first date). A date the open series does not have
+  /// fails with the reason; before a series is open it waits for one.
+  void setRefDate(const QString& yyyymmdd);
+  /// Its index among unknownDates() (0: the first).
+  std::size_t refIndex() const;
+  /// Pixel p's time series in the unit shown, relative to refDate(): a value
+  /// per unknownDates() (the first date's is 0 - the reference date's).
+  std::vector<double> series(std::size_t p) const;
   /// Whether the open stack can be shown as a displacement (it has WAVELENGTH).
   bool hasWavelength() const;
   /// The factor from the cube's values (and x's) to what is shown (1 where
@@ -242,6 +254,7 @@ private:
   bool use_weights_ = true, result_use_weights_ = true, pending_use_weights_ = true, auto_solve_ = true;
   QString parameter_error_;
   QString unit_ = "mm";
+  QString ref_date_;
   QTimer resolve_;
   std::pair<int, int> selected_{-1, -1};
   std::vector<std::pair<int, int>> pins_;

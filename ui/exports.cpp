@@ -60,8 +60,9 @@ void Exports::channels(const QString& folder, int scale, const QString& format, 
     if (!dates.empty()) {
       f.name = QString::fromStdString(dates[static_cast<std::size_t>(k) + 1]);
       f.style.title = doc_->unitLabel().isEmpty() || doc_->unitLabel() == "rad"
-                          ? tr("%1, relative to %2").arg(iso_day(dates[static_cast<std::size_t>(k) + 1]), iso_day(dates[0]))
-                          : tr("%1: line-of-sight displacement since %2").arg(iso_day(dates[static_cast<std::size_t>(k) + 1]), iso_day(dates[0]));
+                          ? tr("%1, relative to %2").arg(iso_day(dates[static_cast<std::size_t>(k) + 1]), iso_day(doc_->refDate().toStdString()))
+                          : tr("%1: line-of-sight displacement since %2")
+                                .arg(iso_day(dates[static_cast<std::size_t>(k) + 1]), iso_day(doc_->refDate().toStdString()));
     } else if (!m.channel.isEmpty()) {  // a term of the design
       f.name = QString("x%1_%2").arg(k, 3, 10, QChar('0')).arg(m.channel).replace('^', "");
       f.style.title = tr("x[%1]: %2").arg(k).arg(m.channel);
@@ -138,26 +139,24 @@ bool Exports::timeSeriesCsv(const QString& path) {
       throw InputError(path.toStdString() + ": expected a solved time series (a design with dates) for the pins' series, found " +
                        (result ? "a design without dates" : "no solve"));
     if (doc_->pins().empty()) throw InputError(path.toStdString() + ": expected pinned pixels (--pin Y,X), found none");
-    const std::size_t W = result->x.dim(2), P = result->x.dim(1) * W;
-    const double k = doc_->unitScale();
+    const std::size_t W = result->x.dim(2);
     const auto [ref_row, ref_col] = doc_->reference();
-    QString text = tr("# CubeSolve time series of the pinned pixels, in %1; referenced to %2 and to the first date (%3 = 0)\n")
+    QString text = tr("# CubeSolve time series of the pinned pixels, in %1; referenced to %2 and to the date %3 (0 there)\n")
                        .arg(doc_->unitLabel().isEmpty() ? tr("the cube's units") : doc_->unitLabel() == "rad" ? tr("rad (phase)")
                                                                                  : doc_->unitLabel() + tr(" (line-of-sight displacement)"))
                        .arg(ref_row >= 0 ? tr("the reference pixel %1_%2").arg(ref_row).arg(ref_col) : tr("no reference pixel"))
-                       .arg(iso_day(dates.front()));
+                       .arg(iso_day(doc_->refDate().toStdString()));
     for (std::size_t q = 0; q < doc_->pins().size(); ++q)  // where each pin is, for a georeferenced cube
       if (const QString at = mapCoordinates(doc_->geo(), doc_->pins()[q].first, doc_->pins()[q].second); !at.isEmpty())
         text += QString("# %1_%2 at%3\n").arg(doc_->pins()[q].first).arg(doc_->pins()[q].second).arg(at);
     text += "date";
     for (const auto& [r, c] : doc_->pins()) text += QString(",%1_%2").arg(r).arg(c);
     text += "\n";
+    std::vector<std::vector<double>> series;
+    for (const auto& [r, c] : doc_->pins()) series.push_back(doc_->series(static_cast<std::size_t>(r) * W + static_cast<std::size_t>(c)));
     for (std::size_t i = 0; i < dates.size(); ++i) {
       text += iso_day(dates[i]);
-      for (const auto& [r, c] : doc_->pins()) {
-        const double v = i == 0 ? 0.0 : result->x.value((i - 1) * P + static_cast<std::size_t>(r) * W + static_cast<std::size_t>(c)) * k;
-        text += "," + (std::isfinite(v) ? QString::number(v, 'g', 17) : QString());
-      }
+      for (const auto& s : series) text += "," + (std::isfinite(s[i]) ? QString::number(s[i], 'g', 17) : QString());
       text += "\n";
     }
     write_whole(path, text.toUtf8());

@@ -168,24 +168,21 @@ void InspectorPage::update() {
 }
 
 ChartView::TimeSeries InspectorPage::timeSeries(int row, int col) const {
-  // The unknowns at the pixel after the first date (0 there: the reference
-  // date), and which of them its network leaves undetermined.
+  // The series at the pixel relative to the reference date, and which of
+  // its dates (after the first) its network leaves undetermined.
   ChartView::TimeSeries s;
   s.label = QString("(%1, %2)").arg(row).arg(col);
   const auto result = doc_->result();
   const auto design = doc_->design();
   const auto cube = doc_->cube();
-  const std::size_t W = cube->dim(2), P = cube->dim(1) * W, p = static_cast<std::size_t>(row) * W + static_cast<std::size_t>(col);
+  const std::size_t W = cube->dim(2), p = static_cast<std::size_t>(row) * W + static_cast<std::size_t>(col);
   const ChartView::Series observed = pixelSeries(row, col);
   std::vector<bool> valid(observed.observed.size());
   for (std::size_t i = 0; i < valid.size(); ++i) valid[i] = std::isfinite(observed.observed[i]);
   const std::vector<bool> unknown = undetermined_unknowns(*design, valid);
-  s.values = {0.0};
+  s.values = doc_->series(p);
   s.undetermined = {false};
-  for (std::size_t j = 0; j < design->cols(); ++j) {
-    s.values.push_back(result->x.value(j * P + p) * doc_->unitScale());
-    s.undetermined.push_back(unknown[j]);
-  }
+  s.undetermined.insert(s.undetermined.end(), unknown.begin(), unknown.end());
   return s;
 }
 
@@ -216,8 +213,9 @@ QString InspectorPage::showTimeSeries(int row, int col, const ChartView::Series&
   }
   const auto n_undetermined = std::count(series[0].undetermined.begin(), series[0].undetermined.end(), true);
   series_->setTimeSeries(t, series, ticks, labels, valueTitle(tr("displacement")),
-                         n_undetermined ? tr("time series of (%1, %2): %3 dates undetermined (minimum norm)").arg(row).arg(col).arg(n_undetermined)
-                                        : tr("time series of (%1, %2)").arg(row).arg(col));
+                         n_undetermined ? tr("(%1, %2), 0 on %3: %4 dates undetermined (minimum norm)")
+                                              .arg(row).arg(col).arg(iso_day(doc_->refDate().toStdString())).arg(n_undetermined)
+                                        : tr("time series of (%1, %2), 0 on %3").arg(row).arg(col).arg(iso_day(doc_->refDate().toStdString())));
   return n_undetermined ? tr("\n%1 dates undetermined: the network of this pixel does not reach them.\n").arg(n_undetermined) : QString();
 }
 

@@ -28,6 +28,7 @@ struct LayerInput {
   const std::vector<DatePair>& pairs;     // the observations' pairs, or none
   const std::vector<std::string>& names;  // x's channels' names (dates, terms), or none
   const std::vector<Harmonic>& harmonics;  // a harmonic design's periodic terms, or none
+  std::size_t ref;                         // the index of the date the time series is relative to
   QString file;
 };
 
@@ -62,8 +63,10 @@ const LayerEntry kLayers[] = {
      [](const LayerInput& in, std::size_t ch) {
        LayerMap m{plane(in.result.x, ch), {}, {}};
        if (!in.dates.empty()) {
+         if (in.ref > 0)  // the series relative to another date than the first
+           for (std::size_t p = 0; p < m.values.size(); ++p) m.values[p] -= in.result.x.value((in.ref - 1) * m.values.size() + p);
          m.channel = iso_day(in.dates[ch + 1]);
-         m.style.title = ResultPage::tr("%1 — x[%2]: %3, relative to %4").arg(in.file).arg(ch).arg(m.channel, iso_day(in.dates[0]));
+         m.style.title = ResultPage::tr("%1 — x[%2]: %3, relative to %4").arg(in.file).arg(ch).arg(m.channel, iso_day(in.dates[in.ref]));
        } else if (ch < in.names.size()) {  // a term of the design
          m.channel = QString::fromStdString(in.names[ch]);
          m.style.title = ResultPage::tr("%1 — x[%2]: %3").arg(in.file).arg(ch).arg(m.channel);
@@ -211,11 +214,31 @@ QHBoxLayout* ResultPage::buildScaleBar() {
   }
   colormap_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   colormap_->setMinimumContentsLength(8);
+  ref_date_label_ = new QLabel(tr("relative to"));
+  ref_date_ = new QComboBox;
+  ref_date_->setObjectName("ref-date");
+  ref_date_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  ref_date_->setToolTip(tr("The date the time series is shown relative to (0 there), as MintPy's reference date (--ref-date)"));
+  connect(ref_date_, &QComboBox::currentIndexChanged, this, [this] { doc_->setRefDate(ref_date_->currentData().toString()); });
   for (QWidget* w : std::initializer_list<QWidget*>{colormap_, reversed_, auto_range_, new QLabel(tr("from")), range_lo_,
                                                      new QLabel(tr("to")), range_hi_})
     scale->addWidget(w);
   scale->addStretch(1);
+  scale->addWidget(ref_date_label_);
+  scale->addWidget(ref_date_);
   return scale;
+}
+
+void ResultPage::showRefDates() {
+  const auto dates = doc_->unknownDates();
+  const QSignalBlocker block(ref_date_);
+  if (ref_date_->count() != static_cast<int>(dates.size()) || (!dates.empty() && ref_date_->itemData(0).toString().toStdString() != dates[0])) {
+    ref_date_->clear();
+    for (const auto& d : dates) ref_date_->addItem(iso_day(d), QString::fromStdString(d));
+  }
+  ref_date_->setCurrentIndex(static_cast<int>(doc_->refIndex()));
+  ref_date_->setVisible(!dates.empty());
+  ref_date_label_->setVisible(!dates.empty());
 }
 
 void ResultPage::loadSettings() {
@@ -335,7 +358,7 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
   const LayerEntry& e = entry(L);
   const std::vector<std::string> dates = doc_->unknownDates();
   const std::vector<std::string> names = doc_->xNames();
-  LayerMap m = e.draw({*doc_->result(), *doc_->design(), dates, doc_->pairs(), names, doc_->harmonics(), QFileInfo(doc_->cubeName()).fileName()},
+  LayerMap m = e.draw({*doc_->result(), *doc_->design(), dates, doc_->pairs(), names, doc_->harmonics(), doc_->refIndex(), QFileInfo(doc_->cubeName()).fileName()},
                       static_cast<std::size_t>(std::clamp(channel, 0, channels(L) - 1)));
   if (e.per) {
     const double k = doc_->unitScale();
@@ -373,6 +396,7 @@ void ResultPage::update() {
                                                   : tr("Open or build a design matrix of %1 rows to solve.").arg(doc_->cube()->dim(0)));
     return;
   }
+  showRefDates();
   const Layer L = layer();
   const int n = channels(L);
   for (QWidget* w : std::initializer_list<QWidget*>{channel_slider_, channel_box_, channel_label_}) w->setEnabled(n > 1);

@@ -72,6 +72,8 @@ private:
   void offerLayers();
   void saveSettings() const;
   void loadSettings();
+  /// The reference date's choices: the series' dates (hidden without).
+  void showRefDates();
   /// The colour map, reversal and range controls.
   QHBoxLayout* buildScaleBar();
 
@@ -94,6 +96,8 @@ private:
   QCheckBox* auto_range_ = nullptr;
   QDoubleSpinBox* range_lo_ = nullptr;
   QDoubleSpinBox* range_hi_ = nullptr;
+  QLabel* ref_date_label_ = nullptr;
+  QComboBox* ref_date_ = nullptr;  // the date a time series is shown relative to
 };
 
 }  // namespace cubesolve::ui

@@ -61,6 +61,7 @@ void Session::save(const View& view) const {
   settings.setValue("use_weights", doc_->useWeights());
   const StackOptions& stack = doc_->stackOptions();
   if (doc_->isStack() && stack.ref_y >= 0) settings.setValue("reference", QPoint(static_cast<int>(stack.ref_x), static_cast<int>(stack.ref_y)));
+  if (doc_->refIndex() > 0) settings.setValue("ref_date", doc_->refDate());
   settings.setValue("view", view.view);
   settings.setValue("layer", view.layer);
   settings.setValue("channel", view.channel);
@@ -94,6 +95,7 @@ bool Session::restore() {
   p.col = pixel.x();
   for (const QVariant& v : settings.value("pinned").toList()) p.pins.emplace_back(v.toPoint().y(), v.toPoint().x());
   p.pin_names = settings.value("pin_names").toStringList();
+  doc_->setRefDate(settings.value("ref_date").toString());  // checked against the dates once they are read
   pending_ = p;
   if (settings.contains("reference")) {  // the reference picked for the stack
     const QPoint ref = settings.value("reference").toPoint();

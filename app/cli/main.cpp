@@ -26,7 +26,7 @@ usage:
                 [MintPy stacks: --ref-yx Y,X | --no-ref] [--keep-zero]
                 [--mask-dataset connectComponent|coherence] [--mask-threshold T]
                 [--weight-func var|fim|coh|no] [--looks L] [--formulation phase|velocity]
-                [--unit m|cm|mm|radian] [--json]
+                [--unit m|cm|mm|radian] [--ref-date YYYYMMDD] [--json]
   cubesolve-cli info CUBE [DESIGN] [--weights W.npy] [--min-valid K] [--pairs F] [--times F] [--json]
   cubesolve-cli demo [-o DIR] [--size S] [--name insar|seed] [--threads T] [--json]
   cubesolve-cli verify CUBE DESIGN X.npy [--sample K] [--weights W.npy] [--rcond R]

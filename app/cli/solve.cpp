@@ -57,7 +57,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   const Args args("solve", argv, with_inputs({"json"}, kInputFlags),
                   with_inputs({"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype",
                                "model", "residual", "method", "memory", "pairs", "times", "device-precision",
-                               "device-memory", "unit"},
+                               "device-memory", "unit", "ref-date"},
                               kInputOptions));
   args.expect_positional(2, 2, "CUBE DESIGN");
   ResultPaths out;
@@ -67,6 +67,10 @@ int cmd_solve(const std::vector<std::string>& argv) {
   out.model = args.get("model", "");
   out.residual = args.get("residual", "");
   out.unit = args.get("unit", "m");
+  out.ref_date = args.get("ref-date", "");
+  if (!out.ref_date.empty() && !out.mintpy())
+    throw InputError("--ref-date: expected an output in MintPy's layout (-o timeseries.h5, every date of the series), found " + out.x +
+                     ", whose channels are the dates after the first, relative to the first");
   SolveOptions options = solve_options(args);
   options.residuals = !out.diagnostics.empty();
   device_options(args, options, "auto");

@@ -52,6 +52,7 @@ struct Options {
   QCommandLineOption export_chart{"export-chart", "After solving, draw the inspected pixel's chart (its time series where the design "
                                                   "has dates, else its observations and fit; the histogram with --view groups) to "
                                                   "FILE.png or FILE.svg at --chart-size; then exit.", "FILE"};
+  QCommandLineOption ref_date{"ref-date", "The date the time series is shown and exported relative to (0 there), as the CLI's.", "YYYYMMDD"};
   QCommandLineOption pairs{"pairs", "The SBAS design's pairs file (DESIGN sbas), as the CLI's.", "FILE"};
   QCommandLineOption times{"times", "The times of a built design (poly:D, harmonic:K[:P]): a number or YYYYMMDD per line, as the CLI's.", "FILE"};
   QCommandLineOption chart_size{"chart-size", "Size of --export-chart in pixels (default 1200x800).", "WxH", "1200x800"};
@@ -75,7 +76,7 @@ struct Options {
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy or a raster; DESIGN .npy, .csv, or built: sbas, poly:D, harmonic:K[:P])",
                                  "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts, export_chart, chart_size, pairs, times, bench_resolve});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts, export_chart, chart_size, pairs, times, ref_date, bench_resolve});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -287,6 +288,8 @@ int main(int argc, char** argv) {
   if (script->layer || !script->channel.isEmpty()) showAsAsked(window, *script);
   if (!script->pins.empty())
     QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, pins = script->pins] { window.document().setPins(pins); });
+  if (parser.isSet(o.ref_date))  // checked against the series' dates once they are read
+    QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, d = parser.value(o.ref_date)] { window.document().setRefDate(d); });
   if (script->exporting()) exportThenExit(window, *script, parser.isSet(o.screenshot), select);
   if (parser.isSet(o.bench_resolve)) {
     auto* bench = new cubesolve::ui::ResolveBench(&window.document(), window.resultPage(), std::max(1, parser.value(o.bench_resolve).toInt()), &window);

@@ -212,28 +212,43 @@ private slots:
   }
 
   // A scripted run's exports: the pins' series as CSV and the solution as
-  // data, in the unit asked for, equal to the CLI's timeseries.h5 in that unit.
+  // data, in the unit asked for and relative to the date asked for (the
+  // first by default), equal to the CLI's timeseries.h5 for the same.
+  void scriptedExportsMatchTheCli_data() {
+    QTest::addColumn<QString>("refDate");
+    QTest::newRow("first date") << QString();
+    QTest::newRow("--ref-date 20200125") << QString("20200125");
+  }
   void scriptedExportsMatchTheCli() {
-    const QString stack = QString::fromStdString(smallStack("exports.h5"));
-    const QString csv = dir_.filePath("pins.csv"), x = dir_.filePath("x_mm.npy"), h5 = dir_.filePath("ts_mm/timeseries.h5");
+    QFETCH(QString, refDate);
+    const QString stack = QString::fromStdString(smallStack("exports.h5")), tag = refDate.isEmpty() ? "first" : refDate;
+    const QString csv = dir_.filePath("pins_" + tag + ".csv"), x = dir_.filePath("x_mm_" + tag + ".npy"),
+                  h5 = dir_.filePath("ts_mm_" + tag + "/timeseries.h5");
+    const QStringList ref = refDate.isEmpty() ? QStringList() : QStringList{"--ref-date", refDate};
     QProcess app;
-    app.start(CUBESOLVE_GUI_APP, {stack, "--unit", "mm", "--pin", "3,3", "--pin", "4,6", "--export-ts", csv, "--export", "solution=" + x});
+    app.start(CUBESOLVE_GUI_APP, QStringList{stack, "--unit", "mm", "--pin", "3,3", "--pin", "4,6", "--export-ts", csv, "--export", "solution=" + x} + ref);
     QVERIFY(app.waitForFinished(60000));
     QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
-    QVERIFY(QDir().mkpath(dir_.filePath("ts_mm")));
+    QVERIFY(QDir().mkpath(dir_.filePath("ts_mm_" + tag)));
     QProcess cli;
-    cli.start(CUBESOLVE_CLI, {"solve", stack, "sbas", "-o", h5, "--unit", "mm"});
+    cli.start(CUBESOLVE_CLI, QStringList{"solve", stack, "sbas", "-o", h5, "--unit", "mm"} + ref);
     QVERIFY(cli.waitForFinished(60000));
     QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
     std::vector<hsize_t> dims;
     const std::vector<float> ts = testing::read_floats(h5.toStdString(), "timeseries", &dims);
     QCOMPARE(dims, (std::vector<hsize_t>{5, 5, 7}));
+    // MintPy's reference date: REF_DATE, and 0 there at every pixel.
+    const int r = refDate.isEmpty() ? 0 : 2;
+    QCOMPARE(QString::fromStdString(testing::read_attribute(h5.toStdString(), "REF_DATE")), refDate.isEmpty() ? QString("20200101") : refDate);
+    for (std::size_t p = 0; p < 35; ++p) QVERIFY(ts[static_cast<std::size_t>(r) * 35 + p] == 0 || std::isnan(ts[static_cast<std::size_t>(r) * 35 + p]));
     const std::size_t P = 35;
     auto near = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); };
     QFile f(csv);
     QVERIFY(f.open(QIODevice::ReadOnly | QIODevice::Text));
     const QStringList lines = QString(f.readAll()).split('\n', Qt::SkipEmptyParts);
-    QVERIFY2(lines[0].startsWith("#") && lines[0].contains("mm") && lines[0].contains("1_2"), qPrintable(lines[0]));
+    QVERIFY2(lines[0].startsWith("#") && lines[0].contains("mm") && lines[0].contains("1_2") &&
+                 lines[0].contains(refDate.isEmpty() ? "2020-01-01 (0 there)" : "2020-01-25 (0 there)"),
+             qPrintable(lines[0]));
     QCOMPARE(lines[1], QString("date,3_3,4_6"));
     QCOMPARE(lines.size(), 2 + 5);
     const QStringList days{"2020-01-01", "2020-01-13", "2020-01-25", "2020-02-06", "2020-02-18"};
@@ -244,15 +259,30 @@ private slots:
         QVERIFY2(near(cells[k].isEmpty() ? std::nan("") : cells[k].toDouble(), ts[static_cast<std::size_t>(i) * P + p]),
                  qPrintable(lines[2 + i] + " vs " + QString::number(ts[static_cast<std::size_t>(i) * P + p])));
     }
+    const Array xs = read_npy(x.toStdString());
+    QVERIFY(xs.shape() == (Shape{4, 5, 7}));
+    for (std::size_t i = 0; i < xs.size(); ++i) QVERIFY2(near(xs.value(i), ts[P + i]), qPrintable(QString::number(i)));
+    if (!refDate.isEmpty()) return;
+    // A date the series lacks, or an output that cannot hold the first date, is refused, nothing written.
+    for (const QStringList& bad : {QStringList{"-o", dir_.filePath("never.h5"), "--ref-date", "20200102"},
+                                   QStringList{"-o", dir_.filePath("never.npy"), "--ref-date", "20200125"}}) {
+      QProcess refused;
+      refused.start(CUBESOLVE_CLI, QStringList{"solve", stack, "sbas"} + bad);
+      QVERIFY(refused.waitForFinished(60000));
+      QVERIFY2(refused.exitCode() == 2 && QString(refused.readAllStandardError()).contains("--ref-date: expected"), qPrintable(bad.join(' ')));
+    }
+    QCOMPARE(QDir(dir_.path()).entryList({"never*", "temporalCoherence*", "numInvIfgram*"}).size(), 0);
+    QProcess gui_refused;
+    gui_refused.start(CUBESOLVE_GUI_APP, {stack, "--ref-date", "20200102", "--pin", "3,3", "--export-ts", dir_.filePath("never.csv")});
+    QVERIFY(gui_refused.waitForFinished(60000));
+    QVERIFY2(gui_refused.exitCode() == 2 && QString(gui_refused.readAllStandardError()).contains("2020-01-01 to 2020-02-18"), "GUI --ref-date");
+    QVERIFY(!QFile::exists(dir_.filePath("never.csv")));
     // An export onto an input is refused, the input kept.
     QProcess onto;
     onto.start(CUBESOLVE_GUI_APP, {stack, "--pin", "3,3", "--export-ts", stack});
     QVERIFY(onto.waitForFinished(60000));
     QVERIFY2(onto.exitCode() == 2 && QString(onto.readAllStandardError()).contains("apart from the inputs"), "export onto the stack");
     QVERIFY(QFileInfo(stack).size() > 1000);
-    const Array xs = read_npy(x.toStdString());
-    QVERIFY(xs.shape() == (Shape{4, 5, 7}));
-    for (std::size_t i = 0; i < xs.size(); ++i) QVERIFY2(near(xs.value(i), ts[P + i]), qPrintable(QString::number(i)));
   }
 #else
   void stacks() { QSKIP("built without HDF5"); }

@@ -181,6 +181,44 @@ private slots:
     QVERIFY(w.resultView()->marks(ImageView::Mark::Pin).empty());
   }
 
+  // The time series shown relative to a date chosen (MintPy's REF_DATE):
+  // maps, the inspector's series, the velocity unchanged; kept in the session.
+  void referenceDate() {
+    std::string chosen;
+    {
+      MainWindow w;
+      w.show();
+      QVERIFY(demoSolved(w, "insar", 24));
+      const auto dates = w.document().unknownDates();
+      auto* ref = w.findChild<QComboBox*>("ref-date");
+      QCOMPARE(ref->count(), static_cast<int>(dates.size()));
+      ref->setCurrentIndex(3);
+      chosen = dates[3];
+      QCOMPARE(w.document().refDate().toStdString(), chosen);
+      w.showLayer(MainWindow::Layer::Solution, 0);
+      const Array& x = w.result()->x;
+      const std::size_t P = 24 * 24;
+      for (std::size_t p = 0; p < P; p += 5) {
+        const double want = x.value(p) - x.value(2 * P + p);
+        QVERIFY(w.resultView()->values()[p] == want || (std::isnan(want) && std::isnan(w.resultView()->values()[p])));
+      }
+      QVERIFY2(w.resultView()->style().title.contains("relative to " + cubesolve::ui::iso_day(chosen)), qPrintable(w.resultView()->style().title));
+      const std::vector<double> s = w.document().series(5 * 24 + 6);
+      QCOMPARE(s[3], 0.0);
+      QCOMPARE(s[0], -x.value(2 * P + 5 * 24 + 6));
+      w.showLayer(MainWindow::Layer::Velocity, 0);  // a line's slope does not depend on where it is 0
+      const Array rate = linear_rate(x, mintpy_years(dates, "date"));
+      for (std::size_t p = 0; p < P; p += 5)
+        QVERIFY(w.resultView()->values()[p] == rate.value(p) || (std::isnan(rate.value(p)) && std::isnan(w.resultView()->values()[p])));
+      w.close();  // the session keeps the choice
+    }
+    MainWindow w;
+    QVERIFY(loads(w, [&] { QVERIFY(w.restoreSession()); }));
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.document().refDate().toStdString(), chosen);
+    QCOMPARE(w.findChild<QComboBox*>("ref-date")->currentIndex(), 3);
+  }
+
   // A chart is drawn for a paper at the size asked, with its axes, title,
   // legend and units: PNG, or SVG with vector text; the window is left as it was.
   void chartsExported() {

@@ -178,7 +178,7 @@ std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vect
 }
 
 std::unique_ptr<CubeWriter> mintpy_writer(const std::string&, MintPyPart, const StackInfo&, std::size_t, std::size_t,
-                                          const std::string&, double, const std::string& name) {
+                                          const std::string&, double, const std::string& name, const std::string&) {
   throw InputError(name + ": expected a .npy output (this build writes no HDF5: it was built without HDF5)");
 }
 
@@ -546,8 +546,15 @@ namespace {
 class MintPyWriter : public CubeWriter {
 public:
   MintPyWriter(const std::string& path, MintPyPart part, const StackInfo& info, std::size_t height, std::size_t width,
-               const std::string& unit, double scale, const std::string& name)
+               const std::string& unit, double scale, const std::string& name, const std::string& ref_date)
       : name_(name), part_(part), info_(info), H_(height), W_(width), scale_(scale), file_(-1, H5Fclose), data_(-1, H5Dclose) {
+    if (!ref_date.empty()) {
+      const auto at = std::find(info.dates.begin(), info.dates.end(), ref_date);
+      if (at == info.dates.end())
+        throw InputError("--ref-date: expected a date of the time series (" + (info.dates.empty() ? std::string("none") : info.dates.front() + " to " + info.dates.back()) +
+                         "), found '" + ref_date + "'");
+      ref_ = static_cast<std::size_t>(at - info.dates.begin());
+    }
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     file_.id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (file_.id < 0) throw IoError(name_ + ": cannot create the HDF5 file");
@@ -559,7 +566,7 @@ public:
         {"UNIT", part == MintPyPart::TimeSeries ? unit : "1"},
         {"LENGTH", std::to_string(H_)},
         {"WIDTH", std::to_string(W_)},
-        {"REF_DATE", part == MintPyPart::TimeSeries && !info.dates.empty() ? info.dates.front() : ""}};
+        {"REF_DATE", part == MintPyPart::TimeSeries && !info.dates.empty() ? info.dates[ref_] : ""}};
     for (const auto& a : info.attributes) {
       bool replaced = a.first == "NO_DATA_VALUE" && part == MintPyPart::NumInvIfgram;
       for (const auto& o : own) replaced = replaced || o.first == a.first;
@@ -594,6 +601,11 @@ public:
       for (std::size_t i = 0; i < R * W_; ++i) {
         const double v = block.value(b * R * W_ + i);
         out[(series ? b + 1 : b) * R * W_ + i] = static_cast<float>(series ? v * scale_ : v);
+      }
+    if (series && ref_ > 0)  // relative to the reference date (MintPy's reference_date.py)
+      for (std::size_t i = 0; i < R * W_; ++i) {
+        const float at_ref = out[ref_ * R * W_ + i];
+        for (std::size_t b = 0; b < bands; ++b) out[b * R * W_ + i] -= at_ref;
       }
     // The reference pixel: zero by definition, coherent, every interferogram used.
     if (info_.ref_y >= static_cast<long>(r0) && info_.ref_y < static_cast<long>(r0 + R) && info_.ref_x >= 0) {
@@ -649,14 +661,16 @@ private:
   StackInfo info_;
   std::size_t H_, W_;
   double scale_;
+  std::size_t ref_ = 0;  // the reference date's index
   Handle file_, data_;
 };
 
 }  // namespace
 
 std::unique_ptr<CubeWriter> mintpy_writer(const std::string& path, MintPyPart part, const StackInfo& info, std::size_t height,
-                                          std::size_t width, const std::string& unit, double scale, const std::string& name) {
-  return std::make_unique<MintPyWriter>(path, part, info, height, width, unit, scale, name);
+                                          std::size_t width, const std::string& unit, double scale, const std::string& name,
+                                          const std::string& ref_date) {
+  return std::make_unique<MintPyWriter>(path, part, info, height, width, unit, scale, name, ref_date);
 }
 
 InsarStack read_mintpy_stack(const std::string& path, const StackOptions& options) {

@@ -206,7 +206,7 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
                                                                     : MintPyPart::NumInvIfgram;
       StackInfo info = *paths.stack;  // its attributes, and how this file was made
       for (const auto& [key, value] : paths.provenance) info.attributes.emplace_back("CUBESOLVE_" + upper(key), value);
-      targets_.push_back({part, mintpy_writer(temp, mp, info, H, W, paths.unit, scale, path)});
+      targets_.push_back({part, mintpy_writer(temp, mp, info, H, W, paths.unit, scale, path, paths.ref_date)});
       continue;
     }
     if (is_geotiff_path(path)) {

@@ -120,9 +120,11 @@ class CubeWriter;
 /// numInvIfgram.h5, with the stack's attributes and FILE_TYPE, UNIT (`unit`)
 /// and REF_DATE as MintPy writes them. The time series' rows are the
 /// (D - 1, rows, W) unknowns, written scaled by `scale` after a zero first
-/// date. Throws IoError.
+/// date, then relative to `ref_date` (0 there; empty: the first date), as
+/// MintPy's reference_date.py. Throws IoError, InputError for a ref_date
+/// that is not one of the dates.
 std::unique_ptr<CubeWriter> mintpy_writer(const std::string& path, MintPyPart part, const StackInfo& info,
                                           std::size_t height, std::size_t width, const std::string& unit,
-                                          double scale, const std::string& name);
+                                          double scale, const std::string& name, const std::string& ref_date = "");
 
 }  // namespace cubesolve

@@ -33,6 +33,9 @@ struct ResultPaths {
   /// stack the cube came from.
   std::shared_ptr<const StackInfo> stack;
   std::string unit = "m";
+  /// MintPy's layout: the date the time series is relative to (0 there, its
+  /// REF_DATE); empty: the first. InputError for a date the series lacks.
+  std::string ref_date;
   /// The names of x's channels (dates, terms): its GeoTIFF bands' descriptions
   /// where there is one per channel (x0, x1, … otherwise).
   std::vector<std::string> x_names;
