@@ -8,6 +8,7 @@
 #include <cubesolve/error.hpp>
 
 #include <cubesolve/io/files.hpp>
+#include <cubesolve/io/formats.hpp>
 #include <cubesolve/io/raster.hpp>
 
 #include <QFileDialog>
@@ -22,6 +23,18 @@
 namespace cubesolve::ui {
 
 namespace {
+/// The file dialog's list of the formats an array is written in (the core's list).
+QString array_filter() {
+  QStringList filters;
+  for (const auto& f : data_formats()) {
+    if (!f.any_array) continue;
+    QStringList patterns;
+    for (const auto& e : f.extensions) patterns << "*" + QString::fromStdString(e);
+    filters << QString("%1 (%2)").arg(QString::fromUtf8(f.name), patterns.join(' '));
+  }
+  return filters.join(";;");
+}
+
 /// Writes `bytes` to `path` whole or not at all.
 void write_whole(const QString& path, const QByteArray& bytes) {
   QSaveFile file(path);
@@ -108,7 +121,7 @@ bool Exports::layerFile(Layer layer, const QString& path, int channel) {
       const QByteArray png = png_bytes(render_figure(m.values, m.height, m.width, m.style, default_figure_scale(m.height, m.width)));
       if (png.isEmpty()) throw IoError(p + ": cannot encode the PNG image");
       write_whole(path, png);
-    } else if (has_extension(p, ".npy") || (raster_support() && is_geotiff_path(p))) {
+    } else if (const auto format = data_format_of(p); format && *format != DataFormat::MintPy) {
       const int n = page.channels(layer);
       ResultPage::Map first = page.map(layer, 0);
       const std::size_t P = first.values.size();
@@ -121,12 +134,10 @@ bool Exports::layerFile(Layer layer, const QString& path, int channel) {
         names.push_back(name.remove('-').toStdString());  // dates as YYYYMMDD
       }
       OutputSet out;
-      if (has_extension(p, ".npy")) out.add_npy(p, bands);
-      else write_geotiff(out.add_external(p), bands, doc_->geo(), names);
+      write_array(out, p, bands, doc_->geo(), names);
       out.commit();
     } else {
-      throw InputError(p + ": expected a layer export ending in .png, .npy" + std::string(raster_support() ? " or .tif" : "") +
-                       ", found another extension");
+      throw InputError(p + ": expected a layer export ending in .png, " + data_extensions() + ", found another extension");
     }
   });
 }
@@ -213,8 +224,7 @@ void Exports::addActions(QMenu* file) {
     if (!p.isEmpty()) viewPng(p, scale);
   });
   file->addAction(tr("Export solution and diagnostics (NPY or GeoTIFF)…"), QKeySequence(tr("Ctrl+S")), this, [this] {
-    const QString p = QFileDialog::getSaveFileName(window_, tr("Export solution"), "x.npy",
-                                                   raster_support() ? tr("NumPy arrays (*.npy);;GeoTIFF (*.tif)") : tr("NumPy arrays (*.npy)"));
+    const QString p = QFileDialog::getSaveFileName(window_, tr("Export solution"), "x.npy", array_filter());
     if (p.isEmpty()) return;
     const auto cube = doc_->cube();
     const double gib = cube ? 2.0 * static_cast<double>(cube->size()) * dtype_size(cube->dtype()) / (1 << 30) : 0;

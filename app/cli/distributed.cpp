@@ -13,6 +13,8 @@
 
 #include "common.hpp"
 
+#include <cubesolve/io/formats.hpp>
+
 #include <cubesolve/error.hpp>
 
 #define OMPI_SKIP_MPICXX 1  // the C API only
@@ -141,7 +143,7 @@ ResultPaths staging(const ResultPaths& out) {
 
 bool all_npy(const ResultPaths& out) {
   for (const auto& [part, path] : out.files())
-    if (is_geotiff_path(path)) return false;
+    if (data_format_of(path) != DataFormat::Npy) return false;
   return true;
 }
 

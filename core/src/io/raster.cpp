@@ -23,7 +23,6 @@
 
 namespace cubesolve {
 
-bool is_geotiff_path(const std::string& path) { return has_extension(path, ".tif") || has_extension(path, ".tiff"); }
 
 Array read_cube(const std::string& path, GeoReference* geo) {
   if (has_extension(path, ".npy")) return read_npy(path);

@@ -79,7 +79,7 @@ std::vector<std::pair<ResultPart, std::string>> ResultPaths::files() const {
     f.emplace_back(ResultPart::NumInvIfgram, dir + "numInvIfgram.h5");
   }
   if (!diagnostics.empty()) {
-    const std::string ext = is_geotiff_path(x) ? ".tif" : ".npy";
+    const std::string ext = data_extension(data_format_of(x) == DataFormat::GeoTiff ? DataFormat::GeoTiff : DataFormat::Npy);
     for (const auto& [part, suffix] : {std::pair{ResultPart::NValid, "_nvalid"}, std::pair{ResultPart::Rank, "_rank"},
                                        std::pair{ResultPart::Rss, "_rss"}, std::pair{ResultPart::Status, "_status"},
                                        std::pair{ResultPart::Cond, "_cond"}})
@@ -99,9 +99,9 @@ void ResultPaths::check(const std::vector<std::string>& inputs) const {
         throw InputError(path + ": expected a MintPy stack (ifgramStack.h5 with the design sbas) as the cube of an "
                                 "output in MintPy's layout (.h5), found another cube");
       phase_unit_scale(*stack, unit, path);  // a unit it can be written in
-    } else if (!has_extension(path, ".npy") && !(raster_support() && is_geotiff_path(path)))
-      throw InputError(path + ": expected the " + part_name(part) + " output to end in .npy" +
-                       (raster_support() ? " or .tif" : "") + ", found another extension");
+    } else if (const auto format = data_format_of(path); !format || *format == DataFormat::MintPy) {
+      throw InputError(path + ": expected the " + part_name(part) + " output to end in " + data_extensions() + ", found another extension");
+    }
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
       throw InputError(path + ": expected a file for the " + part_name(part) + " output, found a folder of that name");
@@ -126,7 +126,7 @@ void ResultPaths::check(const std::vector<std::string>& inputs) const {
 }
 
 std::string ResultPaths::provenance_file() const {
-  if (provenance.empty() || !has_extension(x, ".npy")) return {};
+  if (provenance.empty() || data_format_of(x) != DataFormat::Npy) return {};
   const std::string side = x.substr(0, x.size() - 4) + ".json";
   return std::filesystem::path(side).filename().string().size() <= 255 ? side : std::string();
 }
@@ -195,9 +195,9 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
   for (std::size_t k = 0; k < files.size(); ++k) {
     const auto& [part, path] = files[k];
     const std::size_t bands = part == ResultPart::X ? M : is_diagnostic(part) ? 1 : N;
-    if (attach_to && (is_geotiff_path(path) || is_mintpy_part(part, paths)))
-      throw InputError(path + ": expected an output several processes can write (.npy), found a " +
-                       (is_geotiff_path(path) ? "GeoTIFF" : "MintPy HDF5 file"));
+    const bool geotiff = data_format_of(path) == DataFormat::GeoTiff;
+    if (attach_to && (geotiff || is_mintpy_part(part, paths)))
+      throw InputError(path + ": expected an output several processes can write (.npy), found a " + (geotiff ? "GeoTIFF" : "MintPy HDF5 file"));
     const std::string temp = attach_to ? attach_to->at(k) : out_.add_external(path);
     if (is_mintpy_part(part, paths)) {
       const double scale = phase_unit_scale(*paths.stack, paths.unit, path);
@@ -209,7 +209,7 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
       targets_.push_back({part, mintpy_writer(temp, mp, info, H, W, paths.unit, scale, path, paths.ref_date)});
       continue;
     }
-    if (is_geotiff_path(path)) {
+    if (geotiff) {
       std::vector<std::string> names;
       const std::vector<std::string>& named = part == ResultPart::X ? paths.x_names : paths.y_names;
       for (std::size_t b = 0; b < bands; ++b)
@@ -228,7 +228,7 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
     targets_.push_back(
         {part, npy_writer(temp, type, {bands, H, W}, is_diagnostic(part) ? Shape{H, W} : Shape{}, path, attach_to != nullptr)});
   }
-  for (const auto& [part, path] : files) shared_ = shared_ && !is_geotiff_path(path) && !is_mintpy_part(part, paths);
+  for (const auto& [part, path] : files) shared_ = shared_ && data_format_of(path) == DataFormat::Npy && !is_mintpy_part(part, paths);
   // Beside .npy outputs, how they were made.
   if (const std::string side = paths.provenance_file(); !attach_to && !side.empty()) {
     std::ostream& json = out_.add(side);

@@ -5,8 +5,10 @@
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/files.hpp>
+#include <cubesolve/io/formats.hpp>
 #include <cubesolve/io/npy.hpp>
 #include <cubesolve/io/raster.hpp>
+#include <cubesolve/workflow/results.hpp>
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -245,6 +247,36 @@ private slots:
       QVERIFY2(band_ds, name);
       QCOMPARE(QString(GDALGetDescription(GDALGetRasterBand(band_ds, band))), description);
       GDALClose(band_ds);
+    }
+  }
+
+  // One list of the formats arrays are written in: what each front end
+  // accepts, names in its messages and lists in its dialogs.
+  void outputFormats() {
+    std::vector<std::string> extensions;
+    for (const auto& f : data_formats()) extensions.insert(extensions.end(), f.extensions.begin(), f.extensions.end());
+    QCOMPARE(std::vector<std::string>(extensions.begin(), extensions.begin() + 3), (std::vector<std::string>{".npy", ".tif", ".tiff"}));
+    QVERIFY(extensions.size() == 3 || (extensions.size() == 4 && extensions[3] == ".h5"));  // MintPy's with HDF5
+    QCOMPARE(data_format_of("a/x.TIF"), std::optional<DataFormat>(DataFormat::GeoTiff));
+    QCOMPARE(data_format_of("x.npy"), std::optional<DataFormat>(DataFormat::Npy));
+    QVERIFY(!data_format_of("x.png"));
+    QCOMPARE(data_extensions(), std::string(".npy or .tif"));
+    Array a(DType::Float32, {2, 3, 4});
+    OutputSet out;
+    write_array(out, file("w.tif"), a, {}, {"b0", "b1"});
+    write_array(out, file("w.npy"), a, {}, {});
+    QVERIFY_THROWS_EXCEPTION(InputError, write_array(out, file("w.h5"), a, {}, {}));
+    out.commit();
+    QCOMPARE(read_cube(file("w.tif")).shape(), (Shape{2, 3, 4}));
+    QCOMPARE(read_npy(file("w.npy")).shape(), (Shape{2, 3, 4}));
+    // Every output is checked against the same list.
+    ResultPaths bad;
+    bad.x = file("x.jpg");
+    try {
+      bad.check();
+      QFAIL("expected InputError");
+    } catch (const InputError& e) {
+      QVERIFY2(QString(e.what()).contains("to end in .npy or .tif"), e.what());
     }
   }
 

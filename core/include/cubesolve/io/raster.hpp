@@ -44,6 +44,5 @@ void write_geotiff(const std::string& path, const Array& bands, const GeoReferen
                    const std::vector<std::string>& names);
 
 /// True for paths that name a GeoTIFF (.tif, .tiff).
-bool is_geotiff_path(const std::string& path);
 
 }  // namespace cubesolve

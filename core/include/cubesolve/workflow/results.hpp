@@ -6,6 +6,7 @@
 
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/io/files.hpp>
+#include <cubesolve/io/formats.hpp>
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/raster.hpp>
 #include <cubesolve/io/stream.hpp>
@@ -51,7 +52,7 @@ struct ResultPaths {
   std::vector<std::pair<std::string, std::string>> provenance;
   /// The JSON file beside the .npy outputs (empty where none is written).
   std::string provenance_file() const;
-  bool mintpy() const { return has_extension(x, ".h5"); }
+  bool mintpy() const { return data_format_of(x) == DataFormat::MintPy; }
 
   /// Every part named and its path, X first.
   std::vector<std::pair<ResultPart, std::string>> files() const;
