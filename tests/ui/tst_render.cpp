@@ -4,9 +4,7 @@
 // missing or moved) fails; the actual image and a difference image are then
 // written to the build's render folder. CUBESOLVE_UPDATE_BASELINES=1 writes
 // the baselines instead.
-#include "chartview.hpp"
-#include "gui_test.hpp"
-#include "imageview.hpp"
+#include "gui_fixture.hpp"
 
 #include <QDir>
 #include <QScreen>
@@ -15,9 +13,8 @@
 using namespace cubesolve;
 using cubesolve::ui::VtkView;
 
-class TestRender : public QObject {
+class TestRender : public QObject, GuiFixture {
   Q_OBJECT
-  QTemporaryDir dir_;
   const QDir out_{CUBESOLVE_RENDER_OUTPUT};
   const bool update_ = qEnvironmentVariableIsSet("CUBESOLVE_UPDATE_BASELINES");
 
@@ -73,8 +70,7 @@ class TestRender : public QObject {
 
 private slots:
   void initTestCase() {
-    QVERIFY(dir_.isValid());
-    isolateSettings(dir_.filePath("settings"));
+    QVERIFY(isolate());
     QVERIFY(QDir().mkpath(out_.path()));
   }
 
@@ -112,6 +108,41 @@ private slots:
     QVERIFY(w.exportViewPng(png, 3));
     compare(QImage(png), "export_insar");
   }
+
+#ifdef CUBESOLVE_TEST_HDF5
+  // A MintPy stack with WAVELENGTH: displacement in mm on the colour bar, the
+  // reference pixel marked, the channel titled by its date.
+  void stackInMillimetres() {
+    MainWindow w;
+    QVERIFY(shown(w, 1100, 760));
+    // 6 interferograms over 5 dates, 48 x 64 pixels: a bowl subsiding by the
+    // date, referenced at (6, 8).
+    const hsize_t N = 6, H = 48, W = 64, P = H * W;
+    const int pairs[6][2] = {{0, 1}, {0, 2}, {1, 2}, {1, 3}, {2, 3}, {2, 4}};
+    const char* days[5] = {"20200101", "20200113", "20200125", "20200206", "20200218"};
+    std::string dates;
+    std::vector<float> phase(N * P);
+    for (hsize_t k = 0; k < N; ++k) {
+      dates += std::string(days[pairs[k][0]]) + days[pairs[k][1]];
+      for (hsize_t p = 0; p < P; ++p) {
+        const double y = double(p / W) - 28, x = double(p % W) - 36, bowl = std::exp(-(x * x + y * y) / 300.0);
+        phase[k * P + p] = static_cast<float>(2.0 * bowl * (pairs[k][1] - pairs[k][0]) + 0.01 * double((p * 7) % 5));
+      }
+    }
+    const std::vector<unsigned char> keep(N, 1);
+    testing::StackExtras extras;
+    extras.attributes = {{"REF_Y", "6"}, {"REF_X", "8"}, {"WAVELENGTH", "0.05546576"}};
+    const std::string stack = dir_.filePath("render.h5").toStdString();
+    testing::write_stack(stack, N, H, W, phase.data(), &dates, keep.data(), extras);
+    QVERIFY(loads(w, [&] { w.document().openCube(QString::fromStdString(stack)); }));
+    QVERIFY(waitSolved(w));
+    w.selectPixel(30, 40);
+    QCOMPARE(w.document().unitLabel(), QString("mm"));
+    w.showLayer(MainWindow::Layer::Solution, 2);
+    QCOMPARE(w.resultView()->style().unit, QString("mm"));
+    compare(grabView(w, MainWindow::View::Result, w.resultView()), "stack_mm");
+  }
+#endif
 
   // 500 x 500 pixels with 249,879 distinct masks: a bar of a quarter of a
   // million groups and one of two, both readable.
