@@ -99,6 +99,29 @@ void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
                 o.seconds_rcond / o.seconds, paths_text(o.paths_rcond).c_str());
 }
 
+/// The scaling table (bench --scaling), as JSON or text.
+void print_scaling(const bench::BenchSettings& b, const std::vector<bench::ScalingRow>& rows, bool json) {
+  if (json) {
+    Json j;
+    j.begin_object().field("command", "bench").field("scaling", true).key("rows").begin_array();
+    for (const auto& r : rows) {
+      j.begin_object().field("n", r.n).field("m", r.m).field("pixels", r.pixels).field("missing", r.missing)
+          .field("engine_seconds", r.engine).field("gemm_floor_seconds", r.floor_gemm)
+          .field("engine_over_floor", r.engine / r.floor_gemm);
+      json_paths(j, r.paths);
+      j.end_object();
+    }
+    j.end_array().end_object();
+    std::cout << j.str() << "\n";
+  } else {
+    std::printf("bench --scaling: the engine as one of pixels, N, M, missing share grows (%s masks, best of %d)\n",
+                b.masks == MaskPattern::Blobs ? "blob" : "random", b.repeat);
+    std::printf("  %9s %6s %6s %8s %10s %10s %8s  paths\n", "pixels", "N", "M", "missing", "engine s", "floor s", "ratio");
+    for (const auto& r : rows)
+      std::printf("  %9zu %6zu %6zu %7.0f%% %10.4f %10.4f %8.2f %s\n", r.pixels, r.n, r.m, 100 * r.missing, r.engine, r.floor_gemm,
+                  r.engine / r.floor_gemm, paths_text(r.paths).c_str());
+  }
+}
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
@@ -132,27 +155,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   if (args.flag("scaling")) {  // the engine as the cube grows, a table
     if (b.weights != bench::BenchWeights::None) throw InputError("--scaling: expected no --weights (it times the unweighted engine)");
     if (!args.get("repeat")) b.repeat = 3;  // the first solves of a process run cold (heap, BLAS buffers)
-    const auto rows = bench::run_scaling(b);
-    if (args.flag("json")) {
-      Json j;
-      j.begin_object().field("command", "bench").field("scaling", true).key("rows").begin_array();
-      for (const auto& r : rows) {
-        j.begin_object().field("n", r.n).field("m", r.m).field("pixels", r.pixels).field("missing", r.missing)
-            .field("engine_seconds", r.engine).field("gemm_floor_seconds", r.floor_gemm)
-            .field("engine_over_floor", r.engine / r.floor_gemm);
-        json_paths(j, r.paths);
-        j.end_object();
-      }
-      j.end_array().end_object();
-      std::cout << j.str() << "\n";
-    } else {
-      std::printf("bench --scaling: the engine as one of pixels, N, M, missing share grows (%s masks, best of %d)\n",
-                  b.masks == MaskPattern::Blobs ? "blob" : "random", b.repeat);
-      std::printf("  %9s %6s %6s %8s %10s %10s %8s  paths\n", "pixels", "N", "M", "missing", "engine s", "floor s", "ratio");
-      for (const auto& r : rows)
-        std::printf("  %9zu %6zu %6zu %7.0f%% %10.4f %10.4f %8.2f %s\n", r.pixels, r.n, r.m, 100 * r.missing, r.engine, r.floor_gemm,
-                    r.engine / r.floor_gemm, paths_text(r.paths).c_str());
-    }
+    print_scaling(b, bench::run_scaling(b), args.flag("json"));
     return 0;
   }
   const bench::BenchReport r = bench::run_bench(b);
