@@ -122,6 +122,7 @@ void print_scaling(const bench::BenchSettings& b, const std::vector<bench::Scali
                   r.engine / r.floor_gemm, paths_text(r.paths).c_str());
   }
 }
+
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
