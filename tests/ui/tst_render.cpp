@@ -137,6 +137,9 @@ private slots:
     QVERIFY(loads(w, [&] { w.document().openCube(QString::fromStdString(stack)); }));
     QVERIFY(waitSolved(w));
     w.selectPixel(30, 40);
+    // The map alone sizes the grab: the data panel's width (its stack options)
+    // follows the fonts of the machine.
+    w.findChild<QDockWidget*>("data-dock")->hide();
     QCOMPARE(w.document().unitLabel(), QString("mm"));
     w.showLayer(MainWindow::Layer::Solution, 2);
     QCOMPARE(w.resultView()->style().unit, QString("mm"));
