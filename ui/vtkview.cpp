@@ -84,8 +84,8 @@ double VtkView::textScale(const QSize& size) const {
 namespace {
 /// Sets the view to draw at `size` with text `scale` times its size for as long as it lives, then back.
 struct Resized {
-  Resized(VtkView* v, vtkGenericOpenGLRenderWindow* w, const QSize& size, double scale)
-      : view(v), window(w), old_size{w->GetSize()[0], w->GetSize()[1]}, scale(scale) {
+  Resized(VtkView* v, vtkGenericOpenGLRenderWindow* w, const QSize& size, double factor)
+      : view(v), window(w), old_size{w->GetSize()[0], w->GetSize()[1]}, scale(factor) {
     view->scaleText(scale);
     window->SetSize(size.width(), size.height());
   }
@@ -100,9 +100,8 @@ struct Resized {
 };
 }  // namespace
 
-QImage VtkView::render(const QSize& size) {
+void VtkView::drawAt(const QSize& size, const std::function<void()>& use) {
   makeCurrent();
-  QImage image(size, QImage::Format_RGBA8888);
   {
     const Resized resized(this, window_, size, textScale(size));
     layoutViewports(size.width(), size.height());
@@ -110,6 +109,16 @@ QImage VtkView::render(const QSize& size) {
       window_->GetState()->Reset();
       window_->Render();
     }
+    use();
+  }
+  doneCurrent();
+  settle();
+  update();
+}
+
+QImage VtkView::render(const QSize& size) {
+  QImage image(size, QImage::Format_RGBA8888);
+  drawAt(size, [&] {
     vtkNew<vtkUnsignedCharArray> pixels;
     window_->GetRGBACharPixelData(0, 0, size.width() - 1, size.height() - 1, 1, pixels);
     if (pixels->GetNumberOfValues() == 4 * static_cast<vtkIdType>(size.width()) * size.height())
@@ -118,32 +127,21 @@ QImage VtkView::render(const QSize& size) {
                     4 * static_cast<std::size_t>(size.width()));
     else
       image = QImage();
-  }
-  doneCurrent();
-  settle();
-  update();
+  });
   return image.isNull() ? image : image.convertToFormat(QImage::Format_RGB32);
 }
 
 QByteArray VtkView::svg(const QSize& size) {
   QTemporaryDir dir;
-  const QString stem = dir.filePath("figure");
-  makeCurrent();
-  {
-    const Resized resized(this, window_, size, textScale(size));
-    layoutViewports(size.width(), size.height());
-    window_->GetState()->Reset();
-    window_->Render();
+  const QString file = dir.filePath("figure.svg");
+  drawAt(size, [&] {
     vtkNew<vtkSVGExporter> svg;
     svg->SetRenderWindow(window_);
-    svg->SetFileName((stem + ".svg").toUtf8().constData());
+    svg->SetFileName(file.toUtf8().constData());
     svg->SetActiveRenderer(renderer_);
     svg->Write();
-  }
-  doneCurrent();
-  settle();
-  update();
-  QFile written(stem + ".svg");
+  });
+  QFile written(file);
   return dir.isValid() && written.open(QIODevice::ReadOnly) ? written.readAll() : QByteArray();
 }
 

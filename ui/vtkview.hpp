@@ -8,6 +8,8 @@
 #include <vtkNew.h>
 #include <vtkSmartPointer.h>
 
+#include <functional>
+
 class vtkGenericOpenGLRenderWindow;
 class vtkRenderer;
 
@@ -49,6 +51,10 @@ protected:
   void settle() { settle_ = true; }
 
 private:
+  /// Draws the scene at `size` (text grown as textScale()), calls `use` while
+  /// it is drawn there, then puts the widget back as it was.
+  void drawAt(const QSize& size, const std::function<void()>& use);
+
   vtkSmartPointer<vtkGenericOpenGLRenderWindow> window_;
   vtkSmartPointer<vtkRenderer> renderer_;
   bool settle_ = true;
