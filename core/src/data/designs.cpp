@@ -190,6 +190,26 @@ bool is_design_spec(const std::string& s) { return s == "sbas" || s.rfind("poly:
 namespace {
 
 /// A whole number 0..64 of a spec, or an InputError naming the spec.
+/// A description split at its colons: "harmonic:2:1" is {"harmonic", "2", "1"}.
+std::vector<std::string> spec_parts(const std::string& spec) {
+  std::vector<std::string> parts;
+  std::stringstream ss(spec);
+  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  return parts;
+}
+
+bool is_harmonic(const std::vector<std::string>& parts) { return (parts.size() == 2 || parts.size() == 3) && parts[0] == "harmonic"; }
+
+/// The period of harmonic:K[:P]: P, else a year (1) where the times are
+/// given, else the n bands. Throws InputError for a P that is not positive.
+double harmonic_period(const std::string& spec, const std::vector<std::string>& parts, bool timed, std::size_t n) {
+  if (parts.size() < 3) return timed ? 1.0 : static_cast<double>(n);
+  char* end = nullptr;
+  const double period = std::strtod(parts[2].c_str(), &end);
+  if (*end || !(period > 0)) throw InputError(spec + ": expected a positive period, found '" + parts[2] + "'");
+  return period;
+}
+
 std::size_t spec_integer(const std::string& spec, const std::string& s) {
   char* end = nullptr;
   const long v = std::strtol(s.c_str(), &end, 10);
@@ -233,33 +253,24 @@ Array build_design(const std::string& spec, std::size_t n, const std::vector<dou
     throw InputError("times: expected " + std::to_string(n) + " times (one per band), found " + std::to_string(t.size()));
   double mean = 0;
   for (double v : t) mean += v / static_cast<double>(n);
-  std::vector<std::string> parts;
-  std::stringstream ss(spec);
-  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  const std::vector<std::string> parts = spec_parts(spec);
   if (parts.size() == 2 && parts[0] == "poly") return poly_design(t, mean, spec_integer(spec, parts[1]));
-  if ((parts.size() == 2 || parts.size() == 3) && parts[0] == "harmonic") {
+  if (is_harmonic(parts)) {
     const std::size_t K = spec_integer(spec, parts[1]);
-    double period = times.empty() ? static_cast<double>(n) : 1.0;
-    if (parts.size() == 3) {
-      char* end = nullptr;
-      period = std::strtod(parts[2].c_str(), &end);
-      if (*end || !(period > 0)) throw InputError(spec + ": expected a positive period, found '" + parts[2] + "'");
-    }
-    return harmonic_design(t, mean, K, period);
+    return harmonic_design(t, mean, K, harmonic_period(spec, parts, !times.empty(), n));
   }
   throw InputError("design: expected a file, sbas, poly:D or harmonic:K[:P], found '" + spec + "'");
 }
 
 std::vector<std::string> design_terms(const DesignSpec& d) {
-  std::vector<std::string> parts, names;
-  std::stringstream ss(d.spec);
-  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+  const std::vector<std::string> parts = spec_parts(d.spec);
+  std::vector<std::string> names;
   if (parts.size() == 2 && parts[0] == "poly") {
     const std::size_t D = spec_integer(d.spec, parts[1]);
     for (std::size_t k = 0; k <= D; ++k) names.push_back(k == 0 ? "offset" : k == 1 ? "trend" : "t^" + std::to_string(k));
-  } else if ((parts.size() == 2 || parts.size() == 3) && parts[0] == "harmonic") {
+  } else if (is_harmonic(parts)) {
     const std::size_t K = spec_integer(d.spec, parts[1]);
-    const bool yearly = !d.times.empty() && (parts.size() == 2 || std::strtod(parts[2].c_str(), nullptr) == 1.0);
+    const bool yearly = !d.times.empty() && harmonic_period(d.spec, parts, true, 0) == 1.0;
     names = {"offset", "trend"};
     for (std::size_t k = 1; k <= K; ++k) {
       const std::string h = yearly && k == 1 ? "annual" : yearly && k == 2 ? "semiannual" : "harmonic" + std::to_string(k);
@@ -273,13 +284,10 @@ std::vector<std::string> design_terms(const DesignSpec& d) {
 }
 
 std::vector<Harmonic> design_harmonics(const DesignSpec& d, std::size_t n) {
-  std::vector<std::string> parts;
-  std::stringstream ss(d.spec);
-  for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
-  if (!((parts.size() == 2 || parts.size() == 3) && parts[0] == "harmonic")) return {};
+  const std::vector<std::string> parts = spec_parts(d.spec);
+  if (!is_harmonic(parts)) return {};
   const std::vector<std::string> terms = design_terms(d);
-  double period = d.times.empty() ? static_cast<double>(n) : 1.0;
-  if (parts.size() == 3) period = std::strtod(parts[2].c_str(), nullptr);  // checked by make_design
+  const double period = harmonic_period(d.spec, parts, !d.times.empty(), n);
   bool dated = !d.times.empty();
   if (dated)
     for_each_line(d.times, [&](std::size_t, const std::string& line) { dated = dated && is_date(line); });
