@@ -169,4 +169,23 @@ Array take_pixels(const Array& cube, const std::vector<std::size_t>& pixels) {
   return sub;
 }
 
+void put_rows(Array& whole, std::size_t r0, const Array& block) {
+  const std::size_t B = block.dim(0), R = block.dim(1), W = block.dim(2), H = whole.dim(1), e = dtype_size(block.dtype());
+  if (block.dtype() != whole.dtype() || whole.dim(0) != B || whole.dim(2) != W || r0 + R > H)
+    throw InputError("rows " + std::to_string(r0) + " to " + std::to_string(r0 + R) + ": expected a block within the array");
+  for (std::size_t b = 0; b < B; ++b)
+    std::memcpy(static_cast<char*>(whole.raw()) + (b * H + r0) * W * e, static_cast<const char*>(block.raw()) + b * R * W * e, R * W * e);
+}
+
+Array take_rows(const Array& whole, std::size_t r0, std::size_t r1) {
+  const bool plane = whole.ndim() == 2;
+  const std::size_t B = plane ? 1 : whole.dim(0), H = whole.dim(plane ? 0 : 1), W = whole.dim(plane ? 1 : 2), R = r1 - r0;
+  const std::size_t e = dtype_size(whole.dtype());
+  if (r0 > r1 || r1 > H) throw InputError("rows " + std::to_string(r0) + " to " + std::to_string(r1) + ": expected rows within the array");
+  Array part = Array::uninitialized(whole.dtype(), plane ? Shape{R, W} : Shape{B, R, W});
+  for (std::size_t b = 0; b < B; ++b)
+    std::memcpy(static_cast<char*>(part.raw()) + b * R * W * e, static_cast<const char*>(whole.raw()) + (b * H + r0) * W * e, R * W * e);
+  return part;
+}
+
 }  // namespace cubesolve

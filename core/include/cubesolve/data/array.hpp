@@ -97,6 +97,13 @@ std::vector<double> plane(const Array& a, std::size_t index = 0);
 /// throws but for memory.
 Array take_pixels(const Array& cube, const std::vector<std::size_t>& pixels);
 
+/// Rows [r0, r1) of `whole`, (B, H, W) or (H, W), as (B, r1 - r0, W) or
+/// (r1 - r0, W) of the same dtype. Throws InputError for rows beyond it.
+Array take_rows(const Array& whole, std::size_t r0, std::size_t r1);
+/// Copies `block` (B, rows, W) into rows [r0, r0 + rows) of `whole` (B, H, W)
+/// of the same dtype. Throws InputError for a block that does not fit.
+void put_rows(Array& whole, std::size_t r0, const Array& block);
+
 template <> float* Array::data<float>();
 template <> double* Array::data<double>();
 template <> std::int32_t* Array::data<std::int32_t>();

@@ -38,10 +38,6 @@ protected:
 /// returns false.
 void for_row_blocks(std::size_t height, std::size_t bytes_per_row, const Progress& progress,
                     const std::function<void(std::size_t, std::size_t)>& each);
-/// Copies `block` (B, rows, W) into rows [r0, r0 + rows) of `whole` (B, H, W) of the same type.
-void put_rows(Array& whole, std::size_t r0, const Array& block);
-/// Rows [r0, r1) of `whole`, (B, H, W) or (H, W), as (B, r1 - r0, W) or (r1 - r0, W).
-Array take_rows(const Array& whole, std::size_t r0, std::size_t r1);
 /// Every row of `reader`, (N, H, W), read a block of rows at a time with
 /// `progress` after each. Throws as rows(), and Cancelled.
 Array read_all(CubeReader& reader, const Progress& progress = {});
