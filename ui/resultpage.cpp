@@ -134,8 +134,10 @@ const LayerEntry kLayers[] = {
        const Harmonic& h = in.harmonics[ch];
        LayerMap m{plane(harmonic_peak(in.result.x, h)), {}, QString::fromStdString(h.name)};
        m.style.unit = h.unit_days > 0 ? ResultPage::tr("day") : ResultPage::tr("time");
-       m.style.title = h.unit_days > 0 ? ResultPage::tr("%1 — %2 peak, days into its %3-day period").arg(in.file, m.channel).arg(h.period * h.unit_days, 0, 'g', 5)
-                                       : ResultPage::tr("%1 — %2 peak, time into its period of %3").arg(in.file, m.channel).arg(h.period, 0, 'g', 5);
+       m.style.title = (h.unit_days > 0 ? ResultPage::tr("%1 — %2 peak, days into its %3-day period")
+                                        : ResultPage::tr("%1 — %2 peak, time into its period of %3"))
+                           .arg(in.file, m.channel)
+                           .arg(h.span(), 0, 'g', 5);
        return m;
      }},
 };
@@ -368,9 +370,8 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
   }
   m.style.scale = scale(L, m.values);
   if (L == Layer::Peak && views_[static_cast<std::size_t>(L)].auto_range) {  // the whole cycle: the colours wrap as the days do
-    const Harmonic& h = doc_->harmonics()[static_cast<std::size_t>(std::clamp(channel, 0, channels(L) - 1))];
     m.style.scale.lo = 0;
-    m.style.scale.hi = h.period * (h.unit_days > 0 ? h.unit_days : 1);
+    m.style.scale.hi = doc_->harmonics()[static_cast<std::size_t>(std::clamp(channel, 0, channels(L) - 1))].span();
   }
   return {std::move(m.values), std::move(m.style), m.channel, static_cast<int>(doc_->result()->x.dim(1)),
           static_cast<int>(doc_->result()->x.dim(2))};

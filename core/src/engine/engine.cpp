@@ -250,9 +250,9 @@ Array harmonic_amplitude(const Array& x, const Harmonic& h) {
 Array harmonic_peak(const Array& x, const Harmonic& h) {
   return each_harmonic(x, h, [](double a, double b, const Harmonic& t) {
     if (!std::isfinite(a) || !std::isfinite(b) || (a == 0 && b == 0)) return std::numeric_limits<double>::quiet_NaN();
-    double at = std::atan2(b, a) / (2 * 3.141592653589793) * t.period;  // ωt = atan2(b, a), ω = 2π / period
-    if (at < 0) at += t.period;
-    return t.unit_days > 0 ? at * t.unit_days : at;
+    double at = std::atan2(b, a) / (2 * 3.141592653589793) * t.span();  // ωt = atan2(b, a), ω = 2π / period
+    if (at < 0) at += t.span();
+    return at;
   });
 }
 

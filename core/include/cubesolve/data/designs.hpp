@@ -98,6 +98,8 @@ struct Harmonic {
   std::string name;
   std::size_t cos = 0, sin = 0;
   double period = 1, unit_days = 0;
+  /// The period as its peak is given: in days where the times are dates.
+  double span() const { return unit_days > 0 ? period * unit_days : period; }
 };
 /// The periodic terms of a harmonic:K[:P] design for n bands (none for
 /// other designs). Throws IoError, InputError as make_design.
