@@ -133,7 +133,7 @@ private slots:
     QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
     QFile file(svg);
     QVERIFY(file.open(QIODevice::ReadOnly) && file.readAll().contains("width=\"1200\" height=\"800\""));
-    for (const QString& size : {"1000", "0x600", "axb"}) {
+    for (const QString& size : QStringList{"1000", "0x600", "axb"}) {
       app.start(CUBESOLVE_GUI_APP, {"--demo", "insar", "--size", "40", "--export-chart", png + ".2.png", "--chart-size", size});
       QVERIFY(app.waitForFinished(60000));
       const QString err = app.readAllStandardError();
