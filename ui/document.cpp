@@ -111,7 +111,7 @@ Change weights_change(Array w, const std::string& path, const std::shared_ptr<co
 namespace {
 bool same_parameters(const SolveOptions& a, const SolveOptions& b) {
   return a.method == b.method && a.rcond == b.rcond && a.min_valid == b.min_valid && a.ridge == b.ridge && a.device == b.device &&
-         a.device_float64 == b.device_float64;
+         a.device_float64 == b.device_float64 && a.std_errors == b.std_errors;
 }
 }  // namespace
 
@@ -482,11 +482,12 @@ void Document::solve() {
   // A stack's solve as the CLI's: from velocities to the time series, and
   // the reference pixel what it is by definition.
   const auto in = inputs_;
-  const bool velocity = solve_design_ != design_;
-  pending_ = worker_->solve(cube_, solve_design_, use_weights_ ? weights_ : nullptr, options_, [in, velocity](SolveResult& r) {
-    if (in && velocity) in->to_series(r.x);
-    if (in) in->mark_reference(0, r);
-  });
+  const auto cube = cube_, weights = use_weights_ ? weights_ : nullptr;
+  const SolveOptions options = options_;
+  pending_ = worker_->solve(cube_, solve_design_, weights, in ? in->engine_options(options_) : options_,
+                            [in, cube, weights, options](SolveResult& r) {
+                              if (in) in->finish(r, *cube, weights.get(), options, 0);
+                            });
   emit solveStarted();
 }
 

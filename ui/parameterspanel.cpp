@@ -93,6 +93,7 @@ ParametersPanel::ParametersPanel(Document* doc, QWidget* parent) : QWidget(paren
   connect(ridge_->lineEdit(), &QLineEdit::textEdited, this, &ParametersPanel::edited);
   connect(use_weights_, &QCheckBox::toggled, this, &ParametersPanel::edited);
   connect(auto_solve_, &QCheckBox::toggled, this, &ParametersPanel::edited);
+  connect(std_errors_, &QCheckBox::toggled, this, &ParametersPanel::edited);
   connect(device_, &QComboBox::currentIndexChanged, this, &ParametersPanel::edited);
   connect(doc_, &Document::parametersChanged, this, &ParametersPanel::showParameters);
   connect(doc_, &Document::loaded, this, &ParametersPanel::onLoaded);
@@ -135,13 +136,18 @@ QGroupBox* ParametersPanel::buildParameters() {
   ridge_ = new NumberSpinBox;
   ridge_->setObjectName("ridge");
   ridge_->setRange(0, 1e9);
-  ridge_->setToolTip(tr("Tikhonov weight: minimises |A x − y|² + λ²|x|². Type 1e-8 or 2.5E-3; the arrows step by factors of ten."));
+  ridge_->setToolTip(tr("Tikhonov weight: minimises |A x − y|² + λ|x|². Type 1e-8 or 2.5E-3; the arrows step by factors of ten."));
   form->addRow(tr("Ridge λ"), ridge_);
   use_weights_ = new QCheckBox(tr("Use weights"));
   use_weights_->setObjectName("use-weights");
   use_weights_->setToolTip(tr("Weigh each observation by the weights file (0: left out)"));
   use_weights_->setEnabled(false);
   form->addRow(use_weights_);
+  std_errors_ = new QCheckBox(tr("Standard errors"));
+  std_errors_->setObjectName("std-errors");
+  std_errors_->setToolTip(tr("Also each unknown's standard error on the pixel's own valid rows, sqrt(diag(s²·(A_Vᵀ W A_V)⁺)) "
+                             "with s² = rss / (valid rows − rank): a layer of the result (--stderr)"));
+  form->addRow(std_errors_);
   auto_solve_ = new QCheckBox(tr("Re-solve on change"));
   auto_solve_->setToolTip(tr("Solve again as soon as a parameter changes"));
   auto_solve_->setObjectName("auto-solve");
@@ -263,6 +269,7 @@ void ParametersPanel::edited() {
   o.min_valid = min_valid_->value();
   o.device = parse_device(device_->currentData().toString().toStdString());
   o.device_float64 = precision_ && precision_->currentData().toBool();
+  o.std_errors = std_errors_->isChecked();
   doc_->setAutoSolve(auto_solve_->isChecked());
   if (use_weights_->isEnabled()) doc_->setUseWeights(use_weights_->isChecked());  // (unticked while there are none)
   if (error.isEmpty()) doc_->setOptions(o);
@@ -272,7 +279,7 @@ void ParametersPanel::edited() {
 void ParametersPanel::showParameters() {
   // The fields are set with their signals blocked: showing is no edit.
   const SolveOptions& o = doc_->options();
-  const QSignalBlocker b1(min_valid_), b2(ridge_), b3(rcond_), b4(device_), b5(use_weights_), b6(auto_solve_);
+  const QSignalBlocker b1(min_valid_), b2(ridge_), b3(rcond_), b4(device_), b5(use_weights_), b6(auto_solve_), b8(std_errors_);
   min_valid_->setValue(o.min_valid);
   if (doc_->parameterError().isEmpty()) {  // a field being corrected keeps what is typed
     if (ridge_->value() != o.ridge) ridge_->setValue(o.ridge);
@@ -288,6 +295,7 @@ void ParametersPanel::showParameters() {
   }
   use_weights_->setChecked(doc_->weights() && doc_->useWeights());
   auto_solve_->setChecked(doc_->autoSolve());
+  std_errors_->setChecked(o.std_errors);
   QString stale;
   if (!doc_->parameterError().isEmpty()) stale = tr("Not solved: %1").arg(doc_->parameterError());
   else if (doc_->stale()) stale = doc_->solving() ? tr("Solving with these parameters; the result shown is of others.")

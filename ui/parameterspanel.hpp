@@ -56,6 +56,7 @@ private:
   QSpinBox* min_valid_ = nullptr;
   NumberSpinBox* ridge_ = nullptr;
   QCheckBox* use_weights_ = nullptr;
+  QCheckBox* std_errors_ = nullptr;
   QCheckBox* auto_solve_ = nullptr;
   QGroupBox* stack_ = nullptr;
   QComboBox* formulation_ = nullptr;

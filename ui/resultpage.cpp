@@ -140,6 +140,25 @@ const LayerEntry kLayers[] = {
                            .arg(h.span(), 0, 'g', 5);
        return m;
      }},
+    {Layer::StdError, QT_TRANSLATE_NOOP("ResultPage", "Standard error of x"),
+     QT_TRANSLATE_NOOP("ResultPage", "Each unknown's standard error on the pixel's own valid rows, sqrt(diag(s²·(A_Vᵀ W A_V)⁺)), "
+                                     "s² = rss / (valid rows − rank); empty where no degree of freedom is left (solved with "
+                                     "Standard errors ticked)"),
+     false, "", [](const Document& d) { return d.result() && !d.result()->std_error.empty(); },
+     [](const Document& d) { return d.design()->cols(); },
+     [](const LayerInput& in, std::size_t ch) {
+       LayerMap m{plane(in.result.std_error, ch), {}, {}};
+       if (!in.dates.empty()) {  // the series' own: relative to the first date, whatever the map of x is relative to
+         m.channel = iso_day(in.dates[ch + 1]);
+         m.style.title = ResultPage::tr("%1 — standard error of x[%2]: %3, relative to %4").arg(in.file).arg(ch).arg(m.channel, iso_day(in.dates[0]));
+       } else if (ch < in.names.size()) {
+         m.channel = QString::fromStdString(in.names[ch]);
+         m.style.title = ResultPage::tr("%1 — standard error of x[%2]: %3").arg(in.file).arg(ch).arg(m.channel);
+       } else {
+         m.style.title = ResultPage::tr("%1 — standard error of x[%2] of %3").arg(in.file).arg(ch).arg(in.design.cols());
+       }
+       return m;
+     }},
 };
 
 const LayerEntry& entry(Layer layer) { return kLayers[static_cast<std::size_t>(layer)]; }
@@ -186,7 +205,10 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
     offerLayers();
     update();
   });
-  connect(doc_, &Document::solved, this, &ResultPage::update);
+  connect(doc_, &Document::solved, this, [this] {  // the standard errors come and go with the parameters
+    offerLayers();
+    update();
+  });
   connect(doc_, &Document::unitChanged, this, &ResultPage::update);
 }
 
@@ -362,8 +384,8 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
   const std::vector<std::string> names = doc_->xNames();
   LayerMap m = e.draw({*doc_->result(), *doc_->design(), dates, doc_->pairs(), names, doc_->harmonics(), doc_->refIndex(), QFileInfo(doc_->cubeName()).fileName()},
                       static_cast<std::size_t>(std::clamp(channel, 0, channels(L) - 1)));
-  if (e.per) {
-    const double k = doc_->unitScale();
+  if (e.per) {  // (a size, as an RMS or an error, stays positive where the unit's sign flips)
+    const double k = e.is_signed ? doc_->unitScale() : std::abs(doc_->unitScale());
     if (k != 1.0)
       for (double& v : m.values) v *= k;
     if (!doc_->unitLabel().isEmpty()) m.style.unit = doc_->unitLabel() + e.per;
@@ -378,7 +400,7 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
 }
 
 QString ResultPage::layerName(Layer layer) {
-  static const char* kNames[] = {"solution", "model", "residual-rms", "rank", "status", "velocity", "amplitude", "peak"};
+  static const char* kNames[] = {"solution", "model", "residual-rms", "rank", "status", "velocity", "amplitude", "peak", "stderr"};
   return kNames[static_cast<std::size_t>(layer)];
 }
 

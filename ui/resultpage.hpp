@@ -26,8 +26,8 @@ namespace cubesolve::ui {
 class Document;
 class ImageView;
 
-enum class Layer { Solution, Model, ResidualRms, Rank, Status, Velocity, Amplitude, Peak };
-constexpr std::size_t kLayerCount = 8;
+enum class Layer { Solution, Model, ResidualRms, Rank, Status, Velocity, Amplitude, Peak, StdError };
+constexpr std::size_t kLayerCount = 9;
 
 class ResultPage : public QWidget {
   Q_OBJECT

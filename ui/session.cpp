@@ -26,6 +26,7 @@ Session::Session(Document* doc, QObject* parent) : QObject(parent), doc_(doc) {
     o.device = Device::Auto;
   }
   o.device_float64 = settings.value("params/device_float64", false).toBool();
+  o.std_errors = settings.value("params/std_errors", false).toBool();
   doc_->setAutoSolve(settings.value("params/auto", true).toBool());
   doc_->setOptions(o);
   const QString unit = settings.value("view/unit", "mm").toString();
@@ -45,6 +46,7 @@ void Session::saveParameters() const {
   settings.setValue("params/auto", doc_->autoSolve());
   settings.setValue("params/device", QString::fromUtf8(device_name(o.device)));
   settings.setValue("params/device_float64", o.device_float64);
+  settings.setValue("params/std_errors", o.std_errors);
 }
 
 void Session::save(const View& view) const {

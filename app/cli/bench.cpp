@@ -28,6 +28,8 @@ void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
       .field("engine_seconds_float64_output", r.engine_float64).field("engine_seconds_with_rss", r.engine_rss)
       .field("gemm_floor_seconds", r.floor_gemm).field("read_seconds", r.floor_read)
       .field("engine_over_floor", r.engine / r.floor_gemm).field("exact_seconds", r.exact)
+      .field("engine_rss_seconds", r.engine_rss).field("engine_stderr_seconds", r.engine_stderr)
+      .field("stderr_over_rss", r.engine_stderr / r.engine_rss)
       .field("exact_speedup", r.exact / r.engine).field("sample", r.check.pixels)
       .field("device_precision", b.options.device_float64 ? "float64" : "mixed").field("weights", weights_name(b.weights));
   if (r.floor_gram > 0) j.field("gram_floor_seconds", r.floor_gram).field("engine_over_gram_floor", r.engine / r.floor_gram);
@@ -66,6 +68,8 @@ void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
   std::printf("  engine, X in float64  %9.4f s   (one run; the errors below are from it)\n", r.engine_float64);
   std::printf("  engine, with rss      %9.4f s   %.2fx the engine (best of %d; as --diag and the desktop solve)\n",
               r.engine_rss, r.engine_rss / r.engine, b.repeat);
+  std::printf("  engine, with stderr   %9.4f s   %.2fx the engine with rss (best of %d; --stderr, each pixel's own rows)\n",
+              r.engine_stderr, r.engine_stderr / r.engine_rss, b.repeat);
   std::printf("  floor: GEMM P*Y       %9.4f s   engine/floor %.2f%s\n", r.floor_gemm, r.engine / r.floor_gemm,
               cuda ? " (on the host's cores)" : "");
   std::printf("  floor: read Y once    %9.4f s\n", r.floor_read);

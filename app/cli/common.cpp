@@ -91,6 +91,7 @@ void json_status(Json& j, const SolveTotals& t) {
   j.key("status").begin_object();
   for (std::size_t s = 0; s < t.status.size(); ++s) j.field(status_name(static_cast<PixelStatus>(s)), t.status[s]);
   j.end_object();
+  j.field("no_stderr", t.no_std_error);
 }
 
 std::string summary(const SolveTotals& t) {

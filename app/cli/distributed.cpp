@@ -166,6 +166,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 void reduce_totals(SolveTotals& t) {
   std::vector<unsigned long> counts(t.paths.begin(), t.paths.end());
   counts.insert(counts.end(), t.status.begin(), t.status.end());
+  counts.push_back(t.no_std_error);
   counts.push_back(t.pixels);
   counts.push_back(t.device_pixels);
   std::vector<unsigned long> sum(counts.size());
@@ -177,6 +178,7 @@ void reduce_totals(SolveTotals& t) {
   if (rank() != 0) return;
   std::copy(sum.begin(), sum.begin() + kPathCount, t.paths.begin());
   std::copy(sum.begin() + kPathCount, sum.begin() + kPathCount + t.status.size(), t.status.begin());
+  t.no_std_error = sum[sum.size() - 3];
   t.pixels = sum[sum.size() - 2];
   t.device_pixels = sum.back();
   t.engine_seconds = engine;

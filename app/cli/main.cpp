@@ -26,7 +26,7 @@ usage:
                 [MintPy stacks: --ref-yx Y,X | --no-ref] [--keep-zero]
                 [--mask-dataset connectComponent|coherence] [--mask-threshold T]
                 [--weight-func var|fim|coh|no] [--looks L] [--formulation phase|velocity]
-                [--unit m|cm|mm|radian] [--ref-date YYYYMMDD] [--json]
+                [--unit m|cm|mm|radian] [--ref-date YYYYMMDD] [--stderr] [--json]
   cubesolve-cli info CUBE [DESIGN] [--weights W.npy] [--min-valid K] [--pairs F] [--times F] [--json]
   cubesolve-cli demo [-o DIR] [--size S] [--name insar|seed] [--threads T] [--json]
   cubesolve-cli verify CUBE DESIGN X.npy [--sample K] [--weights W.npy] [--rcond R]
@@ -47,6 +47,9 @@ band, numbers or YYYYMMDD; else band index). X: (M, H, W) as .npy, or GeoTIFF
 name ending in .h5) in MintPy's layout with temporalCoherence.h5 and
 numInvIfgram.h5 beside it. A MintPy stack is read as MintPy's inversion reads
 it: referenced at REF_Y/REF_X (or refPhase) where not 0, and 0 as missing.
+--stderr adds PREFIX_stderr (M, H, W) to --diag's files: each unknown's standard
+error on the pixel's own valid rows, sqrt(diag(s2 (A_V' W A_V)^+)), s2 =
+rss / (n_valid - rank); NaN where n_valid <= rank.
 info and verify take the same input options as solve. solve reads, solves and writes in row
 blocks that keep the data within --memory MB (default 256). On a CUDA device
 the small systems are solved in float32 and refined once against float64

@@ -54,7 +54,7 @@ void print_text(const SolveReport& r) {
 }
 
 int cmd_solve(const std::vector<std::string>& argv) {
-  const Args args("solve", argv, with_inputs({"json"}, kInputFlags),
+  const Args args("solve", argv, with_inputs({"json", "stderr"}, kInputFlags),
                   with_inputs({"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype",
                                "model", "residual", "method", "memory", "pairs", "times", "device-precision",
                                "device-memory", "unit", "ref-date"},
@@ -73,6 +73,9 @@ int cmd_solve(const std::vector<std::string>& argv) {
                      ", whose channels are the dates after the first, relative to the first");
   SolveOptions options = solve_options(args);
   options.residuals = !out.diagnostics.empty();
+  out.std_error = options.std_errors = args.flag("stderr");
+  if (out.std_error && out.diagnostics.empty())
+    throw InputError("--stderr: expected --diag PREFIX to name where the standard errors go (PREFIX_stderr), found no --diag");
   device_options(args, options, "auto");
 
   const std::string cube = args.positional()[0], design = args.positional()[1];

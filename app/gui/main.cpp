@@ -40,7 +40,7 @@ struct Options {
   QCommandLineOption pixel{"pixel", "Pixel to inspect once solved (default for --screenshot: the centre).", "row,col"};
   QCommandLineOption pin{"pin", "Pixel to pin for comparison once read (repeatable): marked on every map, its series in the inspector.", "Y,X"};
   QCommandLineOption unit{"unit", "A MintPy stack's phase shown as line-of-sight displacement in mm (default), cm or m, or as radian.", "UNIT"};
-  QCommandLineOption layer{"layer", "Result layer to show: solution, model, residual-rms, rank, status, velocity, amplitude or peak.", "NAME"};
+  QCommandLineOption layer{"layer", "Result layer to show: solution, model, residual-rms, rank, status, velocity, amplitude, peak or stderr.", "NAME"};
   QCommandLineOption channel{"channel", "Channel of the layer to show: its index, or a date YYYYMMDD of the time series.", "K|YYYYMMDD"};
   QCommandLineOption exports{"export", "After solving, write a layer (solution, model, residual-rms, rank, status, velocity, amplitude, peak) to FILE: "
                                        ".tif or .npy every channel as data in the unit shown, .png the channel shown as a figure "
@@ -55,6 +55,7 @@ struct Options {
   QCommandLineOption ref_date{"ref-date", "The date the time series is shown and exported relative to (0 there), as the CLI's.", "YYYYMMDD"};
   QCommandLineOption pairs{"pairs", "The SBAS design's pairs file (DESIGN sbas), as the CLI's.", "FILE"};
   QCommandLineOption times{"times", "The times of a built design (poly:D, harmonic:K[:P]): a number or YYYYMMDD per line, as the CLI's.", "FILE"};
+  QCommandLineOption std_errors{"stderr", "Also each unknown's standard error on the pixel's own valid rows (the layer stderr), as the CLI's."};
   QCommandLineOption chart_size{"chart-size", "Size of --export-chart in pixels (default 1200x800).", "WxH", "1200x800"};
   // The CLI's solve and stack options, by its names and rules.
   std::vector<QCommandLineOption> shared{
@@ -76,7 +77,7 @@ struct Options {
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy or a raster; DESIGN .npy, .csv, or built: sbas, poly:D, harmonic:K[:P])",
                                  "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts, export_chart, chart_size, pairs, times, ref_date, bench_resolve});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts, export_chart, chart_size, pairs, times, ref_date, bench_resolve, std_errors});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -97,6 +98,7 @@ void applySharedOptions(const QCommandLineParser& parser, const Options& o, cube
   if (args.get("rcond")) so.rcond = given.rcond;
   if (args.get("ridge")) so.ridge = given.ridge;
   if (args.get("min-valid")) so.min_valid = given.min_valid;
+  if (parser.isSet(o.std_errors)) so.std_errors = true;
   doc.setOptions(so);
   doc.setInputOptions(cli::input_options(args, true));
   if (parser.isSet(o.unit)) {
@@ -170,8 +172,12 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     std::fprintf(stderr, "cubesolve: %s, found '%s'\n", what, found.toUtf8().constData());
     return std::nullopt;
   };
-  const char* layers = "--layer: expected solution, model, residual-rms, rank, status, velocity, amplitude or peak";
-  if (parser.isSet(o.layer) && !(s.layer = cubesolve::ui::ResultPage::layerNamed(parser.value(o.layer)))) return refuse(layers, parser.value(o.layer));
+  QStringList names;
+  for (std::size_t k = 0; k < cubesolve::ui::kLayerCount; ++k) names << cubesolve::ui::ResultPage::layerName(static_cast<cubesolve::ui::Layer>(k));
+  const QString list = names.mid(0, names.size() - 1).join(", ") + " or " + names.back();
+  const QByteArray layers = ("--layer: expected " + list).toUtf8(), layer_files = ("--export: expected LAYER=FILE with LAYER " + list).toUtf8();
+  if (parser.isSet(o.layer) && !(s.layer = cubesolve::ui::ResultPage::layerNamed(parser.value(o.layer))))
+    return refuse(layers.constData(), parser.value(o.layer));
   s.channel = parser.value(o.channel);
   for (const QString& p : parser.values(o.pin)) {
     const QStringList yx = p.split(',');
@@ -183,7 +189,7 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     const auto eq = e.indexOf('=');
     const auto l = eq > 0 ? cubesolve::ui::ResultPage::layerNamed(e.left(eq)) : std::nullopt;
     if (!l || eq + 1 >= e.size())
-      return refuse("--export: expected LAYER=FILE with LAYER solution, model, residual-rms, rank, status, velocity, amplitude or peak", e);
+      return refuse(layer_files.constData(), e);
     s.layer_files.emplace_back(*l, e.mid(eq + 1));
   }
   s.ts_file = parser.value(o.export_ts);

@@ -103,7 +103,8 @@ struct Report {
 
 nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> weights, double rcond, int min_valid,
                   double ridge, const std::string& device, bool device_float64, int threads,
-                  std::optional<std::string> dtype, std::optional<std::size_t> memory_mb, nb::object progress) {
+                  std::optional<std::string> dtype, std::optional<std::size_t> memory_mb, bool std_errors,
+                  nb::object progress) {
   const Array y = borrow(cube, "Y");
   const std::optional<Array> w = weights ? std::optional<Array>(borrow(*weights, "weights")) : std::nullopt;
   SolveOptions o;
@@ -115,6 +116,7 @@ nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> 
   o.threads = threads;
   if (dtype) o.output = parse_dtype(*dtype, "dtype");
   if (memory_mb) o.memory = *memory_mb << 20;
+  o.std_errors = std_errors;
   Report report{std::move(progress), {}};
   SolveResult r;
   try {
@@ -132,6 +134,7 @@ nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> 
                  {"rss", nb::cast(to_numpy(r.rss))},
                  {"status", nb::cast(to_numpy(r.status))},
                  {"cond", nb::cast(to_numpy(r.cond))},
+                 {"stderr", r.std_error.empty() ? nb::none() : nb::cast(to_numpy(r.std_error))},
                  {"paths", nb::cast(paths)},
                  {"engine_seconds", nb::cast(r.engine_seconds)},
                  {"warnings", nb::cast(r.warnings)},
@@ -248,7 +251,7 @@ NB_MODULE(_core, m) {
       });
 
   m.def("solve", &solve_py, "cube"_a, "design"_a, "weights"_a.none(), "rcond"_a, "min_valid"_a, "ridge"_a, "device"_a,
-        "device_float64"_a, "threads"_a, "dtype"_a.none(), "memory_mb"_a.none(), "progress"_a.none());
+        "device_float64"_a, "threads"_a, "dtype"_a.none(), "memory_mb"_a.none(), "stderr"_a, "progress"_a.none());
   m.def("plan", &plan_py, "cube"_a, "design"_a, "weights"_a.none(), "min_valid"_a);
   m.def("read", &read_py, "path"_a, "ref_y"_a, "ref_x"_a, "reference"_a, "keep_zero"_a, "mask"_a, "mask_threshold"_a.none(),
         "weight"_a, "looks"_a.none());

@@ -4,6 +4,7 @@
 
 #include <cubesolve/data/mask.hpp>
 #include <cubesolve/engine/device.hpp>
+#include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
@@ -131,6 +132,33 @@ private slots:
     for (const auto& v : paths) total += v.toInt();
     QCOMPARE(total, int(H * W));
     QCOMPARE(paths["skipped"].toInt(), 1);
+  }
+
+  // --stderr adds PREFIX_stderr (M, H, W) to --diag's files: the engine's
+  // standard errors (checked against the reference in tst_uncertainty);
+  // without --diag it is refused.
+  void standardErrors() {
+    const Run r = cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("xse.npy"), "--diag", file("se"), "--stderr",
+                       "--dtype", "float64", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const Array se = read_npy(sfile("se_stderr.npy"));
+    QCOMPARE(se.shape(), (Shape{M, H, W}));
+    SolveOptions o;
+    o.std_errors = true;
+    o.output = DType::Float64;
+    Array a(DType::Float64, {N, M});
+    std::copy(a_.begin(), a_.end(), a.data<double>());
+    const SolveResult ref = solve(read_npy(sfile("cube.npy")), Design(a), nullptr, o);
+    for (std::size_t i = 0; i < se.size(); ++i) {
+      const double v = se.value(i), e = ref.std_error.value(i);
+      QVERIFY2(std::isnan(v) == std::isnan(e) && (std::isnan(e) || std::fabs(v - e) <= 1e-12 * e), qPrintable(QString::number(i)));
+    }
+    QVERIFY(std::isnan(se.value(5)));  // the pixel without data
+    const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(j["no_stderr"].toInt(), int(ref.no_dof()));
+    QVERIFY(j["outputs"].toArray().contains(QJsonValue(file("se_stderr.npy"))));
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", file("xse2.npy"), "--stderr"}, 2, {"--stderr", "--diag"},
+                  file("xse2.npy"));
   }
 
   void modelAndResidualFiles() {

@@ -129,6 +129,43 @@ private slots:
     QCOMPARE(w.resultView()->style().scale.lo, -100.0);
   }
 
+  // Ticking Standard errors re-solves with them and offers their layer, the
+  // engine's values with a sequential scale; unticked, the layer goes.
+  void standardErrorLayer() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 48));
+    auto* layers = w.findChild<QComboBox*>("layer");
+    QCOMPARE(layers->findData(int(MainWindow::Layer::StdError)), -1);
+    QVERIFY(w.result()->std_error.empty());
+    QSignalSpy solved(&w, &MainWindow::solveFinished);
+    w.findChild<QCheckBox*>("std-errors")->setChecked(true);  // solved again on the next turn of the event loop
+    QVERIFY(solved.wait(60000));
+    QVERIFY(w.document().options().std_errors);
+    QCOMPARE(w.result()->std_error.shape(), w.result()->x.shape());
+    QVERIFY(layers->findData(int(MainWindow::Layer::StdError)) >= 0);
+    w.showView(MainWindow::View::Result);
+    w.showLayer(MainWindow::Layer::StdError, 3);
+    const auto expected = channel(w.result()->std_error, 3);
+    const std::vector<double>& shown = w.resultView()->values();
+    QCOMPARE(shown.size(), expected.size());
+    std::size_t finite = 0;
+    for (std::size_t p = 0; p < shown.size(); ++p) {
+      QCOMPARE(std::isnan(shown[p]), std::isnan(expected[p]));
+      if (std::isnan(expected[p])) continue;
+      QVERIFY(shown[p] > 0 && std::fabs(shown[p] - expected[p]) <= 1e-12 * expected[p]);
+      ++finite;
+    }
+    QVERIFY(finite > shown.size() / 2);
+    QCOMPARE(w.resultView()->style().scale.map, Colormap::Viridis);
+    QVERIFY(w.resultView()->style().title.contains("standard error"));
+    w.findChild<QCheckBox*>("std-errors")->setChecked(false);
+    QVERIFY(solved.wait(60000));
+    QVERIFY(w.result()->std_error.empty());
+    QCOMPARE(layers->findData(int(MainWindow::Layer::StdError)), -1);
+    QCOMPARE(layers->currentData().toInt(), int(MainWindow::Layer::Solution));
+  }
+
   void groupSelectionClears() {
     MainWindow w;
     w.show();

@@ -146,6 +146,15 @@ class Result:
     device: str = "cpu"
     #: Pixels solved on the GPU.
     device_pixels: int = 0
+    #: With ``stderr=True``, each coefficient's standard error on the pixel's
+    #: own valid rows V (shaped as ``x``): sqrt(diag(s²·(A_Vᵀ W_V A_V)⁺)) with
+    #: s² = rss / (|V| − rank), the pseudo-inverse at the pixel's rank (the
+    #: covariance of the minimum-norm solution); what ``statsmodels``'
+    #: ``WLS(y_V, A_V, weights=w_V).fit().bse`` gives for a pixel of full rank.
+    #: With a ridge λ, that of the ridge estimator: s²·(G + λI)⁻¹ G (G + λI)⁻¹,
+    #: G = A_Vᵀ W_V A_V, s² over |V| − tr(G (G + λI)⁻¹). NaN where ``x`` is and
+    #: where |V| <= rank (no degree of freedom left for s²). None without it.
+    stderr: Optional[np.ndarray] = None
 
 
 # The engine's working memory in MB, at least and at most (as the CLI's --memory).
@@ -182,7 +191,7 @@ def _as_cube(Y: ArrayLike, what: str = "Y") -> Tuple[np.ndarray, Tuple[int, ...]
 def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike] = None, *,
           rcond: Optional[float] = None, min_valid: int = 1, ridge: float = 0.0, device: str = "auto",
           device_float64: bool = False, threads: int = 0, dtype: Any = None, memory: Optional[int] = None,
-          progress: Optional[Callable[[float], Optional[bool]]] = None) -> Result:
+          stderr: bool = False, progress: Optional[Callable[[float], Optional[bool]]] = None) -> Result:
     """Solves every pixel of ``Y`` for the design ``A``.
 
     Parameters
@@ -214,6 +223,9 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
     memory : int, optional
         Working memory for the engine's chunks, in MB (default 256; 16 to
         1048576).
+    stderr : bool
+        Also each coefficient's standard error on the pixel's own valid rows
+        (:attr:`Result.stderr`).
     progress : callable, optional
         Called with the fraction done a few times a second (on the calling
         thread); a false return value (as Python tests truth: False, 0, an
@@ -247,13 +259,14 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
     w = None
     if weights is not None:
         w, _ = _as_cube(weights, "weights")
-    r = _core.solve(cube, design._d, w, progress=progress, device_float64=bool(device_float64),
+    r = _core.solve(cube, design._d, w, progress=progress, device_float64=bool(device_float64), stderr=bool(stderr),
                     **_options(rcond, min_valid, ridge, device, threads, dtype, memory))
     m = design.shape[1]
     return Result(x=r["x"].reshape((m,) + pixels), n_valid=r["n_valid"].reshape(pixels),
                   rank=r["rank"].reshape(pixels), rss=r["rss"].reshape(pixels), status=r["status"].reshape(pixels),
                   cond=r["cond"].reshape(pixels), paths=dict(r["paths"]), engine_seconds=r["engine_seconds"],
-                  warnings=list(r["warnings"]), device=r["device"], device_pixels=r["device_pixels"])
+                  warnings=list(r["warnings"]), device=r["device"], device_pixels=r["device_pixels"],
+                  stderr=None if r["stderr"] is None else r["stderr"].reshape((m,) + pixels))
 
 
 def plan(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike] = None, *,

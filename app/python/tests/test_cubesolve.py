@@ -370,3 +370,29 @@ def test_read_names_what_it_found(tmp_path):
 def test_looks_below_one_are_refused(looks):
     with pytest.raises(ValueError, match="looks: expected the number of independent looks"):
         cubesolve.read("ifgramStack.h5", weight_func="var", looks=looks)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_standard_errors_equal_statsmodels(weighted):
+    """Result.stderr equals statsmodels' WLS(...).fit().bse on each pixel's own
+    valid rows (1e-9 relative); NaN where no degree of freedom is left."""
+    sm = pytest.importorskip("statsmodels.api", reason="statsmodels is not installed")
+    rng = np.random.default_rng(4)
+    N, M, P = 50, 4, 120
+    t = np.sort(rng.uniform(0, 3, N))
+    A = np.column_stack([np.ones(N), t, np.cos(2 * np.pi * t), np.sin(2 * np.pi * t)])
+    Y = (A @ rng.standard_normal((M, P)) + 0.3 * rng.standard_normal((N, P)))
+    Y[rng.random(Y.shape) < 0.3] = np.nan
+    Y[4:, 0] = np.nan                    # 4 rows for 4 unknowns: no degree of freedom
+    Y[:, 1] = np.nan                     # no data
+    W = rng.uniform(0.2, 2.0, Y.shape) if weighted else None
+    r = cubesolve.solve(Y, A, W, stderr=True, dtype="float64")
+    assert r.stderr.shape == (M, P)
+    for p in range(P):
+        ok = np.isfinite(Y[:, p])
+        if ok.sum() <= M:
+            assert np.isnan(r.stderr[:, p]).all()
+            continue
+        fit = sm.WLS(Y[ok, p], A[ok], weights=W[ok, p] if weighted else 1.0).fit()
+        np.testing.assert_allclose(r.stderr[:, p], fit.bse, rtol=1e-9)
+    assert cubesolve.solve(Y, A).stderr is None

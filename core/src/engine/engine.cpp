@@ -50,6 +50,17 @@ std::size_t SolveResult::count(PixelStatus s) const {
   return static_cast<std::size_t>(std::count(st, st + status.size(), static_cast<std::uint8_t>(s)));
 }
 
+std::size_t SolveResult::no_dof() const {
+  if (std_error.empty()) return 0;
+  const std::size_t P = status.size();
+  std::size_t n = 0;
+  for (std::size_t p = 0; p < P; ++p) {
+    const auto s = static_cast<PixelStatus>(status.data<std::uint8_t>()[p]);
+    n += (s == PixelStatus::Ok || s == PixelStatus::MinNorm) && std::isnan(std_error.value(p));
+  }
+  return n;
+}
+
 Design::Design(const Array& a, const std::string& name) {
   if (a.ndim() == 1) {
     rows_ = a.dim(0);

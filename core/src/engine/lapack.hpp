@@ -23,6 +23,9 @@ void dgemv_(const char* trans, const int* m, const int* n, const double* alpha, 
 void dtrmm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
             const double* alpha, const double* a, const int* lda, double* b, const int* ldb, std::size_t, std::size_t,
             std::size_t, std::size_t);
+void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
+            const double* alpha, const double* a, const int* lda, double* b, const int* ldb, std::size_t, std::size_t,
+            std::size_t, std::size_t);
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t);
 void dpotrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, double* b, const int* ldb,
              int* info, std::size_t);
@@ -58,6 +61,12 @@ inline void gemv(int m, int n, const double* a, int lda, const double* x, double
 inline void trmm_upper(int m, int n, const double* u, int ldu, double* b, int ldb) {
   const double one = 1.0;
   dtrmm_("L", "U", "N", "N", &m, &n, &one, u, &ldu, b, &ldb, 1, 1, 1, 1);
+}
+
+/// B = U^-T B in place, U upper triangular (m, m), B (m, n), column-major.
+inline void trsm_upper_transposed(int m, int n, const double* u, int ldu, double* b, int ldb) {
+  const double one = 1.0;
+  dtrsm_("L", "U", "T", "N", &m, &n, &one, u, &ldu, b, &ldb, 1, 1, 1, 1);
 }
 
 /// Cholesky U^T U of the upper triangle of the column-major (n, n) `a`, in

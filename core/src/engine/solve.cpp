@@ -221,7 +221,14 @@ SolveResult solve_in_row_space(const Array& cube, const Design& design, const De
 
 SolveResult solve(const Array& cube, const Design& design, const Array* weights, const SolveOptions& options,
                   const Progress& progress) {
-  return solve_steered(cube, design, weights, options, {}, progress);
+  if (!options.std_errors) return solve_steered(cube, design, weights, options, {}, progress);
+  SolveOptions with_rss = options;
+  with_rss.residuals = true;
+  SolveResult r = solve_steered(cube, design, weights, with_rss, {}, part(progress, 0, 0.8));
+  const auto t0 = std::chrono::steady_clock::now();
+  r.std_error = standard_errors(cube, design, weights, r, options, {}, part(progress, 0.8, 1.0));
+  r.engine_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
 }
 
 SolveResult detail::solve_steered(const Array& cube, const Design& design, const Array* weights,

@@ -144,6 +144,8 @@ BenchReport run_bench(const BenchSettings& b) {
   SolveOptions with_rss = options;
   with_rss.residuals = true;
   r.engine_rss = best_of_repeats(with_rss);
+  with_rss.std_errors = true;
+  r.engine_stderr = best_of_repeats(with_rss);
   options.output = DType::Float64;
   const SolveResult x64 = solve(d.cube, design, weights, options);
   r.engine_float64 = x64.engine_seconds;

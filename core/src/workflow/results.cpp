@@ -14,7 +14,9 @@ namespace cubesolve {
 
 namespace {
 
-bool is_diagnostic(ResultPart p) { return p != ResultPart::X && p != ResultPart::Model && p != ResultPart::Residual; }
+bool is_diagnostic(ResultPart p) {
+  return p != ResultPart::X && p != ResultPart::StdError && p != ResultPart::Model && p != ResultPart::Residual;
+}
 
 bool is_mintpy_part(ResultPart p, const ResultPaths& paths) {
   return paths.mintpy() && (p == ResultPart::X || p == ResultPart::TemporalCoherence || p == ResultPart::NumInvIfgram);
@@ -62,6 +64,7 @@ const char* part_name(ResultPart part) {
     case ResultPart::Rss: return "rss";
     case ResultPart::Status: return "status";
     case ResultPart::Cond: return "cond";
+    case ResultPart::StdError: return "stderr";
     case ResultPart::Model: return "model";
     case ResultPart::Residual: return "residual";
     case ResultPart::TemporalCoherence: return "temporalCoherence";
@@ -84,6 +87,7 @@ std::vector<std::pair<ResultPart, std::string>> ResultPaths::files() const {
                                        std::pair{ResultPart::Rss, "_rss"}, std::pair{ResultPart::Status, "_status"},
                                        std::pair{ResultPart::Cond, "_cond"}})
       f.emplace_back(part, diagnostics + suffix + ext);
+    if (std_error) f.emplace_back(ResultPart::StdError, diagnostics + "_stderr" + ext);
   }
   if (!model.empty()) f.emplace_back(ResultPart::Model, model);
   if (!residual.empty()) f.emplace_back(ResultPart::Residual, residual);
@@ -194,7 +198,7 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
   const auto files = paths.files();
   for (std::size_t k = 0; k < files.size(); ++k) {
     const auto& [part, path] = files[k];
-    const std::size_t bands = part == ResultPart::X ? M : is_diagnostic(part) ? 1 : N;
+    const std::size_t bands = part == ResultPart::X || part == ResultPart::StdError ? M : is_diagnostic(part) ? 1 : N;
     const bool geotiff = data_format_of(path) == DataFormat::GeoTiff;
     if (attach_to && (geotiff || is_mintpy_part(part, paths)))
       throw InputError(path + ": expected an output several processes can write (.npy), found a " + (geotiff ? "GeoTIFF" : "MintPy HDF5 file"));
@@ -211,9 +215,10 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
     }
     if (geotiff) {
       std::vector<std::string> names;
-      const std::vector<std::string>& named = part == ResultPart::X ? paths.x_names : paths.y_names;
+      const bool channels = part == ResultPart::X || part == ResultPart::StdError;
+      const std::vector<std::string>& named = channels ? paths.x_names : paths.y_names;
       for (std::size_t b = 0; b < bands; ++b)
-        names.push_back(bands == 1 && part != ResultPart::X ? part_name(part)
+        names.push_back(bands == 1 && !channels ? part_name(part)
                         : named.size() == bands             ? named[b]
                                                             : part_name(part) + std::to_string(b));
       GeoReference described = geo;
@@ -261,6 +266,14 @@ std::vector<Array> ResultWriter::parts(const ResultPaths& paths, const SolveResu
       case ResultPart::Rss: out.push_back(as_band(r.rss)); break;
       case ResultPart::Status: out.push_back(as_band(r.status)); break;
       case ResultPart::Cond: out.push_back(as_band(r.cond)); break;
+      case ResultPart::StdError:
+        if (r.std_error.empty()) throw InputError(path + ": expected a result solved with standard errors, found none");
+        out.push_back(r.std_error);
+        if (paths.mintpy()) {  // in the unit of the time series beside it
+          const double scale = std::abs(phase_unit_scale(*paths.stack, paths.unit, paths.x));
+          for (std::size_t i = 0; i < out.back().size(); ++i) out.back().set(i, out.back().value(i) * scale);
+        }
+        break;
       case ResultPart::NumInvIfgram: out.push_back(as_band(r.n_valid)); break;
       case ResultPart::Model:
       case ResultPart::Residual:
@@ -313,6 +326,7 @@ std::vector<std::string> write_result(const ResultPaths& paths, const SolveResul
     part.rss = take_rows(r.rss, r0, r1);
     part.status = take_rows(r.status, r0, r1);
     part.cond = take_rows(r.cond, r0, r1);
+    if (!r.std_error.empty()) part.std_error = take_rows(r.std_error, r0, r1);
     writer.write(r0, part, design, take_rows(cube, r0, r1));
   });
   return writer.commit();

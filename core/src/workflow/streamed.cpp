@@ -11,6 +11,7 @@ namespace cubesolve {
 void SolveTotals::add(const SolveResult& r) {
   device = r.device;
   device_pixels += r.device_pixels;
+  no_std_error += r.no_dof();
   warnings.insert(warnings.end(), r.warnings.begin(), r.warnings.end());
   for (std::size_t i = 0; i < kPathCount; ++i) paths[i] += r.paths[i];
   for (std::size_t s = 0; s < status.size(); ++s) status[s] += r.count(static_cast<PixelStatus>(s));
@@ -32,7 +33,7 @@ StreamPlan plan_stream(const Inputs& in, const ResultPaths& out, const SolveOpti
   const double n = static_cast<double>(N), w = static_cast<double>(W);
   const bool extra = ResultWriter::extra_bytes_per_row(out, {N, 1, 1}, plan.x_type) > 0;  // the model and residuals
   const double row_bytes = w * (bytes_of(n, in.cube->dtype()) + (in.weights ? bytes_of(n, in.weights->dtype()) : 0) +
-                                bytes_of(static_cast<double>(M), plan.x_type) + 34 + (extra ? 2 * bytes_of(n, plan.x_type) : 0));
+                                bytes_of(static_cast<double>(M), plan.x_type) * (options.std_errors ? 2 : 1) + 34 + (extra ? 2 * bytes_of(n, plan.x_type) : 0));
   detail::check_row_fits(in.cube_name, W, row_bytes, options.memory, options.memory / 4 * 3);
   const auto per_row = static_cast<std::size_t>(row_bytes);
   plan.rows_per_block =
@@ -55,9 +56,9 @@ SolveResult solve_block(const Inputs& in, const StreamPlan& plan, std::size_t bl
                         const Progress& progress) {
   Array weights;
   rows = in.rows(plan.first_row(block), plan.end_row(block), &weights);
-  SolveResult r = solve(rows, in.design, in.weights ? &weights : nullptr, plan.engine, progress);
-  in.to_series(r.x);
-  in.mark_reference(plan.first_row(block), r);
+  const Array* w = in.weights ? &weights : nullptr;
+  SolveResult r = solve(rows, in.design, w, in.engine_options(plan.engine), progress);
+  in.finish(r, rows, w, plan.engine, plan.first_row(block));
   return r;
 }
 

@@ -392,6 +392,25 @@ private slots:
         if (std::isfinite(ts_v.value(i)) && std::isfinite(ts_p.value(i))) split_diff = std::max(split_diff, std::fabs(ts_v.value(i) - ts_p.value(i)));
       }
     QVERIFY2(split_diff > 1e-3, qPrintable(QString::number(split_diff)));
+    // Where the network is whole, both formulations give the same series, a
+    // reparametrisation of one fit: the series' standard errors agree (the
+    // velocity form's from its full covariance, by cumulative sums); the
+    // reference pixel's are 0, as its series.
+    QVERIFY(solved({"--diag", dir_.filePath("sev"), "--stderr"}).size() == m * P);
+    const Array se_p = read_npy(file("sev_stderr.npy"));
+    QVERIFY(solved({"--formulation", "velocity", "--diag", dir_.filePath("sev"), "--stderr"}).size() == m * P);
+    const Array se_v = read_npy(file("sev_stderr.npy")), status = read_npy(file("sev_status.npy"));
+    std::size_t compared = 0;
+    for (std::size_t p = 0; p < P; ++p) {
+      if (status.value(p) != static_cast<double>(PixelStatus::Ok)) continue;  // the split column is min-norm
+      for (std::size_t j = 0; j < m; ++j) {
+        const double sp = se_p.value(j * P + p), sv = se_v.value(j * P + p);
+        QVERIFY2(std::fabs(sp - sv) <= 1e-9 * std::max(sp, 1e-300), qPrintable(QString("%1 vs %2").arg(sp).arg(sv)));
+        compared += sp > 0;
+      }
+    }
+    QVERIFY(compared > m * P / 2);
+    for (std::size_t j = 0; j < m; ++j) QCOMPARE(se_v.value(j * P + ry * W + rx), 0.0);
     // MintPy's layout: timeseries.h5 in metres with the first date zero,
     // temporalCoherence.h5 and numInvIfgram.h5 beside it.
     QVERIFY(QDir(dir_.path()).mkpath("mintpy"));

@@ -107,6 +107,9 @@ struct SolveOptions {
   std::optional<DType> output;
   /// Compute rss for every pixel (one more pass of A·X); NaN when off.
   bool residuals = true;
+  /// Compute each coefficient's standard error on the pixel's own valid rows
+  /// (SolveResult::std_error; implies residuals).
+  bool std_errors = false;
   /// Working memory budget in bytes for the streamed chunks.
   std::size_t memory = std::size_t{256} << 20;
   /// Where the full, deletion, dual and Gram paths run first: Cpu, Cuda,
@@ -131,6 +134,16 @@ struct SolveResult {
   Array status;   // (H, W) uint8: PixelStatus
   Array cond;     // (H, W) float64: sigma_max / sigma_rank of the weighted A_V where an
                   // SVD was taken (exact and group paths), NaN elsewhere
+  /// With SolveOptions::std_errors, (M, H, W) in X's type: the standard error
+  /// of each coefficient on the pixel's own valid rows V and weights W,
+  ///     sqrt(diag(s² (A_V^T W_V A_V)^+)),  s² = rss / (|V| - rank),
+  /// the pseudo-inverse taken at the pixel's rank (so that of a minimum-norm
+  /// solution's covariance). With a ridge λ, the covariance of the ridge
+  /// estimator, s² (G + λI)^-1 G (G + λI)^-1 with G = A_V^T W_V A_V, and s²
+  /// over the effective degrees of freedom |V| - tr(G (G + λI)^-1). NaN
+  /// where X is, and where |V| <= rank of the pixel's weighted rows (no
+  /// degree of freedom left to estimate s²). Empty otherwise.
+  Array std_error;
   PathCounts paths{};
   double engine_seconds = 0;
   int threads = 1;
@@ -139,7 +152,20 @@ struct SolveResult {
   std::vector<std::string> warnings;  // e.g. a device result that failed its check
 
   std::size_t count(PixelStatus s) const;
+  /// Pixels solved (Ok, MinNorm) without standard errors (|V| <= rank: no
+  /// degree of freedom left); 0 without standard errors.
+  std::size_t no_dof() const;
 };
+
+/// The standard errors of a solve's pixels (SolveResult::std_error) from
+/// the cube, design and weights it solved and its status, rank and rss
+/// (solved with options.residuals); with `intervals` (M, nonempty), those of
+/// the series s_j = Σ_k<=j t_k x_k that a velocity formulation's x turns
+/// into. (M, H, W) in X's type. Throws InputError (intervals not M long),
+/// Cancelled when progress returns false.
+Array standard_errors(const Array& cube, const Design& design, const Array* weights, const SolveResult& r,
+                      const SolveOptions& options, const std::vector<double>& intervals = {},
+                      const Progress& progress = {});
 
 /// Checks that `cube` is a float32/float64 cube (N, H, W); `name` (usually
 /// its path) leads the message. Throws InputError.

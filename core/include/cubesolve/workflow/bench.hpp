@@ -71,6 +71,7 @@ struct BenchReport {
   double engine = 0;        // best of `repeat`, X in the cube's float32
   double engine_float64 = 0;  // one run with X in float64 (the errors are from it)
   double engine_rss = 0;      // best of `repeat`, X in float32, with rss computed
+  double engine_stderr = 0;   // the same with the standard errors (SolveOptions::std_errors)
   double floor_gemm = 0, floor_read = 0;
   /// Weighted: the Gram path's own floor, one GEMM of A's packed row
   /// products (M(M+1)/2, N) with the weights (N, P).

@@ -53,6 +53,13 @@ struct Inputs {
   const Design& x_design() const { return intervals.empty() ? design : series; }
   /// A solve's x (M, ...) from velocities to the time series, in place (no-op without).
   void to_series(Array& x) const;
+  /// The options to solve a block of these inputs with: the standard errors
+  /// of a velocity formulation's series come after (finish()), from rss.
+  SolveOptions engine_options(const SolveOptions& options) const;
+  /// A block's solve (rows from r0 of the cube, their weights, solved with
+  /// engine_options(options)) as these inputs give it: x as the time series
+  /// with its standard errors, the reference pixel as it is by definition.
+  void finish(SolveResult& r, const Array& rows, const Array* rows_weights, const SolveOptions& options, std::size_t r0) const;
   /// The inverse: time series to velocities (verify compares the solve itself).
   void to_velocity(Array& x) const;
 

@@ -21,13 +21,16 @@
 namespace cubesolve {
 
 /// The parts of a result (TemporalCoherence and NumInvIfgram in MintPy's layout).
-enum class ResultPart { X, NValid, Rank, Rss, Status, Cond, Model, Residual, TemporalCoherence, NumInvIfgram };
+enum class ResultPart { X, NValid, Rank, Rss, Status, Cond, StdError, Model, Residual, TemporalCoherence, NumInvIfgram };
 
 /// Where the parts go: X always; with a prefix, the diagnostics as
 /// PREFIX_nvalid, _rank, _rss, _status and _cond in X's format (.npy or
-/// .tif); the model and residual cubes where named.
+/// .tif; .npy beside MintPy's layout), and with `std_error` PREFIX_stderr
+/// (M, H, W; in the time series' unit beside MintPy's layout); the model and
+/// residual cubes where named.
 struct ResultPaths {
   std::string x, diagnostics, model, residual;
+  bool std_error = false;
   /// With x ending in .h5, MintPy's layout: x is timeseries.h5 (the
   /// stack's dates, the first zero, in `unit`: "m" or "radian"), and
   /// temporalCoherence.h5 and numInvIfgram.h5 go beside it. Needs the

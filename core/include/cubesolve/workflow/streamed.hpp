@@ -22,6 +22,7 @@ struct SolveTotals {
   int threads = 1;
   Device device = Device::Cpu;
   std::size_t device_pixels = 0;
+  std::size_t no_std_error = 0;  // solved pixels without standard errors (|V| <= rank)
   std::vector<std::string> warnings;
 
   void add(const SolveResult& r);

@@ -1,0 +1,295 @@
+// Standard errors of every pixel's coefficients on its own valid rows: the
+// diagonal of s² (A_V^T W_V A_V)^+, s² = rss / (|V| - rank).
+//
+// Two ways to the diagonal of C_V = (A_V^T W_V A_V)^+:
+// - Deletion (unweighted, A of full column rank and well conditioned, the
+//   pixel of full rank, few rows missing): with D the missing rows and
+//   G^-1 = (A^T A)^-1 = P P^T (P = A^+), Woodbury gives
+//       C_V = G^-1 + P_D S^-1 P_D^T,  S = I - H_DD  (H = A A^+),
+//   so diag(C_V) = diag(G^-1) + the column norms² of R^-T P_D^T, R^T R = S:
+//   a d×d Cholesky and a triangular solve for d missing rows.
+// - SVD of the pixel's weighted rows, W_V^1/2 A_V = U Σ V^T: diag(C_V)_j =
+//   Σ_k<rank V_jk² / σ_k² (with a ridge λ: Σ_k V_jk² σ_k² / (σ_k² + λ)²).
+// Unweighted pixels that share a mask share the diagonal (kept per thread).
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/error.hpp>
+
+#include "engine/exact.hpp"
+#include "engine/factors.hpp"
+#include "engine/lapack.hpp"
+#include "engine/parallel.hpp"
+#include "engine/planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+namespace cubesolve::detail {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+/// Above this bound on cond(A_V)² (max_j C_jj·G_jj), the deletion form's
+/// rounding could show: the pixel takes the SVD.
+constexpr double kMaxDeletionCondition2 = 1e6;
+constexpr std::size_t kMaxCached = 4096;  // masks kept per thread
+
+struct Shared {
+  const Array& cube;
+  const Array* weights;
+  const Design& design;
+  const DesignFactors& f;
+  double ridge;
+  const std::vector<double>& intervals;  // x's series: cumulative sums of x_j·t_j (empty: x itself)
+  bool deletion = false;                 // the deletion form may serve
+  std::vector<double> ginv_diag, ginv_plain;  // diag(T (A^T A)^-1 T^T) and diag((A^T A)^-1) where it does
+  std::vector<double> column_norm2;           // (A^T A)_jj
+};
+
+/// v (M entries `stride` apart) to the series T v: v_j <- Σ_k<=j t_k v_k.
+void cumulate(const std::vector<double>& t, double* v, std::size_t M, std::size_t stride) {
+  if (t.empty()) return;
+  double sum = 0;
+  for (std::size_t j = 0; j < M; ++j) {
+    sum += t[j] * v[j * stride];
+    v[j * stride] = sum;
+  }
+}
+
+/// The diagonal (without s²) and the degrees of freedom it used.
+struct Diagonal {
+  std::vector<double> d;
+  double dof = 0;
+  std::size_t rank = 0;  // of the pixel's weighted rows (with a ridge: the SVD's count)
+  bool ok = false;
+};
+
+class Workspace {
+public:
+  explicit Workspace(std::size_t N, std::size_t M) : rows_(N), sw_(N), valid_(N) { (void)M; }
+
+  /// Pixels [b, e)'s values and weights, pixel by pixel (read row by row).
+  void load(const Shared& s, std::size_t b, std::size_t e) {
+    const std::size_t N = s.cube.dim(0), P = s.cube.dim(1) * s.cube.dim(2), B = e - b;
+    y_.resize(B * N);
+    if (s.weights) w_.resize(B * N);
+    for (std::size_t i = 0; i < N; ++i) {
+      if (s.cube.dtype() == DType::Float32)
+        for (std::size_t k = 0; k < B; ++k) y_[k * N + i] = s.cube.data<float>()[i * P + b + k];
+      else
+        for (std::size_t k = 0; k < B; ++k) y_[k * N + i] = s.cube.data<double>()[i * P + b + k];
+      for (std::size_t k = 0; s.weights && k < B; ++k) w_[k * N + i] = s.weights->value(i * P + b + k);
+    }
+  }
+
+  /// A buffer for the errors of B pixels.
+  std::vector<double>& errors(std::size_t M, std::size_t B) {
+    se_.resize(M * B);
+    return se_;
+  }
+
+  /// The valid rows (a finite value with a positive finite weight) of the
+  /// k-th pixel loaded.
+  std::size_t gather(const Shared& s, std::size_t k) {
+    const std::size_t N = s.cube.dim(0);
+    std::size_t nv = 0;
+    for (std::size_t i = 0; i < N; ++i) {
+      const double y = y_[k * N + i], w = s.weights ? w_[k * N + i] : 1.0;
+      valid_[i] = std::isfinite(y) && std::isfinite(w) && w > 0;
+      if (!valid_[i]) continue;
+      rows_[nv] = static_cast<int>(i);
+      sw_[nv++] = std::sqrt(w);
+    }
+    return nv;
+  }
+
+  /// The pixel's diagonal, from the cache where its mask was seen before.
+  const Diagonal& diagonal(const Shared& s, std::size_t nv, int rank) {
+    if (s.weights) return compute(s, nv, rank, scratch_);
+    std::string key((s.cube.dim(0) + 7) / 8, '\0');
+    for (std::size_t i = 0; i < valid_.size(); ++i)
+      if (valid_[i]) key[i / 8] = static_cast<char>(key[i / 8] | (1 << (i % 8)));
+    key += std::to_string(rank);
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      ++hits_;
+      return it->second;
+    }
+    if (++misses_ > kMaxCached && hits_ < misses_ / 16) return compute(s, nv, rank, scratch_);  // masks do not repeat
+    if (cache_.size() >= kMaxCached) cache_.clear();
+    Diagonal d;
+    compute(s, nv, rank, d);
+    return cache_.emplace(std::move(key), std::move(d)).first->second;
+  }
+
+private:
+  const Diagonal& compute(const Shared& s, std::size_t nv, int rank, Diagonal& out) {
+    const std::size_t M = s.design.cols();
+    out.d.assign(M, 0.0);
+    out.ok = (s.deletion && rank == static_cast<int>(M) && by_deletion(s, nv, out)) || by_svd(s, nv, rank, out);
+    return out;
+  }
+
+  bool by_deletion(const Shared& s, std::size_t nv, Diagonal& out) {
+    const std::size_t N = s.cube.dim(0), M = s.design.cols(), d = N - nv;
+    const double dd = static_cast<double>(d), m = static_cast<double>(M);
+    if (dd * dd * (m + dd / 3) > 4 * static_cast<double>(nv) * m * m) return false;  // the SVD is cheaper
+    out.dof = static_cast<double>(M);
+    out.rank = M;
+    std::copy(s.ginv_diag.begin(), s.ginv_diag.end(), out.d.begin());
+    if (d == 0) return true;
+    plain_.assign(s.ginv_plain.begin(), s.ginv_plain.end());
+    del_.clear();
+    for (std::size_t i = 0; i < N; ++i)
+      if (!valid_[i]) del_.push_back(i);
+    // S = I - H_DD = I - A_D P_D, column-major (d, d); B = P_D^T (d, M).
+    sys_.assign(d * d, 0.0);
+    b_.resize(d * M);
+    const double* P = s.f.pinv.data();
+    for (std::size_t a = 0; a < d; ++a)
+      for (std::size_t j = 0; j < M; ++j) b_[a + j * d] = P[del_[a] * M + j];
+    for (std::size_t c = 0; c < d; ++c)
+      for (std::size_t a = 0; a <= c; ++a) {
+        double h = 0;
+        if (!s.f.hat.empty()) h = s.f.hat[del_[a] * N + del_[c]];
+        else
+          for (std::size_t j = 0; j < M; ++j) h += s.design(del_[a], j) * b_[c + j * d];
+        sys_[a + c * d] = (a == c ? 1.0 : 0.0) - h;
+      }
+    const int n = static_cast<int>(d);
+    if (lapack::cholesky_upper(n, sys_.data(), n) != 0) return false;
+    lapack::trsm_upper_transposed(n, static_cast<int>(M), sys_.data(), n, b_.data(), n);
+    double worst = 0;  // from the diagonal of C_V itself: C_jj (A_V^T A_V)_jj
+    for (std::size_t j = 0; j < M; ++j) {
+      double g = s.column_norm2[j];
+      for (std::size_t a = 0; a < d; ++a) {
+        plain_[j] += b_[a + j * d] * b_[a + j * d];
+        g -= s.design(del_[a], j) * s.design(del_[a], j);
+      }
+      worst = std::max(worst, plain_[j] * g);
+    }
+    if (s.intervals.empty()) std::copy(plain_.begin(), plain_.end(), out.d.begin());
+    else {
+      for (std::size_t a = 0; a < d; ++a) cumulate(s.intervals, b_.data() + a, M, d);
+      for (std::size_t j = 0; j < M; ++j)
+        for (std::size_t a = 0; a < d; ++a) out.d[j] += b_[a + j * d] * b_[a + j * d];
+    }
+    return worst <= kMaxDeletionCondition2;
+  }
+
+  bool by_svd(const Shared& s, std::size_t nv, int rank, Diagonal& out) {
+    const std::size_t M = s.design.cols(), k = std::min(nv, M);
+    out.d.assign(M, 0.0);
+    out.dof = 0;
+    if (nv == 0) return false;
+    a_.resize(nv * M);
+    for (std::size_t j = 0; j < M; ++j)
+      for (std::size_t i = 0; i < nv; ++i) a_[i + j * nv] = s.design(static_cast<std::size_t>(rows_[i]), j) * sw_[i];
+    sv_.resize(k);
+    u_.resize(nv * k);
+    vt_.resize(k * M);
+    if (lapack::svd(static_cast<int>(nv), static_cast<int>(M), a_.data(), sv_.data(), u_.data(), vt_.data()) != 0)
+      return false;
+    const std::size_t used = s.ridge > 0 ? k : std::min<std::size_t>(k, static_cast<std::size_t>(std::max(rank, 0)));
+    const double tol = default_rcond(nv, M) * sv_[0];
+    out.rank = s.ridge > 0 ? static_cast<std::size_t>(std::count_if(sv_.begin(), sv_.end(), [&](double v) { return v > tol; }))
+                           : used;
+    for (std::size_t q = 0; q < used; ++q) {
+      const double s2 = sv_[q] * sv_[q];
+      const double scale = std::sqrt(s.ridge > 0 ? s2 / ((s2 + s.ridge) * (s2 + s.ridge)) : 1.0 / s2);
+      out.dof += s.ridge > 0 ? s2 / (s2 + s.ridge) : 1.0;
+      for (std::size_t j = 0; j < M; ++j) vt_[q + j * k] *= scale;
+      cumulate(s.intervals, vt_.data() + q, M, k);
+      for (std::size_t j = 0; j < M; ++j) out.d[j] += vt_[q + j * k] * vt_[q + j * k];
+    }
+    return true;
+  }
+
+  std::vector<int> rows_;
+  std::vector<double> sw_, y_, w_, se_;
+  std::vector<char> valid_;
+  std::vector<std::size_t> del_;
+  std::vector<double> sys_, b_, a_, sv_, u_, vt_, plain_;
+  Diagonal scratch_;
+  std::size_t hits_ = 0, misses_ = 0;
+  std::unordered_map<std::string, Diagonal> cache_;
+};
+
+template <class T>
+void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int threads, const Progress& progress) {
+  const std::size_t N = s.cube.dim(0), M = s.design.cols(), P = s.cube.dim(1) * s.cube.dim(2);
+  std::vector<Workspace> ws;
+  for (int t = 0; t < threads; ++t) ws.emplace_back(N, M);
+  const auto* st = r.status.data<std::uint8_t>();
+  const auto* rank = r.rank.data<std::int32_t>();
+  const auto* rss = r.rss.data<double>();
+  parallel_for(
+      P, 256, threads,
+      [&](int t, std::size_t b, std::size_t e) {
+        Workspace& w = ws[static_cast<std::size_t>(t)];
+        w.load(s, b, e);
+        std::vector<double>& se = w.errors(M, e - b);  // pixel-major, written out channel by channel
+        for (std::size_t p = b; p < e; ++p) {
+          double* x = se.data() + (p - b) * M;
+          const bool solved = st[p] == static_cast<std::uint8_t>(PixelStatus::Ok) ||
+                              st[p] == static_cast<std::uint8_t>(PixelStatus::MinNorm);
+          const std::size_t nv = solved ? w.gather(s, p - b) : 0;
+          // Without a ridge the solve's rank decides (with one it counts the
+          // ridge's rows: the SVD's count of the pixel's own rows does).
+          const bool dof = solved && std::isfinite(rss[p]) && (s.ridge > 0 || nv > static_cast<std::size_t>(std::max(rank[p], 0)));
+          const Diagonal* d = dof ? &w.diagonal(s, nv, rank[p]) : nullptr;
+          if (!d || !d->ok || nv <= d->rank) {
+            std::fill(x, x + M, kNaN);
+            continue;
+          }
+          const double s2 = rss[p] / (static_cast<double>(nv) - d->dof);
+          for (std::size_t j = 0; j < M; ++j) x[j] = std::sqrt(s2 * d->d[j]);
+        }
+        for (std::size_t j = 0; j < M; ++j)
+          for (std::size_t p = b; p < e; ++p) out[j * P + p] = static_cast<T>(se[(p - b) * M + j]);
+      },
+      progress);
+}
+
+}  // namespace
+
+}  // namespace cubesolve::detail
+
+namespace cubesolve {
+
+Array standard_errors(const Array& cube, const Design& design, const Array* weights, const SolveResult& r,
+                      const SolveOptions& options, const std::vector<double>& intervals, const Progress& progress) {
+  using namespace detail;
+  const std::size_t M = design.cols(), P = cube.dim(1) * cube.dim(2);
+  if (!intervals.empty() && intervals.size() != M)
+    throw InputError("standard errors of a series: expected " + std::to_string(M) + " intervals, found " +
+                     std::to_string(intervals.size()));
+  Shared s{cube, weights, design, design.factors(), options.ridge, intervals, false, {}, {}, {}};
+  const DesignFactors& f = s.f;
+  s.deletion = !weights && options.ridge == 0 && f.full_column_rank() && !f.pinv.empty() &&
+               f.sigma.front() <= kMaxFastCondition * f.sigma[f.m - 1];
+  if (s.deletion) {
+    s.ginv_diag.assign(M, 0.0);
+    s.ginv_plain.assign(M, 0.0);
+    s.column_norm2.assign(M, 0.0);
+    for (std::size_t i = 0; i < f.n; ++i)
+      for (std::size_t j = 0; j < M; ++j) s.column_norm2[j] += design(i, j) * design(i, j);
+    std::vector<double> column(M);
+    for (std::size_t i = 0; i < f.n; ++i) {
+      std::copy_n(f.pinv.data() + i * M, M, column.data());
+      for (std::size_t j = 0; j < M; ++j) s.ginv_plain[j] += column[j] * column[j];
+      cumulate(intervals, column.data(), M, 1);
+      for (std::size_t j = 0; j < M; ++j) s.ginv_diag[j] += column[j] * column[j];
+    }
+  }
+  Array out = Array::uninitialized(r.x.dtype(), {M, cube.dim(1), cube.dim(2)});
+  lapack::SingleThreadedBlas single;
+  if (P > 0) {
+    if (out.dtype() == DType::Float32) standard_errors_typed(s, r, out.data<float>(), r.threads, progress);
+    else standard_errors_typed(s, r, out.data<double>(), r.threads, progress);
+  }
+  return out;
+}
+
+}  // namespace cubesolve

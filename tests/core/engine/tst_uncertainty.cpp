@@ -1,0 +1,194 @@
+// Standard errors against a reference computed here from per-pixel gelsd:
+// the pseudo-inverse of the pixel's weighted rows column by column (the
+// minimum-norm solutions for unit vectors), so that its covariance
+// A_w^+ A_w^+T, its rank and its rss come from the same rule as the solve.
+#include "cases.hpp"
+
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/error.hpp>
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace cubesolve;
+using namespace testing;
+
+namespace {
+
+/// One pixel's reference: the covariance C (M, M, without s²), the degrees
+/// of freedom it leaves and s².
+struct Covariance {
+  std::vector<double> c;
+  double dof = 0, s2 = kNaN;
+  int nvalid = 0, rank = 0;
+};
+
+Covariance reference_covariance(const Case& k, std::size_t p, double ridge) {
+  const std::size_t P = k.h * k.w, M = k.m;
+  std::vector<double> y(k.n), w(k.n, 1.0), unit(k.n, 0.0);
+  for (std::size_t i = 0; i < k.n; ++i) {
+    y[i] = k.y[i * P + p];
+    if (!k.wt.empty()) w[i] = k.wt[i * P + p];
+  }
+  Covariance out;
+  out.c.assign(M * M, 0.0);
+  const Reference fit = ridge > 0 ? lstsq(k.a, k.n, M, y.data(), w.data(), -1, ridge) : lstsq(k.a, k.n, M, y.data(), w.data());
+  const Reference own = lstsq(k.a, k.n, M, y.data(), w.data());  // the rank of the pixel's own rows
+  out.nvalid = fit.nvalid;
+  out.rank = own.rank;
+  double trace = 0;
+  for (std::size_t i = 0; i < k.n; ++i) {
+    if (!std::isfinite(y[i]) || !(w[i] > 0)) continue;
+    // x_i = (A^T W A + λ)^+ a_i w_i: the solution for the unit value at row i.
+    std::vector<double> e(k.n, kNaN);
+    for (std::size_t q = 0; q < k.n; ++q)
+      if (std::isfinite(y[q]) && w[q] > 0) e[q] = q == i ? 1.0 : 0.0;
+    const std::vector<double> x = ridge > 0 ? testing::ridge(k.a, k.n, M, e.data(), w.data(), ridge)
+                                            : lstsq(k.a, k.n, M, e.data(), w.data()).x;
+    for (std::size_t a = 0; a < M; ++a)
+      for (std::size_t b = 0; b < M; ++b) out.c[a * M + b] += x[a] * x[b] / w[i];
+    for (std::size_t j = 0; j < M; ++j) trace += k.a[i * M + j] * x[j];
+  }
+  out.dof = ridge > 0 ? static_cast<double>(fit.nvalid) - trace : static_cast<double>(fit.nvalid - own.rank);
+  if (fit.nvalid > own.rank) out.s2 = fit.rss / out.dof;
+  return out;
+}
+
+/// sqrt(s² diag(T C T^T)), T the cumulative sums with `intervals` (none: I).
+std::vector<double> reference_errors(const Covariance& cov, std::size_t M, const std::vector<double>& intervals) {
+  std::vector<double> t(M * M, 0.0), se(M, kNaN);
+  for (std::size_t j = 0; j < M; ++j)
+    for (std::size_t q = 0; q <= j; ++q)
+      if (intervals.empty() ? q == j : true) t[j * M + q] = intervals.empty() ? 1.0 : intervals[q];
+  for (std::size_t j = 0; j < M; ++j) {
+    double v = 0;
+    for (std::size_t a = 0; a < M; ++a)
+      for (std::size_t b = 0; b < M; ++b) v += t[j * M + a] * cov.c[a * M + b] * t[j * M + b];
+    se[j] = std::sqrt(cov.s2 * v);
+  }
+  return se;
+}
+
+/// The largest relative difference of r's standard errors from the
+/// reference; fails the test where one is NaN and the other not.
+double worst_error(const Case& k, const SolveResult& r, const Array& se, double ridge,
+                   const std::vector<double>& intervals = {}) {
+  const std::size_t P = k.h * k.w;
+  double worst = 0;
+  for (std::size_t p = 0; p < P; ++p) {
+    const auto st = static_cast<PixelStatus>(r.status.data<std::uint8_t>()[p]);
+    const Covariance cov = reference_covariance(k, p, ridge);
+    const bool none = (st != PixelStatus::Ok && st != PixelStatus::MinNorm) || !(cov.nvalid > cov.rank);
+    const std::vector<double> ref = reference_errors(cov, k.m, intervals);
+    for (std::size_t j = 0; j < k.m; ++j) {
+      const double v = se.value(j * P + p);
+      if (none) {
+        if (!std::isnan(v)) return HUGE_VAL;
+        continue;
+      }
+      if (!std::isfinite(v)) return HUGE_VAL;
+      worst = std::max(worst, std::fabs(v - ref[j]) / std::max(ref[j], 1e-300));
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+class TestUncertainty : public QObject {
+  Q_OBJECT
+private slots:
+  void matchesReference_data() {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("m");
+    QTest::addColumn<double>("missing");
+    QTest::addColumn<bool>("weighted");
+    QTest::addColumn<double>("ridge");
+    QTest::addColumn<bool>("deficient");
+    QTest::addColumn<bool>("float32");
+    QTest::newRow("few missing (deletion form)") << 40 << 4 << 0.1 << false << 0.0 << false << false;
+    QTest::newRow("many missing (SVD)") << 30 << 5 << 0.5 << false << 0.0 << false << false;
+    QTest::newRow("weights") << 30 << 5 << 0.2 << true << 0.0 << false << false;
+    QTest::newRow("rank-deficient design (min-norm)") << 30 << 5 << 0.2 << false << 0.0 << true << false;
+    QTest::newRow("ridge (the ridge estimator's)") << 20 << 6 << 0.3 << true << 0.7 << false << false;
+    QTest::newRow("float32 cube") << 40 << 4 << 0.2 << false << 0.0 << false << true;
+    QTest::newRow("underdetermined pixels") << 8 << 6 << 0.25 << false << 0.0 << false << false;
+  }
+  void matchesReference() {
+    QFETCH(int, n);
+    QFETCH(int, m);
+    QFETCH(double, missing);
+    QFETCH(bool, weighted);
+    QFETCH(double, ridge);
+    QFETCH(bool, deficient);
+    QFETCH(bool, float32);
+    Case k = random_case(static_cast<std::size_t>(n), static_cast<std::size_t>(m), 9, 11, missing, 0.0, 3);
+    if (deficient)  // the last column the sum of the first two
+      for (std::size_t i = 0; i < k.n; ++i) k.a[i * k.m + k.m - 1] = k.a[i * k.m] + k.a[i * k.m + 1];
+    Rng rng(5);
+    if (weighted) {
+      k.wt.resize(k.y.size());
+      for (double& v : k.wt) v = rng.uniform() < 0.1 ? 0.0 : 0.2 + 2 * rng.uniform();
+    }
+    if (float32)  // the reference sees the values the engine sees
+      for (double& v : k.y) v = static_cast<double>(static_cast<float>(v));
+    const Array cube = make_cube(float32 ? DType::Float32 : DType::Float64, k.n, k.h, k.w, k.y);
+    const Array wts = k.wt.empty() ? Array() : make_cube(DType::Float64, k.n, k.h, k.w, k.wt);
+    Array a(DType::Float64, {k.n, k.m});
+    for (std::size_t i = 0; i < k.a.size(); ++i) a.set(i, k.a[i]);
+    SolveOptions o;
+    o.std_errors = true;
+    o.ridge = ridge;
+    o.output = DType::Float64;
+    const SolveResult r = solve(cube, Design(a), k.wt.empty() ? nullptr : &wts, o);
+    QCOMPARE(r.std_error.shape(), (Shape{k.m, k.h, k.w}));
+    const double worst = worst_error(k, r, r.std_error, ridge);
+    QVERIFY2(worst <= 1e-9, qPrintable(QString("largest relative difference %1").arg(worst)));
+    std::size_t solved = r.count(PixelStatus::Ok) + r.count(PixelStatus::MinNorm), with = 0;
+    for (std::size_t p = 0; p < k.h * k.w; ++p) with += std::isfinite(r.std_error.value(p));
+    QCOMPARE(r.no_dof(), solved - with);
+  }
+
+  // A pixel with as many rows as unknowns fits them exactly: nothing is left
+  // to estimate the noise, and its errors are NaN, not 0.
+  void noDegreeOfFreedom() {
+    Case k = random_case(6, 3, 1, 3, 0.0, 0.0, 8);
+    for (std::size_t i = 3; i < 6; ++i) k.y[i * 3 + 1] = kNaN;  // pixel 1: 3 rows for 3 unknowns
+    for (std::size_t i = 0; i < 6; ++i) k.y[i * 3 + 2] = kNaN;  // pixel 2: none
+    Array a(DType::Float64, {k.n, k.m});
+    for (std::size_t i = 0; i < k.a.size(); ++i) a.set(i, k.a[i]);
+    SolveOptions o;
+    o.std_errors = true;
+    const SolveResult r = solve(make_cube(DType::Float64, 6, 1, 3, k.y), Design(a), nullptr, o);
+    for (std::size_t j = 0; j < 3; ++j) {
+      QVERIFY(std::isfinite(r.std_error.value(j * 3)) && r.std_error.value(j * 3) > 0);
+      QVERIFY(std::isnan(r.std_error.value(j * 3 + 1)));
+      QVERIFY(std::isnan(r.std_error.value(j * 3 + 2)));
+    }
+    QCOMPARE(r.status.data<std::uint8_t>()[1], static_cast<std::uint8_t>(PixelStatus::Ok));
+    QCOMPARE(r.no_dof(), std::size_t{1});
+    o.std_errors = false;
+    QVERIFY(solve(make_cube(DType::Float64, 6, 1, 3, k.y), Design(a), nullptr, o).std_error.empty());
+  }
+
+  // The velocity formulation's x becomes a series of cumulative sums; its
+  // errors are those of the series, from the full covariance.
+  void seriesOfVelocities() {
+    Case k = random_case(30, 5, 4, 5, 0.2, 0.0, 11);
+    const std::vector<double> intervals{0.1, 0.25, 0.05, 0.3, 0.2};
+    Array a(DType::Float64, {k.n, k.m});
+    for (std::size_t i = 0; i < k.a.size(); ++i) a.set(i, k.a[i]);
+    const Array cube = make_cube(DType::Float64, k.n, k.h, k.w, k.y);
+    SolveOptions o;
+    const Design design(a);
+    const SolveResult r = solve(cube, design, nullptr, o);
+    const Array se = standard_errors(cube, design, nullptr, r, o, intervals);
+    const double worst = worst_error(k, r, se, 0.0, intervals);
+    QVERIFY2(worst <= 1e-9, qPrintable(QString("largest relative difference %1").arg(worst)));
+    QVERIFY_THROWS_EXCEPTION(InputError, standard_errors(cube, design, nullptr, r, o, {1.0, 2.0}));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestUncertainty)
+#include "tst_uncertainty.moc"
