@@ -44,6 +44,7 @@ struct Shared {
   double ridge;
   const std::vector<double>& intervals;  // x's series: cumulative sums of x_j·t_j (empty: x itself)
   bool deletion = false;                 // the deletion form may serve
+  bool banded = false;                   // the band form may serve
   std::vector<double> ginv_diag, ginv_plain;  // diag(T (A^T A)^-1 T^T) and diag((A^T A)^-1) where it does
   std::vector<double> column_norm2;           // (A^T A)_jj
 };
@@ -127,8 +128,57 @@ private:
   const Diagonal& compute(const Shared& s, std::size_t nv, int rank, Diagonal& out) {
     const std::size_t M = s.design.cols();
     out.d.assign(M, 0.0);
-    out.ok = (s.deletion && rank == static_cast<int>(M) && by_deletion(s, nv, out)) || by_svd(s, nv, rank, out);
+    const bool full = rank == static_cast<int>(M) && s.ridge == 0;
+    out.ok = (full && s.banded && by_band(s, nv, out)) || (full && s.deletion && by_deletion(s, nv, out)) ||
+             by_svd(s, nv, rank, out);
     return out;
+  }
+
+  /// A banded design (SBAS networks): the pixel's Gram matrix summed over
+  /// its rows' nonzeros in band form (band w), its Cholesky U^T U, and the
+  /// band of its inverse Z from U Z = U^-T (Takahashi's recurrence: each
+  /// Z_ij, j in [i, i + w], from the rows of Z below), M w² in all.
+  bool by_band(const Shared& s, std::size_t nv, Diagonal& out) {
+    const DesignFactors& f = s.f;
+    const std::size_t M = s.design.cols(), w = f.band, ld = w + 1;
+    auto at = [&](std::vector<double>& b, std::size_t i, std::size_t j) -> double& { return b[(w + i - j) + j * ld]; };
+    band_.assign(ld * M, 0.0);
+    for (std::size_t k = 0; k < nv; ++k) {
+      const auto r = static_cast<std::size_t>(rows_[k]);
+      const double weight = sw_[k] * sw_[k];
+      for (std::size_t p = f.row_start[r]; p < f.row_start[r + 1]; ++p)
+        for (std::size_t q = p; q < f.row_start[r + 1]; ++q) {
+          const std::size_t i = std::min(f.nz_col[p], f.nz_col[q]), j = std::max(f.nz_col[p], f.nz_col[q]);
+          at(band_, i, j) += weight * f.nz_val[p] * f.nz_val[q] * (p == q || f.nz_col[p] != f.nz_col[q] ? 1.0 : 2.0);
+        }
+    }
+    plain_.resize(M);
+    for (std::size_t j = 0; j < M; ++j) plain_[j] = at(band_, j, j);  // G_jj
+    for (std::size_t j = 0; j < M; ++j) {  // U, in place
+      const std::size_t lo = j > w ? j - w : 0;
+      for (std::size_t i = lo; i <= j; ++i) {
+        double v = at(band_, i, j);
+        for (std::size_t k = std::max(lo, i > w ? i - w : 0); k < i; ++k) v -= at(band_, k, i) * at(band_, k, j);
+        if (i < j) at(band_, i, j) = v / at(band_, i, i);
+        else if (!(v > 0)) return false;
+        else at(band_, j, j) = std::sqrt(v);
+      }
+    }
+    inverse_.assign(ld * M, 0.0);
+    double worst = 0;
+    for (std::size_t i = M; i-- > 0;) {
+      const std::size_t hi = std::min(i + w, M - 1);
+      for (std::size_t j = hi + 1; j-- > i;) {
+        double sum = 0;
+        for (std::size_t k = i + 1; k <= hi; ++k) sum += at(band_, i, k) * (k <= j ? at(inverse_, k, j) : at(inverse_, j, k));
+        at(inverse_, i, j) = ((i == j ? 1.0 / at(band_, i, i) : 0.0) - sum) / at(band_, i, i);
+      }
+      out.d[i] = at(inverse_, i, i);
+      worst = std::max(worst, out.d[i] * plain_[i]);
+    }
+    out.dof = static_cast<double>(M);
+    out.rank = M;
+    return worst <= kMaxDeletionCondition2;
   }
 
   bool by_deletion(const Shared& s, std::size_t nv, Diagonal& out) {
@@ -210,7 +260,7 @@ private:
   std::vector<double> sw_, y_, w_, se_;
   std::vector<char> valid_;
   std::vector<std::size_t> del_;
-  std::vector<double> sys_, b_, a_, sv_, u_, vt_, plain_;
+  std::vector<double> sys_, b_, a_, sv_, u_, vt_, plain_, band_, inverse_;
   Diagonal scratch_;
   std::size_t hits_ = 0, misses_ = 0;
   std::unordered_map<std::string, Diagonal> cache_;
@@ -265,10 +315,11 @@ Array standard_errors(const Array& cube, const Design& design, const Array* weig
   if (!intervals.empty() && intervals.size() != M)
     throw InputError("standard errors of a series: expected " + std::to_string(M) + " intervals, found " +
                      std::to_string(intervals.size()));
-  Shared s{cube, weights, design, design.factors(), options.ridge, intervals, false, {}, {}, {}};
+  Shared s{cube, weights, design, design.factors(), options.ridge, intervals, false, false, {}, {}, {}};
   const DesignFactors& f = s.f;
   s.deletion = !weights && options.ridge == 0 && f.full_column_rank() && !f.pinv.empty() &&
                f.sigma.front() <= kMaxFastCondition * f.sigma[f.m - 1];
+  s.banded = f.banded_gram && intervals.empty() && !f.row_start.empty();
   if (s.deletion) {
     s.ginv_diag.assign(M, 0.0);
     s.ginv_plain.assign(M, 0.0);
