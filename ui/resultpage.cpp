@@ -159,6 +159,15 @@ const LayerEntry kLayers[] = {
        }
        return m;
      }},
+    {Layer::Coherence, QT_TRANSLATE_NOOP("ResultPage", "Temporal coherence"),
+     QT_TRANSLATE_NOOP("ResultPage", "MintPy's temporal coherence of each pixel's phase residuals, |Σ exp(i·e)| / n: 1 where the fit "
+                                     "explains every interferogram (MintPy stacks)"),
+     false, nullptr, [](const Document& d) { return d.result() && !d.result()->temporal_coherence.empty(); }, one,
+     [](const LayerInput& in, std::size_t) {
+       return LayerMap{plane(in.result.temporal_coherence),
+                       {{}, {}, false, ResultPage::tr("%1 — temporal coherence of the phase residuals").arg(in.file), {}},
+                       {}};
+     }},
 };
 
 const LayerEntry& entry(Layer layer) { return kLayers[static_cast<std::size_t>(layer)]; }
@@ -400,7 +409,7 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
 }
 
 QString ResultPage::layerName(Layer layer) {
-  static const char* kNames[] = {"solution", "model", "residual-rms", "rank", "status", "velocity", "amplitude", "peak", "stderr"};
+  static const char* kNames[] = {"solution", "model", "residual-rms", "rank", "status", "velocity", "amplitude", "peak", "stderr", "temporal-coherence"};
   return kNames[static_cast<std::size_t>(layer)];
 }
 

@@ -136,6 +136,8 @@ ResultPaths staging(const ResultPaths& out) {
   ResultPaths s;
   s.x = beside(out.x);
   s.diagnostics = out.diagnostics.empty() ? "" : out.diagnostics + ".staging";
+  s.std_error = out.std_error;
+  s.temporal_coherence = out.temporal_coherence;
   s.model = beside(out.model);
   s.residual = beside(out.residual);
   return s;

@@ -82,6 +82,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   if (design == "sbas" && !args.get("pairs") && !is_stack(cube, design))
     throw InputError("sbas: expected --pairs FILE (YYYYMMDD_YYYYMMDD lines) or a MintPy ifgramStack.h5 cube");
   const DesignSpec spec{design, args.get("pairs", ""), args.get("times", "")};
+  out.temporal_coherence = !out.diagnostics.empty() && is_stack(cube, design);  // a phase stack's quality measure
   const InputOptions input = input_options(args, is_stack(cube, design));
   out.provenance = run_provenance(cube, spec, args.get("weights", ""), options, &input, out.mintpy() ? out.unit : "");
   const SolveRequest request{cube, spec, args.get("weights", ""), input, out, options, args.flag("json")};

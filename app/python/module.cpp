@@ -104,7 +104,7 @@ struct Report {
 nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> weights, double rcond, int min_valid,
                   double ridge, const std::string& device, bool device_float64, int threads,
                   std::optional<std::string> dtype, std::optional<std::size_t> memory_mb, bool std_errors,
-                  nb::object progress) {
+                  bool coherence, nb::object progress) {
   const Array y = borrow(cube, "Y");
   const std::optional<Array> w = weights ? std::optional<Array>(borrow(*weights, "weights")) : std::nullopt;
   SolveOptions o;
@@ -122,6 +122,7 @@ nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> 
   try {
     nb::gil_scoped_release release;
     r = solve(y, design, w ? &*w : nullptr, o, [&](double f) { return report(f); });
+    if (coherence) r.temporal_coherence = temporal_coherence(residual_cube(y, model_cube(design, r.x)));
   } catch (const Cancelled&) {
     if (report.error) throw std::move(*report.error);
     throw;
@@ -135,6 +136,7 @@ nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> 
                  {"status", nb::cast(to_numpy(r.status))},
                  {"cond", nb::cast(to_numpy(r.cond))},
                  {"stderr", r.std_error.empty() ? nb::none() : nb::cast(to_numpy(r.std_error))},
+                 {"temporal_coherence", r.temporal_coherence.empty() ? nb::none() : nb::cast(to_numpy(r.temporal_coherence))},
                  {"paths", nb::cast(paths)},
                  {"engine_seconds", nb::cast(r.engine_seconds)},
                  {"warnings", nb::cast(r.warnings)},
@@ -251,7 +253,7 @@ NB_MODULE(_core, m) {
       });
 
   m.def("solve", &solve_py, "cube"_a, "design"_a, "weights"_a.none(), "rcond"_a, "min_valid"_a, "ridge"_a, "device"_a,
-        "device_float64"_a, "threads"_a, "dtype"_a.none(), "memory_mb"_a.none(), "stderr"_a, "progress"_a.none());
+        "device_float64"_a, "threads"_a, "dtype"_a.none(), "memory_mb"_a.none(), "stderr"_a, "temporal_coherence"_a, "progress"_a.none());
   m.def("plan", &plan_py, "cube"_a, "design"_a, "weights"_a.none(), "min_valid"_a);
   m.def("read", &read_py, "path"_a, "ref_y"_a, "ref_x"_a, "reference"_a, "keep_zero"_a, "mask"_a, "mask_threshold"_a.none(),
         "weight"_a, "looks"_a.none());

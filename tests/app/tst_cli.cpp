@@ -154,6 +154,7 @@ private slots:
       QVERIFY2(std::isnan(v) == std::isnan(e) && (std::isnan(e) || std::fabs(v - e) <= 1e-12 * e), qPrintable(QString::number(i)));
     }
     QVERIFY(std::isnan(se.value(5)));  // the pixel without data
+    QVERIFY(!QFile::exists(file("se_tcoh.npy")));  // temporal coherence is a phase stack's
     const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QCOMPARE(j["no_stderr"].toInt(), int(ref.no_dof()));
     QVERIFY(j["outputs"].toArray().contains(QJsonValue(file("se_stderr.npy"))));

@@ -40,14 +40,20 @@ private slots:
     QVERIFY(waitSolved(w));
     QVERIFY(w.document().inputOptions().velocity);
     QCOMPARE(w.design()->cols(), std::size_t{4});
+    // With standard errors; a stack's temporal coherence comes with every solve.
+    QSignalSpy solved(&w, &MainWindow::solveFinished);
+    w.findChild<QCheckBox*>("std-errors")->setChecked(true);
+    QVERIFY(solved.wait(60000));
+    auto* layers = w.findChild<QComboBox*>("layer");
+    QVERIFY(layers->findData(int(MainWindow::Layer::Coherence)) >= 0 && layers->findData(int(MainWindow::Layer::StdError)) >= 0);
     const QString x_gui = dir_.filePath("stack_gui.npy"), x_cli = dir_.filePath("stack_cli.npy");
-    QCOMPARE(exports(w, [&] { w.exportSolution(x_gui); }).size(), 7);
+    QCOMPARE(exports(w, [&] { w.exportSolution(x_gui); }).size(), 9);
     QProcess cli;
     cli.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(path), "sbas", "-o", x_cli, "--diag", dir_.filePath("stack_cli"),
-                              "--weight-func", "coh", "--looks", "4", "--formulation", "velocity"});
+                              "--weight-func", "coh", "--looks", "4", "--formulation", "velocity", "--stderr"});
     QVERIFY(cli.waitForFinished(60000));
     QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
-    for (const char* part : {"", "_nvalid", "_rank", "_status"}) {
+    for (const char* part : {"", "_nvalid", "_rank", "_status", "_stderr", "_tcoh"}) {
       const Array a = read_npy(dir_.filePath(QString("stack_gui%1.npy").arg(part)).toStdString());
       const Array b = read_npy(dir_.filePath(QString("stack_cli%1.npy").arg(part)).toStdString());
       QVERIFY(a.shape() == b.shape());

@@ -137,6 +137,7 @@ private slots:
     QVERIFY(demoSolved(w, "insar", 48));
     auto* layers = w.findChild<QComboBox*>("layer");
     QCOMPARE(layers->findData(int(MainWindow::Layer::StdError)), -1);
+    QCOMPARE(layers->findData(int(MainWindow::Layer::Coherence)), -1);  // a phase stack's
     QVERIFY(w.result()->std_error.empty());
     QSignalSpy solved(&w, &MainWindow::solveFinished);
     w.findChild<QCheckBox*>("std-errors")->setChecked(true);  // solved again on the next turn of the event loop

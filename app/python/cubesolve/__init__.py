@@ -155,6 +155,10 @@ class Result:
     #: G = A_Vᵀ W_V A_V, s² over |V| − tr(G (G + λI)⁻¹). NaN where ``x`` is and
     #: where |V| <= rank (no degree of freedom left for s²). None without it.
     stderr: Optional[np.ndarray] = None
+    #: With ``temporal_coherence=True`` (for a stack of phases in radians),
+    #: MintPy's temporal coherence of each pixel's residuals y_V − A_V x,
+    #: |Σ exp(i·e)| / |V| (float32, NaN where no value is valid). None without it.
+    temporal_coherence: Optional[np.ndarray] = None
 
 
 # The engine's working memory in MB, at least and at most (as the CLI's --memory).
@@ -191,7 +195,8 @@ def _as_cube(Y: ArrayLike, what: str = "Y") -> Tuple[np.ndarray, Tuple[int, ...]
 def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike] = None, *,
           rcond: Optional[float] = None, min_valid: int = 1, ridge: float = 0.0, device: str = "auto",
           device_float64: bool = False, threads: int = 0, dtype: Any = None, memory: Optional[int] = None,
-          stderr: bool = False, progress: Optional[Callable[[float], Optional[bool]]] = None) -> Result:
+          stderr: bool = False, temporal_coherence: bool = False,
+          progress: Optional[Callable[[float], Optional[bool]]] = None) -> Result:
     """Solves every pixel of ``Y`` for the design ``A``.
 
     Parameters
@@ -226,6 +231,9 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
     stderr : bool
         Also each coefficient's standard error on the pixel's own valid rows
         (:attr:`Result.stderr`).
+    temporal_coherence : bool
+        Also MintPy's temporal coherence of the residuals, for phases in
+        radians (:attr:`Result.temporal_coherence`).
     progress : callable, optional
         Called with the fraction done a few times a second (on the calling
         thread); a false return value (as Python tests truth: False, 0, an
@@ -260,13 +268,15 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
     if weights is not None:
         w, _ = _as_cube(weights, "weights")
     r = _core.solve(cube, design._d, w, progress=progress, device_float64=bool(device_float64), stderr=bool(stderr),
+                    temporal_coherence=bool(temporal_coherence),
                     **_options(rcond, min_valid, ridge, device, threads, dtype, memory))
     m = design.shape[1]
     return Result(x=r["x"].reshape((m,) + pixels), n_valid=r["n_valid"].reshape(pixels),
                   rank=r["rank"].reshape(pixels), rss=r["rss"].reshape(pixels), status=r["status"].reshape(pixels),
                   cond=r["cond"].reshape(pixels), paths=dict(r["paths"]), engine_seconds=r["engine_seconds"],
                   warnings=list(r["warnings"]), device=r["device"], device_pixels=r["device_pixels"],
-                  stderr=None if r["stderr"] is None else r["stderr"].reshape((m,) + pixels))
+                  stderr=None if r["stderr"] is None else r["stderr"].reshape((m,) + pixels),
+                  temporal_coherence=None if r["temporal_coherence"] is None else r["temporal_coherence"].reshape(pixels))
 
 
 def plan(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike] = None, *,

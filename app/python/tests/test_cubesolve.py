@@ -396,3 +396,24 @@ def test_standard_errors_equal_statsmodels(weighted):
         fit = sm.WLS(Y[ok, p], A[ok], weights=W[ok, p] if weighted else 1.0).fit()
         np.testing.assert_allclose(r.stderr[:, p], fit.bse, rtol=1e-9)
     assert cubesolve.solve(Y, A).stderr is None
+
+
+def test_temporal_coherence():
+    """Result.temporal_coherence is MintPy's |Σ exp(i·e)| / n over each pixel's
+    valid residuals, NaN without any."""
+    rng = np.random.default_rng(6)
+    N, M, P = 30, 3, 50
+    A = rng.standard_normal((N, M))
+    Y = (A @ rng.standard_normal((M, P)) + 0.4 * rng.standard_normal((N, P))).astype(np.float32)
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    Y[:, 7] = np.nan
+    r = cubesolve.solve(Y, A, temporal_coherence=True)
+    assert r.temporal_coherence.shape == (P,) and r.temporal_coherence.dtype == np.float32
+    for p in range(P):
+        ok = np.isfinite(Y[:, p])
+        if not ok.any():
+            assert np.isnan(r.temporal_coherence[p])
+            continue
+        e = (Y[ok, p] - (A[ok] @ r.x[:, p]).astype(np.float32)).astype(np.float32)
+        assert abs(r.temporal_coherence[p] - abs(np.exp(1j * e.astype(np.float64)).mean())) < 1e-6
+    assert cubesolve.solve(Y, A).temporal_coherence is None

@@ -267,6 +267,30 @@ Array harmonic_peak(const Array& x, const Harmonic& h) {
   });
 }
 
+Array temporal_coherence(const Array& residual) {
+  check_cube(residual, "residuals");
+  const std::size_t N = residual.dim(0), P = residual.dim(1) * residual.dim(2);
+  Array t(DType::Float32, {residual.dim(1), residual.dim(2)});
+  // In float32 as MintPy (its residuals are float32), summed in float64.
+  std::vector<double> c(P, 0.0), s(P, 0.0);
+  std::vector<std::uint32_t> n(P, 0);
+  std::vector<float> e(P);
+  for (std::size_t i = 0; i < N; ++i) {
+    if (residual.dtype() == DType::Float32) std::copy_n(residual.data<float>() + i * P, P, e.data());
+    else
+      for (std::size_t p = 0; p < P; ++p) e[p] = static_cast<float>(residual.data<double>()[i * P + p]);
+    for (std::size_t p = 0; p < P; ++p) {
+      if (!std::isfinite(e[p])) continue;
+      c[p] += std::cos(e[p]);
+      s[p] += std::sin(e[p]);
+      ++n[p];
+    }
+  }
+  for (std::size_t p = 0; p < P; ++p)
+    t.data<float>()[p] = n[p] ? static_cast<float>(std::hypot(c[p], s[p]) / n[p]) : NAN;
+  return t;
+}
+
 Array residual_cube(const Array& cube, const Array& model) {
   check_like_cube(model.shape(), cube.shape(), "model");
   Array res(cube.dtype(), cube.shape());

@@ -22,31 +22,6 @@ bool is_mintpy_part(ResultPart p, const ResultPaths& paths) {
   return paths.mintpy() && (p == ResultPart::X || p == ResultPart::TemporalCoherence || p == ResultPart::NumInvIfgram);
 }
 
-/// MintPy's temporal coherence of each pixel: |Σ exp(i e)| / n over the n
-/// residuals e that are numbers (NaN where there is none); (1, H, W).
-Array temporal_coherence(const Array& residual) {
-  const std::size_t N = residual.dim(0), P = residual.dim(1) * residual.dim(2);
-  Array t(DType::Float32, {1, residual.dim(1), residual.dim(2)});
-  // In float32 as MintPy (its residuals are float32), summed in float64.
-  std::vector<double> c(P, 0.0), s(P, 0.0);
-  std::vector<std::uint32_t> n(P, 0);
-  std::vector<float> e(P);
-  for (std::size_t i = 0; i < N; ++i) {
-    if (residual.dtype() == DType::Float32) std::copy_n(residual.data<float>() + i * P, P, e.data());
-    else
-      for (std::size_t p = 0; p < P; ++p) e[p] = static_cast<float>(residual.data<double>()[i * P + p]);
-    for (std::size_t p = 0; p < P; ++p) {
-      if (!std::isfinite(e[p])) continue;
-      c[p] += std::cos(e[p]);
-      s[p] += std::sin(e[p]);
-      ++n[p];
-    }
-  }
-  for (std::size_t p = 0; p < P; ++p)
-    t.data<float>()[p] = n[p] ? static_cast<float>(std::hypot(c[p], s[p]) / n[p]) : NAN;
-  return t;
-}
-
 /// A (H, W) array as one band (1, H, W), sharing nothing.
 Array as_band(const Array& a) {
   Array b = a;
@@ -65,6 +40,7 @@ const char* part_name(ResultPart part) {
     case ResultPart::Status: return "status";
     case ResultPart::Cond: return "cond";
     case ResultPart::StdError: return "stderr";
+    case ResultPart::Coherence: return "temporal_coherence";
     case ResultPart::Model: return "model";
     case ResultPart::Residual: return "residual";
     case ResultPart::TemporalCoherence: return "temporalCoherence";
@@ -88,6 +64,7 @@ std::vector<std::pair<ResultPart, std::string>> ResultPaths::files() const {
                                        std::pair{ResultPart::Cond, "_cond"}})
       f.emplace_back(part, diagnostics + suffix + ext);
     if (std_error) f.emplace_back(ResultPart::StdError, diagnostics + "_stderr" + ext);
+    if (temporal_coherence) f.emplace_back(ResultPart::Coherence, diagnostics + "_tcoh" + ext);
   }
   if (!model.empty()) f.emplace_back(ResultPart::Model, model);
   if (!residual.empty()) f.emplace_back(ResultPart::Residual, residual);
@@ -229,6 +206,7 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
     DType type = part == ResultPart::Residual ? cube_type : x_type;
     if (part == ResultPart::NValid || part == ResultPart::Rank) type = DType::Int32;
     if (part == ResultPart::Rss || part == ResultPart::Cond) type = DType::Float64;
+    if (part == ResultPart::Coherence) type = DType::Float32;
     if (part == ResultPart::Status) type = DType::UInt8;
     targets_.push_back(
         {part, npy_writer(temp, type, {bands, H, W}, is_diagnostic(part) ? Shape{H, W} : Shape{}, path, attach_to != nullptr)});
@@ -278,13 +256,18 @@ std::vector<Array> ResultWriter::parts(const ResultPaths& paths, const SolveResu
       case ResultPart::Model:
       case ResultPart::Residual:
       case ResultPart::TemporalCoherence:
+      case ResultPart::Coherence:
+        if ((part == ResultPart::Coherence || part == ResultPart::TemporalCoherence) && !r.temporal_coherence.empty()) {
+          out.push_back(as_band(r.temporal_coherence));
+          break;
+        }
         if (!model) model = model_cube(design, r.x);
         if (part == ResultPart::Model) {
           out.push_back(*model);
           break;
         }
         if (!residual) residual = residual_cube(block, *model);
-        out.push_back(part == ResultPart::Residual ? *residual : temporal_coherence(*residual));
+        out.push_back(part == ResultPart::Residual ? *residual : as_band(temporal_coherence(*residual)));
     }
   }
   return out;
@@ -310,7 +293,9 @@ std::vector<std::string> ResultWriter::commit() {
 }
 
 std::size_t ResultWriter::extra_bytes_per_row(const ResultPaths& paths, const Shape& shape, DType x_type) {
-  return paths.model.empty() && paths.residual.empty() && !paths.mintpy() ? 0 : 2 * shape[0] * shape[2] * dtype_size(x_type);
+  return paths.model.empty() && paths.residual.empty() && !paths.mintpy() && !paths.temporal_coherence
+             ? 0
+             : 2 * shape[0] * shape[2] * dtype_size(x_type);
 }
 
 std::vector<std::string> write_result(const ResultPaths& paths, const SolveResult& r, const Design& design,
@@ -327,6 +312,7 @@ std::vector<std::string> write_result(const ResultPaths& paths, const SolveResul
     part.status = take_rows(r.status, r0, r1);
     part.cond = take_rows(r.cond, r0, r1);
     if (!r.std_error.empty()) part.std_error = take_rows(r.std_error, r0, r1);
+    if (!r.temporal_coherence.empty()) part.temporal_coherence = take_rows(r.temporal_coherence, r0, r1);
     writer.write(r0, part, design, take_rows(cube, r0, r1));
   });
   return writer.commit();

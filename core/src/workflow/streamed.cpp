@@ -31,7 +31,8 @@ StreamPlan plan_stream(const Inputs& in, const ResultPaths& out, const SolveOpti
   // In floating point: a header may declare rows whose bytes overflow.
   const auto bytes_of = [](double n, DType t) { return n * static_cast<double>(dtype_size(t)); };
   const double n = static_cast<double>(N), w = static_cast<double>(W);
-  const bool extra = ResultWriter::extra_bytes_per_row(out, {N, 1, 1}, plan.x_type) > 0;  // the model and residuals
+  const bool extra = ResultWriter::extra_bytes_per_row(out, {N, 1, 1}, plan.x_type) > 0 ||
+                     (in.stack && options.residuals);  // the model and residuals
   const double row_bytes = w * (bytes_of(n, in.cube->dtype()) + (in.weights ? bytes_of(n, in.weights->dtype()) : 0) +
                                 bytes_of(static_cast<double>(M), plan.x_type) * (options.std_errors ? 2 : 1) + 34 + (extra ? 2 * bytes_of(n, plan.x_type) : 0));
   detail::check_row_fits(in.cube_name, W, row_bytes, options.memory, options.memory / 4 * 3);

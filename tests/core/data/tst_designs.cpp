@@ -483,6 +483,15 @@ private slots:
       QCOMPARE(num[p], static_cast<float>(used));
       if (used && std::isfinite(x64.value(p))) QVERIFY(std::fabs(tcoh[p] - std::hypot(c, sn) / used) <= 1e-5);
     }
+    // The same temporal coherence among the diagnostics of any output
+    // (PREFIX_tcoh), the reference pixel's 1 as MintPy's; none for a cube
+    // that is not a phase stack.
+    QVERIFY(solved({"--formulation", "velocity", "--weight-func", "var", "--diag", dir_.filePath("tc")}).size() == m * P);
+    const Array tc = read_npy(file("tc_tcoh.npy"));
+    QCOMPARE(tc.shape(), (Shape{H, W}));
+    QCOMPARE(tc.dtype(), DType::Float32);
+    for (std::size_t p = 0; p < P; ++p)
+      QVERIFY(tc.value(p) == static_cast<double>(tcoh[p]) || (std::isnan(tc.value(p)) && std::isnan(tcoh[p])));
     // Without the wavelength, metres are refused; radians are not.
     extras.attributes = {{"REF_Y", "2"}, {"REF_X", "3"}, {"NCORRLOOKS", "7.3"}};
     testing::write_stack(file("nowave.h5"), N, H, W, phase.data(), &dates, keep.data(), extras);

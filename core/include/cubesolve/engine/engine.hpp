@@ -144,6 +144,9 @@ struct SolveResult {
   /// where X is, and where |V| <= rank of the pixel's weighted rows (no
   /// degree of freedom left to estimate s²). Empty otherwise.
   Array std_error;
+  /// A phase stack's temporal coherence, (H, W) float32, where it was
+  /// computed (Inputs::finish with residuals); empty otherwise.
+  Array temporal_coherence;
   PathCounts paths{};
   double engine_seconds = 0;
   int threads = 1;
@@ -243,5 +246,11 @@ Array model_cube(const Design& design, const Array& x);
 /// Y - A·X (N, H, W) in the cube's dtype, NaN where Y is missing or X is
 /// NaN. Throws InputError for a model of another shape than the cube.
 Array residual_cube(const Array& cube, const Array& model);
+/// MintPy's temporal coherence of each pixel of a phase stack's residuals
+/// (N, H, W), |Σ exp(i e)| / n over the n residuals e that are numbers, in
+/// float32 as MintPy's (its residuals are float32), summed in float64; (H,
+/// W) float32, NaN where there is none. Throws InputError for residuals
+/// that are not a float cube.
+Array temporal_coherence(const Array& residual);
 
 }  // namespace cubesolve

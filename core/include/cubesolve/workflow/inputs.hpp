@@ -58,7 +58,8 @@ struct Inputs {
   SolveOptions engine_options(const SolveOptions& options) const;
   /// A block's solve (rows from r0 of the cube, their weights, solved with
   /// engine_options(options)) as these inputs give it: x as the time series
-  /// with its standard errors, the reference pixel as it is by definition.
+  /// with its standard errors, a stack's temporal coherence (with
+  /// options.residuals), the reference pixel as it is by definition.
   void finish(SolveResult& r, const Array& rows, const Array* rows_weights, const SolveOptions& options, std::size_t r0) const;
   /// The inverse: time series to velocities (verify compares the solve itself).
   void to_velocity(Array& x) const;

@@ -21,16 +21,18 @@
 namespace cubesolve {
 
 /// The parts of a result (TemporalCoherence and NumInvIfgram in MintPy's layout).
-enum class ResultPart { X, NValid, Rank, Rss, Status, Cond, StdError, Model, Residual, TemporalCoherence, NumInvIfgram };
+/// Coherence: the temporal coherence among the diagnostics (PREFIX_tcoh).
+enum class ResultPart { X, NValid, Rank, Rss, Status, Cond, StdError, Coherence, Model, Residual, TemporalCoherence, NumInvIfgram };
 
 /// Where the parts go: X always; with a prefix, the diagnostics as
 /// PREFIX_nvalid, _rank, _rss, _status and _cond in X's format (.npy or
 /// .tif; .npy beside MintPy's layout), and with `std_error` PREFIX_stderr
 /// (M, H, W; in the time series' unit beside MintPy's layout); the model and
-/// residual cubes where named.
+/// residual cubes where named. With `temporal_coherence` (a phase stack's),
+/// PREFIX_tcoh: MintPy's temporal coherence of the fit's residuals.
 struct ResultPaths {
   std::string x, diagnostics, model, residual;
-  bool std_error = false;
+  bool std_error = false, temporal_coherence = false;
   /// With x ending in .h5, MintPy's layout: x is timeseries.h5 (the
   /// stack's dates, the first zero, in `unit`: "m" or "radian"), and
   /// temporalCoherence.h5 and numInvIfgram.h5 go beside it. Needs the
