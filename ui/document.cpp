@@ -111,7 +111,8 @@ Change weights_change(Array w, const std::string& path, const std::shared_ptr<co
 namespace {
 bool same_parameters(const SolveOptions& a, const SolveOptions& b) {
   return a.method == b.method && a.rcond == b.rcond && a.min_valid == b.min_valid && a.ridge == b.ridge && a.device == b.device &&
-         a.device_float64 == b.device_float64 && a.std_errors == b.std_errors;
+         a.device_float64 == b.device_float64 && a.std_errors == b.std_errors && a.loss == b.loss &&
+         a.huber_delta == b.huber_delta;
 }
 }  // namespace
 

@@ -20,6 +20,8 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <tuple>
+
 #include <utility>
 
 #include <cmath>
@@ -94,6 +96,7 @@ ParametersPanel::ParametersPanel(Document* doc, QWidget* parent) : QWidget(paren
   connect(use_weights_, &QCheckBox::toggled, this, &ParametersPanel::edited);
   connect(auto_solve_, &QCheckBox::toggled, this, &ParametersPanel::edited);
   connect(std_errors_, &QCheckBox::toggled, this, &ParametersPanel::edited);
+  connect(loss_, &QComboBox::currentIndexChanged, this, &ParametersPanel::edited);
   connect(device_, &QComboBox::currentIndexChanged, this, &ParametersPanel::edited);
   connect(doc_, &Document::parametersChanged, this, &ParametersPanel::showParameters);
   connect(doc_, &Document::loaded, this, &ParametersPanel::onLoaded);
@@ -143,6 +146,18 @@ QGroupBox* ParametersPanel::buildParameters() {
   use_weights_->setToolTip(tr("Weigh each observation by the weights file (0: left out)"));
   use_weights_->setEnabled(false);
   form->addRow(use_weights_);
+  loss_ = new QComboBox;
+  loss_->setObjectName("loss");
+  for (const auto& [label, loss, tip] :
+       {std::tuple{tr("L2"), Loss::L2, tr("Least squares")}, std::tuple{tr("L1"), Loss::L1, tr("Least absolute deviations (exact)")},
+        std::tuple{tr("Huber"), Loss::Huber, tr("Huber's, with δ per pixel")}}) {
+    loss_->addItem(label, int(loss));
+    loss_->setItemData(loss_->count() - 1, tip, Qt::ToolTipRole);
+  }
+  loss_->setToolTip(tr("The loss each pixel is fitted under on its own valid rows: L1 and Huber resist outliers "
+                       "(unwrapping errors, clouds missed by the mask). Huber's δ: 1.345 × 1.4826 × the MAD of the pixel's "
+                       "least-squares residuals (--loss)"));
+  form->addRow(tr("Loss"), loss_);
   std_errors_ = new QCheckBox(tr("Standard errors"));
   std_errors_->setObjectName("std-errors");
   std_errors_->setToolTip(tr("Also each unknown's standard error on the pixel's own valid rows, sqrt(diag(s²·(A_Vᵀ W A_V)⁺)) "
@@ -269,7 +284,9 @@ void ParametersPanel::edited() {
   o.min_valid = min_valid_->value();
   o.device = parse_device(device_->currentData().toString().toStdString());
   o.device_float64 = precision_ && precision_->currentData().toBool();
-  o.std_errors = std_errors_->isChecked();
+  o.loss = static_cast<Loss>(loss_->currentData().toInt());
+  o.std_errors = std_errors_->isChecked() && o.loss == Loss::L2;  // (least squares' only)
+  if (o.loss != Loss::L2 && o.ridge > 0 && error.isEmpty()) error = tr("ridge λ: expected 0 with a robust loss, found %1").arg(o.ridge);
   doc_->setAutoSolve(auto_solve_->isChecked());
   if (use_weights_->isEnabled()) doc_->setUseWeights(use_weights_->isChecked());  // (unticked while there are none)
   if (error.isEmpty()) doc_->setOptions(o);
@@ -279,7 +296,7 @@ void ParametersPanel::edited() {
 void ParametersPanel::showParameters() {
   // The fields are set with their signals blocked: showing is no edit.
   const SolveOptions& o = doc_->options();
-  const QSignalBlocker b1(min_valid_), b2(ridge_), b3(rcond_), b4(device_), b5(use_weights_), b6(auto_solve_), b8(std_errors_);
+  const QSignalBlocker b1(min_valid_), b2(ridge_), b3(rcond_), b4(device_), b5(use_weights_), b6(auto_solve_), b8(std_errors_), b9(loss_);
   min_valid_->setValue(o.min_valid);
   if (doc_->parameterError().isEmpty()) {  // a field being corrected keeps what is typed
     if (ridge_->value() != o.ridge) ridge_->setValue(o.ridge);
@@ -296,6 +313,8 @@ void ParametersPanel::showParameters() {
   use_weights_->setChecked(doc_->weights() && doc_->useWeights());
   auto_solve_->setChecked(doc_->autoSolve());
   std_errors_->setChecked(o.std_errors);
+  std_errors_->setEnabled(o.loss == Loss::L2);
+  loss_->setCurrentIndex(std::max(0, loss_->findData(int(o.loss))));
   QString stale;
   if (!doc_->parameterError().isEmpty()) stale = tr("Not solved: %1").arg(doc_->parameterError());
   else if (doc_->stale()) stale = doc_->solving() ? tr("Solving with these parameters; the result shown is of others.")

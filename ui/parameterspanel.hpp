@@ -57,6 +57,7 @@ private:
   NumberSpinBox* ridge_ = nullptr;
   QCheckBox* use_weights_ = nullptr;
   QCheckBox* std_errors_ = nullptr;
+  QComboBox* loss_ = nullptr;
   QCheckBox* auto_solve_ = nullptr;
   QGroupBox* stack_ = nullptr;
   QComboBox* formulation_ = nullptr;

@@ -102,9 +102,11 @@ const LayerEntry kLayers[] = {
      [](const LayerInput& in, std::size_t) {
        LayerMap m{plane(in.result.status), {}, {}};
        m.style.title = ResultPage::tr("%1 — status of each pixel").arg(in.file);
-       for (int k = 0; k < static_cast<int>(kStatusCount); ++k)  // a stack's reference pixel where there is one
-         if (static_cast<PixelStatus>(k) != PixelStatus::Reference || in.result.count(PixelStatus::Reference) > 0)
-           m.style.categories.emplace_back(k, QString::fromUtf8(status_name(static_cast<PixelStatus>(k))));
+       for (int k = 0; k < static_cast<int>(kStatusCount); ++k) {  // a stack's reference pixel, a robust loss's stragglers where there are
+         const auto status = static_cast<PixelStatus>(k);
+         if ((status != PixelStatus::Reference && status != PixelStatus::NotConverged) || in.result.count(status) > 0)
+           m.style.categories.emplace_back(k, QString::fromUtf8(status_name(status)));
+       }
        return m;
      }},
     {Layer::Velocity, QT_TRANSLATE_NOOP("ResultPage", "Linear velocity (per year)"),
@@ -167,6 +169,20 @@ const LayerEntry kLayers[] = {
        return LayerMap{plane(in.result.temporal_coherence),
                        {{}, {}, false, ResultPage::tr("%1 — temporal coherence of the phase residuals").arg(in.file), {}},
                        {}};
+     }},
+    {Layer::Objective, QT_TRANSLATE_NOOP("ResultPage", "Robust objective"),
+     QT_TRANSLATE_NOOP("ResultPage", "Each pixel's objective at its robust fit: Σ|f| (L1) or Huber's Σρ(f) over its weighted residuals "
+                                     "(robust losses)"),
+     false, nullptr, [](const Document& d) { return d.result() && !d.result()->objective.empty(); }, one,
+     [](const LayerInput& in, std::size_t) {
+       return LayerMap{plane(in.result.objective), {{}, {}, false, ResultPage::tr("%1 — objective of the robust fit").arg(in.file), {}}, {}};
+     }},
+    {Layer::Iterations, QT_TRANSLATE_NOOP("ResultPage", "Iterations"),
+     QT_TRANSLATE_NOOP("ResultPage", "The iterations each pixel's robust fit took (reweightings and simplex steps; robust losses)"), false,
+     nullptr, [](const Document& d) { return d.result() && !d.result()->iterations.empty(); }, one,
+     [](const LayerInput& in, std::size_t) {
+       return LayerMap{plane(in.result.iterations),
+                       {{}, {}, true, ResultPage::tr("%1 — iterations of the robust fit").arg(in.file), {}}, {}};
      }},
 };
 
@@ -409,7 +425,7 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
 }
 
 QString ResultPage::layerName(Layer layer) {
-  static const char* kNames[] = {"solution", "model", "residual-rms", "rank", "status", "velocity", "amplitude", "peak", "stderr", "temporal-coherence"};
+  static const char* kNames[] = {"solution", "model", "residual-rms", "rank", "status", "velocity", "amplitude", "peak", "stderr", "temporal-coherence", "objective", "iterations"};
   return kNames[static_cast<std::size_t>(layer)];
 }
 

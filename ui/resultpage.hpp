@@ -26,8 +26,8 @@ namespace cubesolve::ui {
 class Document;
 class ImageView;
 
-enum class Layer { Solution, Model, ResidualRms, Rank, Status, Velocity, Amplitude, Peak, StdError, Coherence };
-constexpr std::size_t kLayerCount = 10;
+enum class Layer { Solution, Model, ResidualRms, Rank, Status, Velocity, Amplitude, Peak, StdError, Coherence, Objective, Iterations };
+constexpr std::size_t kLayerCount = 12;
 
 class ResultPage : public QWidget {
   Q_OBJECT

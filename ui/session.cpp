@@ -27,6 +27,12 @@ Session::Session(Document* doc, QObject* parent) : QObject(parent), doc_(doc) {
   }
   o.device_float64 = settings.value("params/device_float64", false).toBool();
   o.std_errors = settings.value("params/std_errors", false).toBool();
+  try {
+    o.loss = parse_loss(settings.value("params/loss", "l2").toString().toStdString(), o.huber_delta);
+  } catch (const std::exception&) {
+    o.loss = Loss::L2;
+  }
+  if (o.loss != Loss::L2) o.std_errors = false, o.ridge = 0;
   doc_->setAutoSolve(settings.value("params/auto", true).toBool());
   doc_->setOptions(o);
   const QString unit = settings.value("view/unit", "mm").toString();
@@ -47,6 +53,8 @@ void Session::saveParameters() const {
   settings.setValue("params/device", QString::fromUtf8(device_name(o.device)));
   settings.setValue("params/device_float64", o.device_float64);
   settings.setValue("params/std_errors", o.std_errors);
+  settings.setValue("params/loss", o.loss == Loss::Huber && o.huber_delta > 0 ? QString("huber:%1").arg(o.huber_delta, 0, 'g', 17)
+                                                                               : QString::fromUtf8(loss_name(o.loss)));
 }
 
 void Session::save(const View& view) const {

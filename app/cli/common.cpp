@@ -98,7 +98,8 @@ std::string summary(const SolveTotals& t) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "%zu pixels in %.3f s on %d threads: %zu ok, %zu min-norm, %zu no-data, %zu too-few, %zu failed",
                 t.pixels, t.engine_seconds, t.threads, t.status[0], t.status[1], t.status[2], t.status[3], t.status[4]);
-  return buf;
+  const std::size_t stuck = t.status[static_cast<std::size_t>(PixelStatus::NotConverged)];
+  return stuck ? std::string(buf) + ", " + std::to_string(stuck) + " not converged (NaN)" : std::string(buf);
 }
 
 std::string paths_text(const PathCounts& paths) {

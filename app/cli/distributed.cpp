@@ -138,6 +138,7 @@ ResultPaths staging(const ResultPaths& out) {
   s.diagnostics = out.diagnostics.empty() ? "" : out.diagnostics + ".staging";
   s.std_error = out.std_error;
   s.temporal_coherence = out.temporal_coherence;
+  s.robust = out.robust;
   s.model = beside(out.model);
   s.residual = beside(out.residual);
   return s;
@@ -319,6 +320,7 @@ public:
     r.run.outputs = outputs_;
     r.x_shape = {in_->design.cols(), shape()[1], shape()[2]};
     r.x_type = plan_.x_type;
+    r.loss = req_.options.loss;
     r.peak_memory_mb = peak_memory_mb();
     r.ranks = ranks_;
     std::vector<std::string> warnings = totals_.warnings;  // and what rank 0 did about dead runs' temporary files

@@ -26,7 +26,8 @@ usage:
                 [MintPy stacks: --ref-yx Y,X | --no-ref] [--keep-zero]
                 [--mask-dataset connectComponent|coherence] [--mask-threshold T]
                 [--weight-func var|fim|coh|no] [--looks L] [--formulation phase|velocity]
-                [--unit m|cm|mm|radian] [--ref-date YYYYMMDD] [--stderr] [--json]
+                [--unit m|cm|mm|radian] [--ref-date YYYYMMDD] [--stderr]
+                [--loss l2|l1|huber[:D]] [--tol T] [--max-iter K] [--json]
   cubesolve-cli info CUBE [DESIGN] [--weights W.npy] [--min-valid K] [--pairs F] [--times F] [--json]
   cubesolve-cli demo [-o DIR] [--size S] [--name insar|seed] [--threads T] [--json]
   cubesolve-cli verify CUBE DESIGN X.npy [--sample K] [--weights W.npy] [--rcond R]
@@ -50,6 +51,12 @@ it: referenced at REF_Y/REF_X (or refPhase) where not 0, and 0 as missing.
 --stderr adds PREFIX_stderr (M, H, W) to --diag's files: each unknown's standard
 error on the pixel's own valid rows, sqrt(diag(s2 (A_V' W A_V)^+)), s2 =
 rss / (n_valid - rank); NaN where n_valid <= rank.
+--loss l1 (least absolute deviations, exact) or huber[:D] (D: Huber's delta in
+the weighted residuals' unit; default each pixel's 1.345 x 1.4826 x MAD of its
+least-squares residuals) fits each pixel robustly on its own valid rows; with
+--diag, PREFIX_iterations and PREFIX_objective. Huber stops when a step lowers
+the objective by less than --tol x 1e-3 of it (default 1e-6); a pixel still
+iterating after --max-iter steps (default 500) is NaN, status not-converged.
 info and verify take the same input options as solve. solve reads, solves and writes in row
 blocks that keep the data within --memory MB (default 256). On a CUDA device
 the small systems are solved in float32 and refined once against float64

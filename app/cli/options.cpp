@@ -15,6 +15,10 @@ SolveOptions solve_options(const Args& args) {
   o.threads = static_cast<int>(args.integer("threads", 0, 0, 4096));
   if (const auto d = args.get("dtype")) o.output = parse_dtype(*d, "--dtype");
   o.memory = static_cast<std::size_t>(args.integer("memory", 256, 16, 1 << 20)) << 20;
+  if (const auto loss = args.get("loss")) o.loss = parse_loss(*loss, o.huber_delta, "--loss");
+  o.tolerance = args.number("tol", 1e-6);
+  if (!(o.tolerance > 0 && o.tolerance < 1)) throw InputError("--tol: expected a value in (0, 1), found " + args.get("tol", ""));
+  o.max_iterations = static_cast<int>(args.integer("max-iter", 500, 1, 1 << 30));
   const std::string method = args.get("method", "auto");
   if (method == "exact") o.method = Method::Exact;
   else if (method != "auto") throw InputError("--method: expected auto or exact, found '" + method + "'");

@@ -23,7 +23,8 @@ void print_json(const SolveReport& r) {
       .field("threads", t.threads)
       .field("blocks", r.run.blocks)
       .field("rows_per_block", r.run.rows_per_block)
-      .field("peak_memory_mb", r.peak_memory_mb);
+      .field("peak_memory_mb", r.peak_memory_mb)
+      .field("loss", loss_name(r.loss));
   if (!r.ranks.empty()) {
     double slowest = 0;
     j.field("ranks", r.ranks.size()).key("per_rank").begin_array();
@@ -57,7 +58,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   const Args args("solve", argv, with_inputs({"json", "stderr"}, kInputFlags),
                   with_inputs({"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype",
                                "model", "residual", "method", "memory", "pairs", "times", "device-precision",
-                               "device-memory", "unit", "ref-date"},
+                               "device-memory", "unit", "ref-date", "loss", "tol", "max-iter"},
                               kInputOptions));
   args.expect_positional(2, 2, "CUBE DESIGN");
   ResultPaths out;
@@ -74,6 +75,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   SolveOptions options = solve_options(args);
   options.residuals = !out.diagnostics.empty();
   out.std_error = options.std_errors = args.flag("stderr");
+  out.robust = options.loss != Loss::L2 && !out.diagnostics.empty();
   if (out.std_error && out.diagnostics.empty())
     throw InputError("--stderr: expected --diag PREFIX to name where the standard errors go (PREFIX_stderr), found no --diag");
   device_options(args, options, "auto");
@@ -98,6 +100,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   report.x_shape = {in.design.cols(), shape[1], shape[2]};
   report.x_type = options.output.value_or(in.cube->dtype());
   report.peak_memory_mb = peak_memory_mb();
+  report.loss = options.loss;
   print_warnings(report.run.totals.warnings);
   if (request.json) print_json(report);
   else print_text(report);

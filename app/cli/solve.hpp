@@ -32,6 +32,7 @@ struct SolveReport {
   Shape x_shape;
   DType x_type = DType::Float32;
   double peak_memory_mb = 0;
+  Loss loss = Loss::L2;
   std::vector<RankReport> ranks;  // under MPI
 };
 

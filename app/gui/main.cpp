@@ -40,7 +40,7 @@ struct Options {
   QCommandLineOption pixel{"pixel", "Pixel to inspect once solved (default for --screenshot: the centre).", "row,col"};
   QCommandLineOption pin{"pin", "Pixel to pin for comparison once read (repeatable): marked on every map, its series in the inspector.", "Y,X"};
   QCommandLineOption unit{"unit", "A MintPy stack's phase shown as line-of-sight displacement in mm (default), cm or m, or as radian.", "UNIT"};
-  QCommandLineOption layer{"layer", "Result layer to show: solution, model, residual-rms, rank, status, velocity, amplitude, peak, stderr or temporal-coherence.", "NAME"};
+  QCommandLineOption layer{"layer", "Result layer to show: solution, model, residual-rms, rank, status, velocity, amplitude, peak, stderr, temporal-coherence, objective or iterations.", "NAME"};
   QCommandLineOption channel{"channel", "Channel of the layer to show: its index, or a date YYYYMMDD of the time series.", "K|YYYYMMDD"};
   QCommandLineOption exports{"export", "After solving, write a layer (solution, model, residual-rms, rank, status, velocity, amplitude, peak) to FILE: "
                                        ".tif or .npy every channel as data in the unit shown, .png the channel shown as a figure "
@@ -62,6 +62,7 @@ struct Options {
       {"rcond", "Singular values <= RCOND x the largest count as zero (default eps x max(rows, M)).", "RCOND"},
       {"ridge", "Tikhonov weight lambda >= 0.", "LAMBDA"},
       {"min-valid", "Pixels with fewer valid observations are flagged, not solved.", "K"},
+      {"loss", "l2, l1 or huber[:DELTA]: the loss each pixel is fitted under, as the CLI's.", "LOSS"},
       {"ref-yx", "MintPy stack: reference the interferograms at this pixel.", "Y,X"},
       {"mask-dataset", "MintPy stack: connectComponent or coherence masks interferograms per pixel.", "NAME"},
       {"mask-threshold", "MintPy stack: coherence below T is masked (with --mask-dataset coherence).", "T"},
@@ -92,12 +93,13 @@ void applySharedOptions(const QCommandLineParser& parser, const Options& o, cube
     if (parser.isSet(option)) argv.insert(argv.end(), {"--" + option.names()[0].toStdString(), parser.value(option).toStdString()});
   for (const auto& flag : o.shared_flags)
     if (parser.isSet(flag)) argv.push_back("--" + flag.names()[0].toStdString());
-  const cli::Args args("cubesolve", argv, cli::kInputFlags, cli::with_inputs({"rcond", "ridge", "min-valid"}, cli::kInputOptions));
+  const cli::Args args("cubesolve", argv, cli::kInputFlags, cli::with_inputs({"rcond", "ridge", "min-valid", "loss"}, cli::kInputOptions));
   cubesolve::SolveOptions so = doc.options();
   const cubesolve::SolveOptions given = cli::solve_options(args);
   if (args.get("rcond")) so.rcond = given.rcond;
   if (args.get("ridge")) so.ridge = given.ridge;
   if (args.get("min-valid")) so.min_valid = given.min_valid;
+  if (args.get("loss")) so.loss = given.loss, so.huber_delta = given.huber_delta;
   if (parser.isSet(o.std_errors)) so.std_errors = true;
   doc.setOptions(so);
   doc.setInputOptions(cli::input_options(args, true));

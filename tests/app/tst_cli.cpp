@@ -162,6 +162,31 @@ private slots:
                   file("xse2.npy"));
   }
 
+  // --loss l1|huber[:D]: the engine's robust fit (checked against SciPy in
+  // the Python tests), its iterations and objective among --diag's files.
+  void robustLoss() {
+    const Run r = cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("xl1.npy"), "--diag", file("l1"), "--loss", "l1",
+                       "--dtype", "float64", "--json"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).object()["loss"].toString(), QString("l1"));
+    SolveOptions o;
+    o.loss = Loss::L1;
+    o.output = DType::Float64;
+    Array a(DType::Float64, {N, M});
+    std::copy(a_.begin(), a_.end(), a.data<double>());
+    const SolveResult ref = solve(read_npy(sfile("cube.npy")), Design(a), nullptr, o);
+    const Array x = read_npy(sfile("xl1.npy")), it = read_npy(sfile("l1_iterations.npy")), obj = read_npy(sfile("l1_objective.npy"));
+    QCOMPARE(it.shape(), (Shape{H, W}));
+    for (std::size_t i = 0; i < x.size(); ++i) QVERIFY(x.value(i) == ref.x.value(i) || std::isnan(ref.x.value(i)));
+    for (std::size_t p = 0; p < H * W; ++p)
+      QVERIFY(obj.value(p) == ref.objective.value(p) || (std::isnan(obj.value(p)) && std::isnan(ref.objective.value(p))));
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", file("xl2.npy"), "--loss", "l3"}, 2, {"--loss", "huber:DELTA", "l3"},
+                  file("xl2.npy"));
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", file("xl2.npy"), "--loss", "huber:-1"}, 2, {"--loss"}, file("xl2.npy"));
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", file("xl2.npy"), "--loss", "l1", "--diag", file("l1b"), "--stderr"}, 2,
+                  {"standard errors", "l1"}, file("xl2.npy"));
+  }
+
   void modelAndResidualFiles() {
     const Run r = cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("xm.npy"), "--model", file("model.npy"),
                        "--residual", file("res.npy")});

@@ -207,6 +207,34 @@ private slots:
     QCOMPARE(QSettings().value("params/ridge").toDouble(), 0.0);
   }
 
+  // The loss re-solves as the other parameters do: the engine's robust fit,
+  // its objective and iterations as layers; standard errors (least
+  // squares') are unavailable meanwhile; the choice is kept for next time.
+  void lossChosen() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 32));
+    auto* loss = w.findChild<QComboBox*>("loss");
+    QSignalSpy solved(&w, &MainWindow::solveFinished);
+    loss->setCurrentIndex(loss->findData(int(Loss::L1)));
+    QVERIFY(solved.wait(60000));
+    QCOMPARE(w.document().options().loss, Loss::L1);
+    QVERIFY(!w.findChild<QCheckBox*>("std-errors")->isEnabled());
+    SolveOptions o;
+    o.loss = Loss::L1;
+    const SolveResult ref = solve(*w.document().cube(), *w.design(), nullptr, o);
+    QCOMPARE(w.result()->x.size(), ref.x.size());
+    for (std::size_t i = 0; i < ref.x.size(); ++i)
+      QVERIFY(w.result()->x.value(i) == ref.x.value(i) || (std::isnan(ref.x.value(i)) && std::isnan(w.result()->x.value(i))));
+    auto* layers = w.findChild<QComboBox*>("layer");
+    QVERIFY(layers->findData(int(MainWindow::Layer::Objective)) >= 0 && layers->findData(int(MainWindow::Layer::Iterations)) >= 0);
+    QCOMPARE(QSettings().value("params/loss").toString(), QString("l1"));
+    loss->setCurrentIndex(loss->findData(int(Loss::L2)));
+    QVERIFY(solved.wait(60000));
+    QVERIFY(w.result()->objective.empty() && w.findChild<QCheckBox*>("std-errors")->isEnabled());
+    QCOMPARE(layers->findData(int(MainWindow::Layer::Objective)), -1);
+  }
+
   void ridgeStepsByDecades() {
     MainWindow w;
     auto* ridge = w.findChild<QDoubleSpinBox*>("ridge");

@@ -32,7 +32,7 @@ __all__ = ["Design", "Result", "Cancelled", "solve", "plan", "read", "design", "
 __version__: str = _core.version()
 
 #: The meaning of each value of :attr:`Result.status`.
-STATUS_NAMES: Tuple[str, ...] = ("ok", "min-norm", "no-data", "too-few", "failed", "reference")
+STATUS_NAMES: Tuple[str, ...] = ("ok", "min-norm", "no-data", "too-few", "failed", "reference", "not-converged")
 
 ArrayLike = Any
 
@@ -159,6 +159,11 @@ class Result:
     #: MintPy's temporal coherence of each pixel's residuals y_V − A_V x,
     #: |Σ exp(i·e)| / |V| (float32, NaN where no value is valid). None without it.
     temporal_coherence: Optional[np.ndarray] = None
+    #: With a robust ``loss``: the iterations each pixel took (int32) and its
+    #: objective Σρ(f) at ``x`` over its weighted residuals f = W^½(A_V x − y_V)
+    #: (float64, NaN where not solved). None with least squares.
+    iterations: Optional[np.ndarray] = None
+    objective: Optional[np.ndarray] = None
 
 
 # The engine's working memory in MB, at least and at most (as the CLI's --memory).
@@ -195,8 +200,8 @@ def _as_cube(Y: ArrayLike, what: str = "Y") -> Tuple[np.ndarray, Tuple[int, ...]
 def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike] = None, *,
           rcond: Optional[float] = None, min_valid: int = 1, ridge: float = 0.0, device: str = "auto",
           device_float64: bool = False, threads: int = 0, dtype: Any = None, memory: Optional[int] = None,
-          stderr: bool = False, temporal_coherence: bool = False,
-          progress: Optional[Callable[[float], Optional[bool]]] = None) -> Result:
+          stderr: bool = False, temporal_coherence: bool = False, loss: str = "l2", tol: float = 1e-6,
+          max_iter: int = 500, progress: Optional[Callable[[float], Optional[bool]]] = None) -> Result:
     """Solves every pixel of ``Y`` for the design ``A``.
 
     Parameters
@@ -231,6 +236,17 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
     stderr : bool
         Also each coefficient's standard error on the pixel's own valid rows
         (:attr:`Result.stderr`).
+    loss : {"l2", "l1", "huber", "huber:DELTA"}
+        The loss on each pixel's weighted residuals f = W^½(A_V x − y_V):
+        least squares; least absolute deviations, Σ|f| (exact: a vertex whose
+        dual certificate proves it optimal); Huber's, f²/2 within δ and
+        δ|f| − δ²/2 beyond, with δ given or each pixel's own 1.345 × 1.4826 ×
+        the median absolute deviation of its least-squares residuals. Each
+        pixel on its own valid rows, from its least-squares solution; a pixel
+        that does not converge gets NaN and status 6 (not-converged).
+    tol, max_iter : float, int
+        Robust losses: Huber stops when a step lowers the objective by less
+        than tol·1e-3 of itself; both stop at max_iter steps (not converged).
     temporal_coherence : bool
         Also MintPy's temporal coherence of the residuals, for phases in
         radians (:attr:`Result.temporal_coherence`).
@@ -268,7 +284,8 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
     if weights is not None:
         w, _ = _as_cube(weights, "weights")
     r = _core.solve(cube, design._d, w, progress=progress, device_float64=bool(device_float64), stderr=bool(stderr),
-                    temporal_coherence=bool(temporal_coherence),
+                    temporal_coherence=bool(temporal_coherence), loss=str(loss), tolerance=float(tol),
+                    max_iterations=_integer(max_iter, "max_iter", 1, 1 << 30),
                     **_options(rcond, min_valid, ridge, device, threads, dtype, memory))
     m = design.shape[1]
     return Result(x=r["x"].reshape((m,) + pixels), n_valid=r["n_valid"].reshape(pixels),
@@ -276,7 +293,9 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
                   cond=r["cond"].reshape(pixels), paths=dict(r["paths"]), engine_seconds=r["engine_seconds"],
                   warnings=list(r["warnings"]), device=r["device"], device_pixels=r["device_pixels"],
                   stderr=None if r["stderr"] is None else r["stderr"].reshape((m,) + pixels),
-                  temporal_coherence=None if r["temporal_coherence"] is None else r["temporal_coherence"].reshape(pixels))
+                  temporal_coherence=None if r["temporal_coherence"] is None else r["temporal_coherence"].reshape(pixels),
+                  iterations=None if r["iterations"] is None else r["iterations"].reshape(pixels),
+                  objective=None if r["objective"] is None else r["objective"].reshape(pixels))
 
 
 def plan(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike] = None, *,

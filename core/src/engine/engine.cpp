@@ -27,6 +27,7 @@ const char* status_name(PixelStatus status) {
     case PixelStatus::TooFew: return "too-few";
     case PixelStatus::Failed: return "failed";
     case PixelStatus::Reference: return "reference";
+    case PixelStatus::NotConverged: return "not-converged";
   }
   return "?";
 }

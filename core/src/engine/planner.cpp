@@ -41,6 +41,15 @@ void check_options(const SolveOptions& o) {
     throw InputError("ridge: expected a finite value >= 0, found " + std::to_string(o.ridge));
   if (!std::isfinite(o.rcond)) throw InputError("rcond: expected a finite value, found " + std::to_string(o.rcond));
   if (o.threads < 0) throw InputError("threads: expected an integer >= 0, found " + std::to_string(o.threads));
+  if (!(o.huber_delta >= 0) || !std::isfinite(o.huber_delta))
+    throw InputError("huber delta: expected a finite value > 0 (or 0: each pixel's own), found " + std::to_string(o.huber_delta));
+  if (!(o.tolerance > 0) || !(o.tolerance < 1))
+    throw InputError("tolerance: expected a value in (0, 1), found " + std::to_string(o.tolerance));
+  if (o.max_iterations < 1) throw InputError("max iterations: expected an integer >= 1, found " + std::to_string(o.max_iterations));
+  if (o.loss != Loss::L2 && o.std_errors)
+    throw InputError(std::string("standard errors: expected the loss l2 (they are least squares'), found ") + loss_name(o.loss));
+  if (o.loss != Loss::L2 && o.ridge > 0)
+    throw InputError(std::string("ridge: expected 0 with the loss ") + loss_name(o.loss) + ", found " + std::to_string(o.ridge));
 }
 
 double Planner::exact_cost(std::size_t nv) const {

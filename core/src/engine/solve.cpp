@@ -11,6 +11,7 @@
 #include "engine/parallel.hpp"
 #include "engine/paths.hpp"
 #include "engine/planner.hpp"
+#include "engine/robust.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -221,12 +222,25 @@ SolveResult solve_in_row_space(const Array& cube, const Design& design, const De
 
 SolveResult solve(const Array& cube, const Design& design, const Array* weights, const SolveOptions& options,
                   const Progress& progress) {
-  if (!options.std_errors) return solve_steered(cube, design, weights, options, {}, progress);
-  SolveOptions with_rss = options;
-  with_rss.residuals = true;
-  SolveResult r = solve_steered(cube, design, weights, with_rss, {}, part(progress, 0, 0.8));
+  check_options(options);
+  const bool robust = options.loss != Loss::L2;
+  if (!options.std_errors && !robust) return solve_steered(cube, design, weights, options, {}, progress);
+  SolveOptions first = options;  // least squares, with rss
+  first.residuals = true;
+  first.loss = Loss::L2;
+  if (robust) first.output = DType::Float64;  // the start of the iterations, rounded once at the end
+  SolveResult r = solve_steered(cube, design, weights, first, {}, part(progress, 0, robust ? 0.3 : 0.8));
   const auto t0 = std::chrono::steady_clock::now();
-  r.std_error = standard_errors(cube, design, weights, r, options, {}, part(progress, 0.8, 1.0));
+  if (robust) {
+    detail::robust_pass(cube, design, weights, options, r, part(progress, 0.3, 1.0));
+    if (const DType out = options.output.value_or(cube.dtype()); out != DType::Float64) {
+      Array x(out, r.x.shape());
+      for (std::size_t i = 0; i < x.size(); ++i) x.set(i, r.x.value(i));
+      r.x = std::move(x);
+    }
+  } else {
+    r.std_error = standard_errors(cube, design, weights, r, options, {}, part(progress, 0.8, 1.0));
+  }
   r.engine_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -41,6 +41,8 @@ const char* part_name(ResultPart part) {
     case ResultPart::Cond: return "cond";
     case ResultPart::StdError: return "stderr";
     case ResultPart::Coherence: return "temporal_coherence";
+    case ResultPart::Iterations: return "iterations";
+    case ResultPart::Objective: return "objective";
     case ResultPart::Model: return "model";
     case ResultPart::Residual: return "residual";
     case ResultPart::TemporalCoherence: return "temporalCoherence";
@@ -65,6 +67,10 @@ std::vector<std::pair<ResultPart, std::string>> ResultPaths::files() const {
       f.emplace_back(part, diagnostics + suffix + ext);
     if (std_error) f.emplace_back(ResultPart::StdError, diagnostics + "_stderr" + ext);
     if (temporal_coherence) f.emplace_back(ResultPart::Coherence, diagnostics + "_tcoh" + ext);
+    if (robust) {
+      f.emplace_back(ResultPart::Iterations, diagnostics + "_iterations" + ext);
+      f.emplace_back(ResultPart::Objective, diagnostics + "_objective" + ext);
+    }
   }
   if (!model.empty()) f.emplace_back(ResultPart::Model, model);
   if (!residual.empty()) f.emplace_back(ResultPart::Residual, residual);
@@ -129,6 +135,12 @@ std::vector<std::pair<std::string, std::string>> run_provenance(const std::strin
   p.emplace_back("ridge", number(o.ridge));
   p.emplace_back("min_valid", std::to_string(o.min_valid));
   p.emplace_back("method", o.method == Method::Exact ? "exact" : "auto");
+  if (o.loss != Loss::L2) {
+    p.emplace_back("loss", loss_name(o.loss));
+    if (o.loss == Loss::Huber) p.emplace_back("huber_delta", o.huber_delta > 0 ? number(o.huber_delta) : "each pixel's 1.345 x 1.4826 x MAD");
+    p.emplace_back("tolerance", number(o.tolerance));
+    p.emplace_back("max_iterations", std::to_string(o.max_iterations));
+  }
   if (input && input->nodata) p.emplace_back("nodata", number(*input->nodata));
   if (input && is_stack(cube, design.spec)) {
     const StackOptions& s = input->stack;
@@ -204,8 +216,8 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
       continue;
     }
     DType type = part == ResultPart::Residual ? cube_type : x_type;
-    if (part == ResultPart::NValid || part == ResultPart::Rank) type = DType::Int32;
-    if (part == ResultPart::Rss || part == ResultPart::Cond) type = DType::Float64;
+    if (part == ResultPart::NValid || part == ResultPart::Rank || part == ResultPart::Iterations) type = DType::Int32;
+    if (part == ResultPart::Rss || part == ResultPart::Cond || part == ResultPart::Objective) type = DType::Float64;
     if (part == ResultPart::Coherence) type = DType::Float32;
     if (part == ResultPart::Status) type = DType::UInt8;
     targets_.push_back(
@@ -244,6 +256,13 @@ std::vector<Array> ResultWriter::parts(const ResultPaths& paths, const SolveResu
       case ResultPart::Rss: out.push_back(as_band(r.rss)); break;
       case ResultPart::Status: out.push_back(as_band(r.status)); break;
       case ResultPart::Cond: out.push_back(as_band(r.cond)); break;
+      case ResultPart::Iterations:
+      case ResultPart::Objective: {
+        const Array& a = part == ResultPart::Iterations ? r.iterations : r.objective;
+        if (a.empty()) throw InputError(path + ": expected a result solved with a robust loss, found least squares");
+        out.push_back(as_band(a));
+        break;
+      }
       case ResultPart::StdError:
         if (r.std_error.empty()) throw InputError(path + ": expected a result solved with standard errors, found none");
         out.push_back(r.std_error);
@@ -313,6 +332,8 @@ std::vector<std::string> write_result(const ResultPaths& paths, const SolveResul
     part.cond = take_rows(r.cond, r0, r1);
     if (!r.std_error.empty()) part.std_error = take_rows(r.std_error, r0, r1);
     if (!r.temporal_coherence.empty()) part.temporal_coherence = take_rows(r.temporal_coherence, r0, r1);
+    if (!r.iterations.empty()) part.iterations = take_rows(r.iterations, r0, r1);
+    if (!r.objective.empty()) part.objective = take_rows(r.objective, r0, r1);
     writer.write(r0, part, design, take_rows(cube, r0, r1));
   });
   return writer.commit();

@@ -41,8 +41,9 @@ enum class PixelStatus : std::uint8_t {
   TooFew = 3,   // fewer valid rows than min_valid: NaN
   Failed = 4,   // the factorization failed: NaN
   Reference = 5,  // a MintPy stack's reference pixel: 0 by definition, not solved
+  NotConverged = 6,  // a robust loss's iterations did not reach the tolerance: NaN
 };
-constexpr std::size_t kStatusCount = 6;
+constexpr std::size_t kStatusCount = 7;
 const char* status_name(PixelStatus status);
 
 /// How a pixel was solved. The exact path is a per-pixel SVD (LAPACK gelsd)
@@ -92,6 +93,16 @@ private:
 /// reference, used by `verify`).
 enum class Method { Auto, Exact };
 
+/// The loss each pixel's weighted residuals f = W_V^1/2 (A_V x - y_V) are
+/// fitted under: L2 (least squares, the contract above), L1 (Σ|f_i|, least
+/// absolute deviations) or Huber (Σ f_i²/2 where |f_i| <= δ, δ|f_i| - δ²/2
+/// beyond).
+enum class Loss : std::uint8_t { L2, L1, Huber };
+const char* loss_name(Loss loss);
+/// "l2", "l1", "huber" or "huber:DELTA" (δ > 0). Throws InputError naming
+/// `what`.
+Loss parse_loss(const std::string& text, double& huber_delta, const std::string& what = "loss");
+
 struct SolveOptions {
   Method method = Method::Auto;
   /// Singular values <= rcond * sigma_max count as zero. Negative: the
@@ -107,6 +118,26 @@ struct SolveOptions {
   std::optional<DType> output;
   /// Compute rss for every pixel (one more pass of A·X); NaN when off.
   bool residuals = true;
+  /// The loss (L1 and Huber: robust to outliers). Each pixel is solved on
+  /// its own valid rows and weights from its least-squares solution: L1 by
+  /// iteratively reweighted least squares to a vertex of the problem, then
+  /// simplex steps to a vertex whose dual certificate proves it optimal
+  /// (exact); Huber by iteratively reweighted least squares (each step
+  /// lowers the objective) until a step lowers it by less than
+  /// tolerance·1e-3 of itself. Underdetermined pixels (|V| <= rank) fit
+  /// their rows exactly: the least-squares solution, objective 0. Of a
+  /// rank-deficient pixel, the minimiser in the row space of its rows (the
+  /// part the data do not determine 0, as the minimum norm). A pixel that
+  /// does not converge within max_iterations gets NaN and NotConverged.
+  Loss loss = Loss::L2;
+  /// Huber's δ in the weighted residuals' unit; 0: each pixel's own,
+  /// 1.345 × 1.4826 × the median absolute deviation of its least-squares
+  /// residuals (1.345 × 1.2533 × their mean absolute value where the MAD is 0).
+  double huber_delta = 0;
+  /// Robust losses: the relative objective tolerance and the iteration cap
+  /// (reweightings plus simplex steps).
+  double tolerance = 1e-6;
+  int max_iterations = 500;
   /// Compute each coefficient's standard error on the pixel's own valid rows
   /// (SolveResult::std_error; implies residuals).
   bool std_errors = false;
@@ -144,6 +175,9 @@ struct SolveResult {
   /// where X is, and where |V| <= rank of the pixel's weighted rows (no
   /// degree of freedom left to estimate s²). Empty otherwise.
   Array std_error;
+  /// With a robust loss, (H, W): the iterations each pixel took (int32) and
+  /// its objective Σρ(f) at x (float64; NaN where not solved). Empty with L2.
+  Array iterations, objective;
   /// A phase stack's temporal coherence, (H, W) float32, where it was
   /// computed (Inputs::finish with residuals); empty otherwise.
   Array temporal_coherence;

@@ -22,7 +22,10 @@ namespace cubesolve {
 
 /// The parts of a result (TemporalCoherence and NumInvIfgram in MintPy's layout).
 /// Coherence: the temporal coherence among the diagnostics (PREFIX_tcoh).
-enum class ResultPart { X, NValid, Rank, Rss, Status, Cond, StdError, Coherence, Model, Residual, TemporalCoherence, NumInvIfgram };
+/// Iterations and Objective: a robust loss's (PREFIX_iterations, _objective).
+enum class ResultPart {
+  X, NValid, Rank, Rss, Status, Cond, StdError, Coherence, Iterations, Objective, Model, Residual, TemporalCoherence, NumInvIfgram
+};
 
 /// Where the parts go: X always; with a prefix, the diagnostics as
 /// PREFIX_nvalid, _rank, _rss, _status and _cond in X's format (.npy or
@@ -33,6 +36,8 @@ enum class ResultPart { X, NValid, Rank, Rss, Status, Cond, StdError, Coherence,
 struct ResultPaths {
   std::string x, diagnostics, model, residual;
   bool std_error = false, temporal_coherence = false;
+  /// A robust loss's diagnostics: PREFIX_iterations and PREFIX_objective.
+  bool robust = false;
   /// With x ending in .h5, MintPy's layout: x is timeseries.h5 (the
   /// stack's dates, the first zero, in `unit`: "m" or "radian"), and
   /// temporalCoherence.h5 and numInvIfgram.h5 go beside it. Needs the

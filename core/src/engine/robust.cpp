@@ -1,0 +1,453 @@
+// Robust losses (L1, Huber) on each pixel's own valid rows, from its
+// least-squares solution.
+//
+// Each pixel's problem is taken to coordinates where it has full column
+// rank: B = W_V^1/2 A_V Q (Q: the right singular vectors of its rank r, or
+// I for full rank) and c = W_V^1/2 y_V, minimising Σρ(B z - c); x = Q z.
+// - Huber: iteratively reweighted least squares (weights min(1, δ/|f|)),
+//   a majorise-minimise scheme whose every step lowers the objective.
+// - L1: a few reweightings (1/max(|f|, ε)) bring z near the optimum; the r
+//   rows of smallest |f| (independent) define a vertex B_S z = c_S; the
+//   simplex steps of Barrodale and Roberts follow: u_S = -B_S^-T g, g the
+//   sum of sign(f_i) b_i outside S; |u_S| <= 1 proves the vertex optimal
+//   (u is then a dual feasible point of equal objective), else a row k with
+//   |u_k| > 1 (Bland's rule) leaves S along the direction that frees its
+//   residual, to the weighted median of the breakpoints where another row
+//   enters. Where no certified vertex comes within 4r + 20 steps, the
+//   reweighting goes on until a duality gap is within the tolerance.
+#include <cubesolve/engine/engine.hpp>
+#include <cubesolve/error.hpp>
+
+#include "engine/exact.hpp"
+#include "engine/robust.hpp"
+#include "engine/lapack.hpp"
+#include "engine/parallel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <numeric>
+
+namespace cubesolve {
+
+const char* loss_name(Loss loss) {
+  switch (loss) {
+    case Loss::L2: return "l2";
+    case Loss::L1: return "l1";
+    case Loss::Huber: return "huber";
+  }
+  return "?";
+}
+
+Loss parse_loss(const std::string& text, double& huber_delta, const std::string& what) {
+  huber_delta = 0;
+  if (text == "l2") return Loss::L2;
+  if (text == "l1") return Loss::L1;
+  if (text == "huber") return Loss::Huber;
+  if (text.rfind("huber:", 0) == 0) {
+    const std::string d = text.substr(6);
+    char* end = nullptr;
+    const double v = std::strtod(d.c_str(), &end);
+    if (!d.empty() && end == d.c_str() + d.size() && v > 0 && std::isfinite(v)) {
+      huber_delta = v;
+      return Loss::Huber;
+    }
+  }
+  throw InputError(what + ": expected l2, l1, huber or huber:DELTA (DELTA > 0), found '" + text + "'");
+}
+
+namespace detail {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// One pixel's robust problem in full-rank coordinates, and its solver.
+class RobustPixel {
+public:
+  RobustPixel(const SolveOptions& o) : o_(o) {}
+
+  /// Sets up B (n, r) and c from the pixel's weighted rows; r its rank.
+  /// Returns false where the SVD fails.
+  bool setup(const Design& design, const int* rows, const double* sw, const double* y, std::size_t n, int rank) {
+    const std::size_t M = design.cols();
+    n_ = n;
+    m_ = M;
+    c_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) c_[i] = y[i] * sw[i];
+    a_.resize(n * M);  // column-major (n, M)
+    for (std::size_t j = 0; j < M; ++j)
+      for (std::size_t i = 0; i < n; ++i) a_[i + j * n] = design(static_cast<std::size_t>(rows[i]), j) * sw[i];
+    r_ = static_cast<std::size_t>(std::max(rank, 0));
+    if (r_ == M) {
+      b_ = a_;
+      q_.clear();
+      return true;
+    }
+    // Q: the first r right singular vectors of the pixel's weighted rows.
+    std::vector<double> work = a_, s(std::min(n, M)), u(n * std::min(n, M)), vt(std::min(n, M) * M);
+    if (lapack::svd(static_cast<int>(n), static_cast<int>(M), work.data(), s.data(), u.data(), vt.data()) != 0) return false;
+    const std::size_t k = std::min(n, M);
+    q_.assign(M * r_, 0.0);  // column-major (M, r)
+    for (std::size_t c = 0; c < r_; ++c)
+      for (std::size_t j = 0; j < M; ++j) q_[j + c * M] = vt[c + j * k];
+    b_.assign(n * r_, 0.0);
+    lapack::gemm('N', 'N', static_cast<int>(n), static_cast<int>(r_), static_cast<int>(M), 1.0, a_.data(), static_cast<int>(n),
+                 q_.data(), static_cast<int>(M), 0.0, b_.data(), static_cast<int>(n));
+    return true;
+  }
+
+  /// Starts from x0 (M, the least-squares solution): z = Q^T x0.
+  void start(const double* x0) {
+    z_.assign(r_, 0.0);
+    if (q_.empty()) std::copy(x0, x0 + r_, z_.begin());
+    else
+      for (std::size_t c = 0; c < r_; ++c)
+        for (std::size_t j = 0; j < m_; ++j) z_[c] += q_[j + c * m_] * x0[j];
+  }
+
+  /// Minimises the loss from the start; the iterations taken, -1 where the
+  /// cap was reached or a system was singular.
+  int run(double delta) {
+    delta_ = delta;
+    if (n_ <= r_) return 0;  // the rows are fitted exactly
+    return o_.loss == Loss::Huber ? huber() : l1();
+  }
+
+  /// x = Q z (M).
+  void result(double* x) const {
+    if (q_.empty()) std::copy(z_.begin(), z_.end(), x);
+    else
+      for (std::size_t j = 0; j < m_; ++j) {
+        x[j] = 0;
+        for (std::size_t c = 0; c < r_; ++c) x[j] += q_[j + c * m_] * z_[c];
+      }
+  }
+
+  /// The objective and Σ f² at z.
+  std::pair<double, double> objective() {
+    residuals();
+    double obj = 0, ss = 0;
+    for (double v : f_) {
+      const double a = std::fabs(v);
+      obj += o_.loss == Loss::L1 ? a : a <= delta_ ? 0.5 * v * v : delta_ * a - 0.5 * delta_ * delta_;
+      ss += v * v;
+    }
+    return {obj, ss};
+  }
+
+  /// The weighted least-squares residuals' robust scale: δ by default.
+  double default_delta() {
+    residuals();
+    std::vector<double> f = f_;
+    auto median = [](std::vector<double>& v) {
+      const std::size_t h = v.size() / 2;
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
+      double m = v[h];
+      if (v.size() % 2 == 0) m = 0.5 * (m + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h)));
+      return m;
+    };
+    const double med = median(f);
+    for (double& v : f) v = std::fabs(v - med);
+    const double mad = median(f);
+    if (mad > 0) return 1.345 * 1.4826 * mad;
+    double mean = 0;
+    for (double v : f_) mean += std::fabs(v);
+    return 1.345 * 1.2533 * mean / static_cast<double>(f_.size());
+  }
+
+private:
+  void residuals() {
+    f_.assign(n_, 0.0);
+    for (std::size_t i = 0; i < n_; ++i) f_[i] = -c_[i];
+    for (std::size_t c = 0; c < r_; ++c)
+      for (std::size_t i = 0; i < n_; ++i) f_[i] += b_[i + c * n_] * z_[c];
+  }
+
+  /// z <- argmin Σ g_i (b_i z - c_i)²; false where the system is singular.
+  bool reweighted(const std::vector<double>& g) {
+    gram_.assign(r_ * r_, 0.0);
+    rhs_.assign(r_, 0.0);
+    for (std::size_t a = 0; a < r_; ++a) {
+      for (std::size_t i = 0; i < n_; ++i) rhs_[a] += b_[i + a * n_] * g[i] * c_[i];
+      for (std::size_t b = a; b < r_; ++b) {
+        double v = 0;
+        for (std::size_t i = 0; i < n_; ++i) v += b_[i + a * n_] * g[i] * b_[i + b * n_];
+        gram_[a + b * r_] = v;
+      }
+    }
+    if (lapack::cholesky_upper(static_cast<int>(r_), gram_.data(), static_cast<int>(r_)) != 0) return false;
+    lapack::cholesky_upper_solve(static_cast<int>(r_), gram_.data(), static_cast<int>(r_), rhs_.data());
+    z_ = rhs_;
+    return true;
+  }
+
+  int huber() {
+    double obj = objective().first;
+    std::vector<double> g(n_);
+    for (int it = 1; it <= o_.max_iterations; ++it) {
+      for (std::size_t i = 0; i < n_; ++i) g[i] = std::fabs(f_[i]) <= delta_ ? 1.0 : delta_ / std::fabs(f_[i]);
+      const std::vector<double> before = z_;
+      if (!reweighted(g)) return -1;
+      const double next = objective().first;
+      if (next > obj) {  // rounding: keep the better
+        z_ = before;
+        objective();
+        return it;
+      }
+      const bool done = obj - next <= 1e-3 * o_.tolerance * next;
+      obj = next;
+      if (done) return it;
+    }
+    return -1;
+  }
+
+  int l1() {
+    residuals();
+    double scale = 0;
+    for (double v : c_) scale = std::max(scale, std::fabs(v));
+    const double eps = 1e-9 * std::max(scale, 1e-300);
+    zero_ = 1e-12 * std::max(scale, 1e-300);
+    std::vector<double> g(n_);
+    int it = 0;
+    for (; it < std::min(o_.max_iterations, 20); ++it) {  // near the optimum
+      for (std::size_t i = 0; i < n_; ++i) g[i] = 1.0 / std::max(std::fabs(f_[i]), eps);
+      if (!reweighted(g)) break;
+      residuals();
+    }
+    if (!vertex()) return -1;
+    // Values fitted exactly make vertices degenerate (more rows at 0 than
+    // unknowns), where the steps could cycle: they run on the values moved
+    // by a few 1e-10 of their scale (the classic perturbation), whose
+    // optimal vertex is optimal for the values themselves, then z is taken
+    // on that vertex from the values as they are.
+    const std::vector<double> c = c_;
+    for (std::size_t i = 0; i < n_; ++i) {
+      std::uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
+      h ^= h >> 31;
+      c_[i] += 1e-10 * std::max(scale, 1e-300) * (static_cast<double>(h % 2001) / 1000.0 - 1.0);
+    }
+    zero_ = 0;  // (no value sits on 0 now but by the steps')
+    const std::vector<double> z_start = z_;
+    int step = -1;
+    const int budget = std::min(o_.max_iterations, it + 4 * static_cast<int>(r_) + 20);
+    for (; it < budget && (step = simplex_step()) > 0; ++it) {
+    }
+    c_ = c;
+    zero_ = 1e-12 * std::max(scale, 1e-300);
+    if (step != 0) {  // no certified vertex within the steps: reweighting to a duality gap
+      z_ = z_start;
+      return l1_gap(it, eps);
+    }
+    std::vector<double> zs(r_);
+    for (std::size_t a = 0; a < r_; ++a) zs[a] = c_[s_[a]];
+    if (!solve_s(zs, false)) return -1;
+    z_ = zs;
+    return it + 1;
+  }
+
+  /// Reweighted least squares until the duality gap is within the
+  /// tolerance: u = sign(f) projected onto the null space of B^T and scaled
+  /// into [-1, 1] is dual feasible, so -u^T c bounds the optimum from below.
+  int l1_gap(int it, double eps) {
+    std::vector<double> ones(n_, 1.0), g(n_);
+    const std::vector<double> from = z_;
+    if (!reweighted(ones)) return -1;  // for B^T B's factor, left in gram_
+    const std::vector<double> factor = gram_;
+    z_ = from;
+    for (; it < o_.max_iterations; ++it) {
+      residuals();
+      double obj = 0;
+      std::vector<double> u(n_), bu(r_, 0.0);
+      for (std::size_t i = 0; i < n_; ++i) {
+        obj += std::fabs(f_[i]);
+        u[i] = f_[i] / std::max(std::fabs(f_[i]), eps);
+      }
+      for (std::size_t c = 0; c < r_; ++c)
+        for (std::size_t i = 0; i < n_; ++i) bu[c] += b_[i + c * n_] * u[i];
+      lapack::cholesky_upper_solve(static_cast<int>(r_), factor.data(), static_cast<int>(r_), bu.data());
+      double top = 1, lower = 0;
+      for (std::size_t i = 0; i < n_; ++i) {
+        for (std::size_t c = 0; c < r_; ++c) u[i] -= b_[i + c * n_] * bu[c];
+        top = std::max(top, std::fabs(u[i]));
+      }
+      for (std::size_t i = 0; i < n_; ++i) lower -= u[i] / top * c_[i];
+      if (obj - lower <= o_.tolerance * obj || obj <= zero_) return it + 1;
+      for (std::size_t i = 0; i < n_; ++i) g[i] = 1.0 / std::max(std::fabs(f_[i]), eps);
+      if (!reweighted(g)) return -1;
+    }
+    return -1;
+  }
+
+  /// S: r independent rows of smallest |f| (Gram-Schmidt on the rows).
+  bool vertex() {
+    std::vector<std::size_t> order(n_);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return std::fabs(f_[a]) < std::fabs(f_[b]); });
+    s_.clear();
+    std::vector<double> basis;  // orthonormal, r-vectors
+    double largest = 0;
+    for (std::size_t i = 0; i < n_; ++i)
+      for (std::size_t c = 0; c < r_; ++c) largest = std::max(largest, std::fabs(b_[i + c * n_]));
+    for (std::size_t k = 0; k < n_ && s_.size() < r_; ++k) {
+      const std::size_t i = order[k];
+      std::vector<double> v(r_);
+      double norm0 = 0;
+      for (std::size_t c = 0; c < r_; ++c) norm0 += (v[c] = b_[i + c * n_]) * v[c];
+      for (std::size_t q = 0; q < s_.size(); ++q) {
+        double d = 0;
+        for (std::size_t c = 0; c < r_; ++c) d += basis[q * r_ + c] * v[c];
+        for (std::size_t c = 0; c < r_; ++c) v[c] -= d * basis[q * r_ + c];
+      }
+      double norm = 0;
+      for (double e : v) norm += e * e;
+      if (!(norm > 1e-20 * std::max(norm0, 1e-300)) || std::sqrt(norm) <= 1e-12 * largest) continue;
+      for (double& e : v) e /= std::sqrt(norm);
+      basis.insert(basis.end(), v.begin(), v.end());
+      s_.push_back(i);
+    }
+    return s_.size() == r_;
+  }
+
+  /// Solves B_S^T u = rhs (transposed) or B_S z = rhs in place; false where singular.
+  bool solve_s(std::vector<double>& rhs, bool transposed) {
+    lu_.assign(r_ * r_, 0.0);
+    for (std::size_t a = 0; a < r_; ++a)
+      for (std::size_t c = 0; c < r_; ++c) lu_[transposed ? c + a * r_ : a + c * r_] = b_[s_[a] + c * n_];
+    piv_.resize(r_);
+    int info = 0;
+    const int n = static_cast<int>(r_), one = 1;
+    dgesv_(&n, &one, lu_.data(), &n, piv_.data(), rhs.data(), &n, &info);
+    return info == 0;
+  }
+
+  /// One simplex step from the vertex S: 0 when it is optimal, 1 after a
+  /// step, -1 where the system is singular.
+  int simplex_step() {
+    std::vector<double> zs(r_);
+    for (std::size_t a = 0; a < r_; ++a) zs[a] = c_[s_[a]];
+    if (!solve_s(zs, false)) return -1;
+    z_ = zs;
+    residuals();
+    for (double& v : f_)  // rounding of a value fitted exactly is a zero residual
+      if (std::fabs(v) <= zero_) v = 0;
+    in_s_.assign(n_, 0);
+    for (std::size_t a = 0; a < r_; ++a) in_s_[s_[a]] = 1;
+    std::vector<double> u(r_, 0.0);  // -g
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (in_s_[i] || f_[i] == 0) continue;
+      const double sg = f_[i] > 0 ? 1.0 : -1.0;
+      for (std::size_t c = 0; c < r_; ++c) u[c] -= sg * b_[i + c * n_];
+    }
+    if (!solve_s(u, true)) return -1;
+    // Bland's rule against cycling on degenerate vertices: the row of S of
+    // least index whose multiplier exceeds 1 leaves.
+    std::size_t k = r_;
+    for (std::size_t a = 0; a < r_; ++a)
+      if (std::fabs(u[a]) > 1 + 1e-10 && (k == r_ || s_[a] < s_[k])) k = a;
+    if (k == r_) return 0;  // the dual certificate: optimal
+    // d frees row s_k's residual (b_sk d = sign(u_k)), keeps the others of S at 0.
+    std::vector<double> d(r_, 0.0);
+    d[k] = u[k] > 0 ? 1.0 : -1.0;
+    if (!solve_s(d, false)) return -1;
+    // φ(t) = t + Σ_{i not in S} |f_i + t c_i|, c_i = b_i d, is convex piecewise
+    // linear: from its slope at 0 (rows at 0 counted as turning there) to the
+    // breakpoint where the slope turns, whose row enters S (at t = 0: a
+    // degenerate step; ties by least row index).
+    struct Break {
+      double t, weight;
+      std::size_t row;
+    };
+    std::vector<Break> breaks;
+    double slope = 1;
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (in_s_[i]) continue;
+      double ci = 0;
+      for (std::size_t c = 0; c < r_; ++c) ci += b_[i + c * n_] * d[c];
+      if (std::fabs(ci) <= 1e-14 * (1 + std::fabs(u[k]))) continue;
+      if (f_[i] == 0) {
+        slope -= std::fabs(ci);
+        breaks.push_back({0.0, 2 * std::fabs(ci), i});
+        continue;
+      }
+      slope += (f_[i] > 0 ? 1.0 : -1.0) * ci;
+      if (const double t = -f_[i] / ci; t > 0) breaks.push_back({t, 2 * std::fabs(ci), i});
+    }
+    std::sort(breaks.begin(), breaks.end(),
+              [](const Break& a, const Break& b) { return a.t < b.t || (a.t == b.t && a.row < b.row); });
+    for (const Break& br : breaks) {
+      slope += br.weight;
+      if (slope >= 0) {
+        s_[k] = br.row;
+        return 1;
+      }
+    }
+    return -1;  // unbounded: cannot happen for a norm
+  }
+
+  const SolveOptions& o_;
+  std::size_t n_ = 0, m_ = 0, r_ = 0;
+  double delta_ = 0, zero_ = 0;
+  std::vector<double> a_, b_, c_, q_, z_, f_, gram_, rhs_, lu_;
+  std::vector<int> piv_;
+  std::vector<std::size_t> s_;
+  std::vector<char> in_s_;
+};
+
+}  // namespace
+
+void robust_pass(const Array& cube, const Design& design, const Array* weights, const SolveOptions& options, SolveResult& r,
+                 const Progress& progress) {
+  const std::size_t N = cube.dim(0), M = design.cols(), H = cube.dim(1), W = cube.dim(2), P = H * W;
+  r.iterations = Array(DType::Int32, {H, W});
+  r.objective = Array(DType::Float64, {H, W});
+  auto* st = r.status.data<std::uint8_t>();
+  const auto* rank = r.rank.data<std::int32_t>();
+  lapack::SingleThreadedBlas single;  // small systems on every thread
+  parallel_for(
+      P, 64, r.threads,
+      [&](int, std::size_t b, std::size_t e) {
+        RobustPixel px(options);
+        std::vector<int> rows(N);
+        std::vector<double> y(N), sw(N), x0(M), x(M);
+        for (std::size_t p = b; p < e; ++p) {
+          const auto s = static_cast<PixelStatus>(st[p]);
+          if (s != PixelStatus::Ok && s != PixelStatus::MinNorm) {
+            r.objective.set(p, kNaN);
+            continue;
+          }
+          std::size_t nv = 0;
+          for (std::size_t i = 0; i < N; ++i) {
+            const double v = cube.value(i * P + p), w = weights ? weights->value(i * P + p) : 1.0;
+            if (!std::isfinite(v) || !std::isfinite(w) || !(w > 0)) continue;
+            rows[nv] = static_cast<int>(i);
+            y[nv] = v;
+            sw[nv++] = std::sqrt(w);
+          }
+          for (std::size_t j = 0; j < M; ++j) x0[j] = r.x.value(j * P + p);
+          int it = -1;
+          if (px.setup(design, rows.data(), sw.data(), y.data(), nv, rank[p])) {
+            px.start(x0.data());
+            const double delta = options.huber_delta > 0 ? options.huber_delta : options.loss == Loss::Huber ? px.default_delta() : 0.0;
+            it = px.run(delta);
+            px.result(x.data());
+          }
+          const auto [obj, ss] = it >= 0 ? px.objective() : std::pair{kNaN, kNaN};
+          if (it < 0 || !std::isfinite(obj)) {
+            st[p] = static_cast<std::uint8_t>(PixelStatus::NotConverged);
+            for (std::size_t j = 0; j < M; ++j) r.x.set(j * P + p, kNaN);
+            r.objective.set(p, kNaN);
+            r.iterations.set(p, options.max_iterations);
+            continue;
+          }
+          for (std::size_t j = 0; j < M; ++j) r.x.set(j * P + p, x[j]);
+          r.objective.set(p, obj);
+          r.iterations.set(p, it);
+          r.rss.set(p, ss);
+        }
+      },
+      progress);
+}
+
+}  // namespace detail
+}  // namespace cubesolve
