@@ -30,6 +30,11 @@ void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
       .field("engine_over_floor", r.engine / r.floor_gemm).field("exact_seconds", r.exact)
       .field("engine_rss_seconds", r.engine_rss).field("engine_stderr_seconds", r.engine_stderr)
       .field("stderr_over_rss", r.engine_stderr / r.engine_rss)
+      .field("loss", loss_name(b.loss)).field("robust_seconds", r.engine_robust)
+      .field("robust_over_engine", r.engine_robust > 0 ? r.engine_robust / r.engine : 0.0)
+      .field("robust_iterations_p50", r.robust_iterations[0]).field("robust_iterations_p90", r.robust_iterations[1])
+      .field("robust_iterations_p99", r.robust_iterations[2]).field("robust_iterations_max", r.robust_iterations[3])
+      .field("robust_not_converged", r.robust_not_converged)
       .field("exact_speedup", r.exact / r.engine).field("sample", r.check.pixels)
       .field("device_precision", b.options.device_float64 ? "float64" : "mixed").field("weights", weights_name(b.weights));
   if (r.floor_gram > 0) j.field("gram_floor_seconds", r.floor_gram).field("engine_over_gram_floor", r.engine / r.floor_gram);
@@ -70,6 +75,10 @@ void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
               r.engine_rss, r.engine_rss / r.engine, b.repeat);
   std::printf("  engine, with stderr   %9.4f s   %.2fx the engine with rss (best of %d; --stderr, each pixel's own rows)\n",
               r.engine_stderr, r.engine_stderr / r.engine_rss, b.repeat);
+  if (r.engine_robust > 0)
+    std::printf("  engine, --loss %-6s %9.4f s   %.1fx the engine (one run); iterations p50 %d, p90 %d, p99 %d, max %d; %zu not converged\n",
+                loss_name(b.loss), r.engine_robust, r.engine_robust / r.engine, r.robust_iterations[0], r.robust_iterations[1],
+                r.robust_iterations[2], r.robust_iterations[3], r.robust_not_converged);
   std::printf("  floor: GEMM P*Y       %9.4f s   engine/floor %.2f%s\n", r.floor_gemm, r.engine / r.floor_gemm,
               cuda ? " (on the host's cores)" : "");
   std::printf("  floor: read Y once    %9.4f s\n", r.floor_read);
@@ -132,7 +141,7 @@ void print_scaling(const bench::BenchSettings& b, const std::vector<bench::Scali
 int cmd_bench(const std::vector<std::string>& argv) {
   const Args args("bench", argv, {"json", "scaling"},
                   {"size", "n", "m", "nan", "masks", "design", "threads", "sample", "repeat", "memory", "device", "device-precision",
-                   "device-memory", "weights"});
+                   "device-memory", "weights", "loss"});
   args.expect_positional(0, 0, "no positional arguments");
   bench::BenchSettings b;
   b.size = static_cast<std::size_t>(args.integer("size", 500, 1, 8192));
@@ -157,6 +166,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   b.weights = weights == "random" ? bench::BenchWeights::Random : weights == "coherence" ? bench::BenchWeights::Coherence
                                                                                           : bench::BenchWeights::None;
   device_options(args, b.options, "cpu");
+  if (const auto loss = args.get("loss")) b.loss = parse_loss(*loss, b.huber_delta, "--loss");
   if (args.flag("scaling")) {  // the engine as the cube grows, a table
     if (b.weights != bench::BenchWeights::None) throw InputError("--scaling: expected no --weights (it times the unweighted engine)");
     if (!args.get("repeat")) b.repeat = 3;  // the first solves of a process run cold (heap, BLAS buffers)

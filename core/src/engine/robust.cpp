@@ -166,18 +166,19 @@ private:
 
   /// z <- argmin Σ g_i (b_i z - c_i)²; false where the system is singular.
   bool reweighted(const std::vector<double>& g) {
-    gram_.assign(r_ * r_, 0.0);
+    scaled_.resize(n_ * r_);
     rhs_.assign(r_, 0.0);
-    for (std::size_t a = 0; a < r_; ++a) {
-      for (std::size_t i = 0; i < n_; ++i) rhs_[a] += b_[i + a * n_] * g[i] * c_[i];
-      for (std::size_t b = a; b < r_; ++b) {
-        double v = 0;
-        for (std::size_t i = 0; i < n_; ++i) v += b_[i + a * n_] * g[i] * b_[i + b * n_];
-        gram_[a + b * r_] = v;
+    for (std::size_t c = 0; c < r_; ++c)
+      for (std::size_t i = 0; i < n_; ++i) {
+        scaled_[i + c * n_] = b_[i + c * n_] * std::sqrt(g[i]);
+        rhs_[c] += b_[i + c * n_] * g[i] * c_[i];
       }
-    }
-    if (lapack::cholesky_upper(static_cast<int>(r_), gram_.data(), static_cast<int>(r_)) != 0) return false;
-    lapack::cholesky_upper_solve(static_cast<int>(r_), gram_.data(), static_cast<int>(r_), rhs_.data());
+    gram_.assign(r_ * r_, 0.0);
+    const int r = static_cast<int>(r_), n = static_cast<int>(n_);
+    const double one = 1.0, zero = 0.0;
+    dsyrk_("U", "T", &r, &n, &one, scaled_.data(), &n, &zero, gram_.data(), &r, 1, 1);  // (G^1/2 B)^T (G^1/2 B)
+    if (lapack::cholesky_upper(r, gram_.data(), r) != 0) return false;
+    lapack::cholesky_upper_solve(r, gram_.data(), r, rhs_.data());
     z_ = rhs_;
     return true;
   }
@@ -241,7 +242,8 @@ private:
     }
     std::vector<double> zs(r_);
     for (std::size_t a = 0; a < r_; ++a) zs[a] = c_[s_[a]];
-    if (!solve_s(zs, false)) return -1;
+    if (!factor_s()) return -1;
+    solve_s(zs, false);
     z_ = zs;
     return it + 1;
   }
@@ -309,16 +311,22 @@ private:
     return s_.size() == r_;
   }
 
-  /// Solves B_S^T u = rhs (transposed) or B_S z = rhs in place; false where singular.
-  bool solve_s(std::vector<double>& rhs, bool transposed) {
+  /// Factors B_S (LU); false where it is singular.
+  bool factor_s() {
     lu_.assign(r_ * r_, 0.0);
     for (std::size_t a = 0; a < r_; ++a)
-      for (std::size_t c = 0; c < r_; ++c) lu_[transposed ? c + a * r_ : a + c * r_] = b_[s_[a] + c * n_];
+      for (std::size_t c = 0; c < r_; ++c) lu_[a + c * r_] = b_[s_[a] + c * n_];
     piv_.resize(r_);
     int info = 0;
-    const int n = static_cast<int>(r_), one = 1;
-    dgesv_(&n, &one, lu_.data(), &n, piv_.data(), rhs.data(), &n, &info);
+    const int n = static_cast<int>(r_);
+    dgetrf_(&n, &n, lu_.data(), &n, piv_.data(), &info);
     return info == 0;
+  }
+  /// Solves B_S^T u = rhs (transposed) or B_S z = rhs in place, B_S factored.
+  void solve_s(std::vector<double>& rhs, bool transposed) const {
+    int info = 0;
+    const int n = static_cast<int>(r_), one = 1;
+    dgetrs_(transposed ? "T" : "N", &n, &one, lu_.data(), &n, piv_.data(), rhs.data(), &n, &info, 1);
   }
 
   /// One simplex step from the vertex S: 0 when it is optimal, 1 after a
@@ -326,7 +334,8 @@ private:
   int simplex_step() {
     std::vector<double> zs(r_);
     for (std::size_t a = 0; a < r_; ++a) zs[a] = c_[s_[a]];
-    if (!solve_s(zs, false)) return -1;
+    if (!factor_s()) return -1;
+    solve_s(zs, false);
     z_ = zs;
     residuals();
     for (double& v : f_)  // rounding of a value fitted exactly is a zero residual
@@ -339,7 +348,7 @@ private:
       const double sg = f_[i] > 0 ? 1.0 : -1.0;
       for (std::size_t c = 0; c < r_; ++c) u[c] -= sg * b_[i + c * n_];
     }
-    if (!solve_s(u, true)) return -1;
+    solve_s(u, true);
     // Bland's rule against cycling on degenerate vertices: the row of S of
     // least index whose multiplier exceeds 1 leaves.
     std::size_t k = r_;
@@ -349,7 +358,7 @@ private:
     // d frees row s_k's residual (b_sk d = sign(u_k)), keeps the others of S at 0.
     std::vector<double> d(r_, 0.0);
     d[k] = u[k] > 0 ? 1.0 : -1.0;
-    if (!solve_s(d, false)) return -1;
+    solve_s(d, false);
     // φ(t) = t + Σ_{i not in S} |f_i + t c_i|, c_i = b_i d, is convex piecewise
     // linear: from its slope at 0 (rows at 0 counted as turning there) to the
     // breakpoint where the slope turns, whose row enters S (at t = 0: a
@@ -388,7 +397,7 @@ private:
   const SolveOptions& o_;
   std::size_t n_ = 0, m_ = 0, r_ = 0;
   double delta_ = 0, zero_ = 0;
-  std::vector<double> a_, b_, c_, q_, z_, f_, gram_, rhs_, lu_;
+  std::vector<double> a_, b_, c_, q_, z_, f_, gram_, rhs_, lu_, scaled_;
   std::vector<int> piv_;
   std::vector<std::size_t> s_;
   std::vector<char> in_s_;

@@ -146,6 +146,22 @@ BenchReport run_bench(const BenchSettings& b) {
   r.engine_rss = best_of_repeats(with_rss);
   with_rss.std_errors = true;
   r.engine_stderr = best_of_repeats(with_rss);
+  if (b.loss != Loss::L2) {
+    SolveOptions robust = options;
+    robust.loss = b.loss;
+    robust.huber_delta = b.huber_delta;
+    const SolveResult rr = solve(d.cube, design, weights, robust);
+    r.engine_robust = rr.engine_seconds;
+    r.robust_not_converged = rr.count(PixelStatus::NotConverged);
+    std::vector<int> its;
+    for (std::size_t p = 0; p < P; ++p)
+      if (const auto s = static_cast<PixelStatus>(rr.status.data<std::uint8_t>()[p]); s == PixelStatus::Ok || s == PixelStatus::MinNorm)
+        its.push_back(rr.iterations.data<std::int32_t>()[p]);
+    std::sort(its.begin(), its.end());
+    const double q[4] = {0.5, 0.9, 0.99, 1.0};
+    for (int k = 0; k < 4 && !its.empty(); ++k)
+      r.robust_iterations[static_cast<std::size_t>(k)] = its[std::min(its.size() - 1, static_cast<std::size_t>(q[k] * static_cast<double>(its.size() - 1) + 0.5))];
+  }
   options.output = DType::Float64;
   const SolveResult x64 = solve(d.cube, design, weights, options);
   r.engine_float64 = x64.engine_seconds;

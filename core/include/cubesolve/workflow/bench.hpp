@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ struct BenchSettings {
   int repeat = 5;            // the engine's best of
   BenchWeights weights = BenchWeights::None;
   SolveOptions options;      // residuals off, as solve computes by default without --diag
+  /// A robust loss to time beside least squares (options.loss stays L2 for the rest).
+  Loss loss = Loss::L2;
+  double huber_delta = 0;
 };
 
 /// One combination of options on the bench's cube: the engine's time with
@@ -72,6 +76,11 @@ struct BenchReport {
   double engine_float64 = 0;  // one run with X in float64 (the errors are from it)
   double engine_rss = 0;      // best of `repeat`, X in float32, with rss computed
   double engine_stderr = 0;   // the same with the standard errors (SolveOptions::std_errors)
+  /// With a robust loss: its solve's time (one run), the iterations' 50th,
+  /// 90th, 99th percentiles and largest, and the pixels that did not converge.
+  double engine_robust = 0;
+  std::array<int, 4> robust_iterations{};
+  std::size_t robust_not_converged = 0;
   double floor_gemm = 0, floor_read = 0;
   /// Weighted: the Gram path's own floor, one GEMM of A's packed row
   /// products (M(M+1)/2, N) with the weights (N, P).
