@@ -55,6 +55,15 @@ struct LayerEntry {
 bool always(const Document&) { return true; }
 std::size_t one(const Document&) { return 1; }
 bool periodic(const Document& doc) { return !doc.harmonics().empty(); }
+bool dated(const Document& doc) { return !doc.unknownDates().empty(); }
+
+/// A map of each pixel's line through its time series (`f`: its slope, or
+/// the slope's error), per year of MintPy's time axis.
+LayerMap of_line(const LayerInput& in, Array (*f)(const Array&, const std::vector<double>&), const QString& what) {
+  LayerMap m{plane(f(in.result.x, mintpy_years(in.dates, "date"))), {}, {}};
+  m.style.title = ResultPage::tr("%1 — %2, per year (%3 to %4)").arg(in.file, what).arg(iso_day(in.dates.front()), iso_day(in.dates.back()));
+  return m;
+}
 std::size_t each_harmonic(const Document& doc) { return doc.harmonics().size(); }
 
 const LayerEntry kLayers[] = {
@@ -111,13 +120,8 @@ const LayerEntry kLayers[] = {
      }},
     {Layer::Velocity, QT_TRANSLATE_NOOP("ResultPage", "Linear velocity (per year)"),
      QT_TRANSLATE_NOOP("ResultPage", "The least-squares slope of each pixel's time series over its valid dates, per year of 365.25 days, as MintPy's timeseries2velocity.py (designs with dates)"), true, "/yr",
-     [](const Document& doc) { return !doc.unknownDates().empty(); }, one,
-     [](const LayerInput& in, std::size_t) {
-       LayerMap m{plane(linear_rate(in.result.x, mintpy_years(in.dates, "date"))), {}, {}};
-       m.style.title = ResultPage::tr("%1 — linear velocity of the time series, per year (%2 to %3)")
-                           .arg(in.file)
-                           .arg(iso_day(in.dates.front()), iso_day(in.dates.back()));
-       return m;
+     dated, one, [](const LayerInput& in, std::size_t) {
+       return of_line(in, linear_rate, ResultPage::tr("linear velocity of the time series"));
      }},
     {Layer::Amplitude, QT_TRANSLATE_NOOP("ResultPage", "Seasonal amplitude"),
      QT_TRANSLATE_NOOP("ResultPage", "The amplitude of each periodic term of a harmonic fit, sqrt(cos² + sin²) (harmonic designs)"), false, "",
@@ -183,6 +187,12 @@ const LayerEntry kLayers[] = {
      [](const LayerInput& in, std::size_t) {
        return LayerMap{plane(in.result.iterations),
                        {{}, {}, true, ResultPage::tr("%1 — iterations of the robust fit").arg(in.file), {}}, {}};
+     }},
+    {Layer::VelocityStd, QT_TRANSLATE_NOOP("ResultPage", "Velocity standard error"),
+     QT_TRANSLATE_NOOP("ResultPage", "The standard error of each pixel's linear velocity from the residuals of its line, per year, as "
+                                     "MintPy's velocityStd (designs with dates)"), false, "/yr",
+     dated, one, [](const LayerInput& in, std::size_t) {
+       return of_line(in, linear_rate_std, ResultPage::tr("standard error of the linear velocity"));
      }},
 };
 
@@ -425,7 +435,7 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
 }
 
 QString ResultPage::layerName(Layer layer) {
-  static const char* kNames[] = {"solution", "model", "residual-rms", "rank", "status", "velocity", "amplitude", "peak", "stderr", "temporal-coherence", "objective", "iterations"};
+  static const char* kNames[] = {"solution", "model", "residual-rms", "rank", "status", "velocity", "amplitude", "peak", "stderr", "temporal-coherence", "objective", "iterations", "velocity-std"};
   return kNames[static_cast<std::size_t>(layer)];
 }
 

@@ -26,8 +26,10 @@ namespace cubesolve::ui {
 class Document;
 class ImageView;
 
-enum class Layer { Solution, Model, ResidualRms, Rank, Status, Velocity, Amplitude, Peak, StdError, Coherence, Objective, Iterations };
-constexpr std::size_t kLayerCount = 12;
+enum class Layer {
+  Solution, Model, ResidualRms, Rank, Status, Velocity, Amplitude, Peak, StdError, Coherence, Objective, Iterations, VelocityStd
+};
+constexpr std::size_t kLayerCount = 13;
 
 class ResultPage : public QWidget {
   Q_OBJECT

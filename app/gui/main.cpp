@@ -40,7 +40,7 @@ struct Options {
   QCommandLineOption pixel{"pixel", "Pixel to inspect once solved (default for --screenshot: the centre).", "row,col"};
   QCommandLineOption pin{"pin", "Pixel to pin for comparison once read (repeatable): marked on every map, its series in the inspector.", "Y,X"};
   QCommandLineOption unit{"unit", "A MintPy stack's phase shown as line-of-sight displacement in mm (default), cm or m, or as radian.", "UNIT"};
-  QCommandLineOption layer{"layer", "Result layer to show: solution, model, residual-rms, rank, status, velocity, amplitude, peak, stderr, temporal-coherence, objective or iterations.", "NAME"};
+  QCommandLineOption layer{"layer", "Result layer to show: solution, model, residual-rms, rank, status, velocity, amplitude, peak, stderr, temporal-coherence, objective, iterations or velocity-std.", "NAME"};
   QCommandLineOption channel{"channel", "Channel of the layer to show: its index, or a date YYYYMMDD of the time series.", "K|YYYYMMDD"};
   QCommandLineOption exports{"export", "After solving, write a layer (solution, model, residual-rms, rank, status, velocity, amplitude, peak) to FILE: "
                                        ".tif or .npy every channel as data in the unit shown, .png the channel shown as a figure "

@@ -368,6 +368,13 @@ private slots:
     QCOMPARE(w.resultView()->imageHeight(), 96);
     for (std::size_t p = 0; p < rate.size(); p += 97)
       QVERIFY(w.resultView()->values()[p] == rate.value(p) || (std::isnan(rate.value(p)) && std::isnan(w.resultView()->values()[p])));
+    // Its standard error beside it (velocityStd), positive, in the unit per year.
+    w.showLayer(MainWindow::Layer::VelocityStd, 0);
+    const Array rate_std = linear_rate_std(w.result()->x, mintpy_years(w.document().dates(), "date"));
+    for (std::size_t p = 0; p < rate_std.size(); p += 97)
+      QVERIFY(w.resultView()->values()[p] == rate_std.value(p) ||
+              (std::isnan(rate_std.value(p)) && std::isnan(w.resultView()->values()[p])));
+    QVERIFY(w.resultView()->style().title.contains("standard error of the linear velocity"));
     // Without dates the velocity layer is not offered; the layer shown stays.
     QVERIFY(w.findChild<QComboBox*>("layer")->findData(int(MainWindow::Layer::Velocity)) >= 0);
     QVERIFY(demoSolved(w, "seed", 16));

@@ -226,23 +226,35 @@ std::vector<bool> undetermined_unknowns(const Design& design, const std::vector<
   return out;
 }
 
-Array linear_rate(const Array& x, const std::vector<double>& times) {
+namespace {
+/// The least-squares line of each pixel's valid dates: its slope, or with
+/// `std_error` the slope's standard error.
+Array linear_fit(const Array& x, const std::vector<double>& times, bool std_error) {
   const std::size_t M = x.dim(0), H = x.dim(1), W = x.dim(2), P = H * W;
   if (times.size() != M + 1) throw InputError("linear rate: expected " + std::to_string(M + 1) + " times, found " + std::to_string(times.size()));
   Array out(DType::Float64, {1, H, W});
   for (std::size_t p = 0; p < P; ++p) {
     // Sums over the valid dates, about times[0] (the reference date: value 0) for accuracy.
-    double n = 1, st = 0, sy = 0, stt = 0, sty = 0;
+    double n = 1, st = 0, sy = 0, stt = 0, sty = 0, syy = 0;
     for (std::size_t j = 0; j < M; ++j) {
       const double y = x.value(j * P + p), t = times[j + 1] - times[0];
       if (!std::isfinite(y)) continue;
-      n += 1, st += t, sy += y, stt += t * t, sty += t * y;
+      n += 1, st += t, sy += y, stt += t * t, sty += t * y, syy += y * y;
     }
     const double var = stt - st * st / n;  // n × the variance of the valid times
-    out.data<double>()[p] = n > 1 && var > 1e-12 * stt ? (sty - st * sy / n) / var : std::numeric_limits<double>::quiet_NaN();
+    const double slope = n > 1 && var > 1e-12 * stt ? (sty - st * sy / n) / var : std::numeric_limits<double>::quiet_NaN();
+    // The slope's: sqrt(s² / Σ(t - mean t)²), s² the residuals' over n - 2.
+    const double rss = std::max(0.0, syy - sy * sy / n - slope * (sty - st * sy / n));
+    out.data<double>()[p] = !std_error ? slope : n > 2 && std::isfinite(slope) ? std::sqrt(rss / (n - 2) / var)
+                                                                           : std::numeric_limits<double>::quiet_NaN();
   }
   return out;
 }
+}  // namespace
+
+Array linear_rate(const Array& x, const std::vector<double>& times) { return linear_fit(x, times, false); }
+
+Array linear_rate_std(const Array& x, const std::vector<double>& times) { return linear_fit(x, times, true); }
 
 namespace {
 /// f(a, b) of the cosine and sine channels of `h` for every pixel of x.

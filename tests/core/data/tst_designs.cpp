@@ -254,6 +254,18 @@ private slots:
     QVERIFY(std::abs(r.value(1) - sty / stt) < 1e-12 * std::abs(sty / stt));
     QCOMPARE(r.value(2), 5 / (t[2] - t[0]));  // a line through two points
     QVERIFY(std::isnan(r.value(3)));           // the first date alone
+    // Its standard error, as velocityStd: the residuals of the line over
+    // n - 2, over Σ(t - mean t)²; none from two points or fewer.
+    const Array se = linear_rate_std(x, t);
+    tm = ym = 0, stt = sty = 0;
+    for (int k = 0; k < 4; ++k) tm += t[k] / 4, ym += y[k] / 4;
+    for (int k = 0; k < 4; ++k) stt += (t[k] - tm) * (t[k] - tm), sty += (t[k] - tm) * (y[k] - ym);
+    double rss = 0;
+    for (int k = 0; k < 4; ++k) rss += std::pow(y[k] - ym - sty / stt * (t[k] - tm), 2);
+    const double expected = std::sqrt(rss / 2 / stt);
+    QVERIFY2(expected > 0 && std::abs(se.value(0) - expected) < 1e-9 * expected, qPrintable(QString::number(se.value(0))));
+    QVERIFY(std::isfinite(se.value(1)));
+    QVERIFY(std::isnan(se.value(2)) && std::isnan(se.value(3)));
   }
 
   // The weights MintPy 1.6.4 gives (coherence2weight, then float32 and its

@@ -264,6 +264,11 @@ std::vector<bool> undetermined_unknowns(const Design& design, const std::vector<
 /// distinct times are valid or x is NaN throughout. Throws InputError when
 /// `times` is not M + 1 long.
 Array linear_rate(const Array& x, const std::vector<double>& times);
+/// The standard error of linear_rate's slope, as MintPy's velocityStd from
+/// the residuals of the line (timeseries2velocity.py's default):
+/// sqrt(s² / Σ(t - mean t)²), s² = Σ residual² / (n - 2) over the n valid
+/// dates (the reference's 0 included); NaN where n <= 2 or the slope is.
+Array linear_rate_std(const Array& x, const std::vector<double>& times);
 
 /// Each pixel's amplitude of a periodic term of x (M, H, W): the amplitude
 /// of a·cos + b·sin, sqrt(a² + b²); (1, H, W) float64, NaN where x is.
