@@ -104,7 +104,7 @@ struct Report {
 nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> weights, double rcond, int min_valid,
                   double ridge, const std::string& device, bool device_float64, int threads,
                   std::optional<std::string> dtype, std::optional<std::size_t> memory_mb, bool std_errors,
-                  bool coherence, const std::string& loss, double tolerance, int max_iterations, nb::object progress) {
+                  bool covariance, bool coherence, const std::string& loss, double tolerance, int max_iterations, nb::object progress) {
   const Array y = borrow(cube, "Y");
   const std::optional<Array> w = weights ? std::optional<Array>(borrow(*weights, "weights")) : std::nullopt;
   SolveOptions o;
@@ -117,6 +117,7 @@ nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> 
   if (dtype) o.output = parse_dtype(*dtype, "dtype");
   if (memory_mb) o.memory = *memory_mb << 20;
   o.std_errors = std_errors;
+  o.covariance = covariance;
   o.loss = parse_loss(loss, o.huber_delta, "loss");
   o.tolerance = tolerance;
   o.max_iterations = max_iterations;
@@ -139,6 +140,7 @@ nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> 
                  {"status", nb::cast(to_numpy(r.status))},
                  {"cond", nb::cast(to_numpy(r.cond))},
                  {"stderr", r.std_error.empty() ? nb::none() : nb::cast(to_numpy(r.std_error))},
+                 {"covariance", r.covariance.empty() ? nb::none() : nb::cast(to_numpy(r.covariance))},
                  {"iterations", r.iterations.empty() ? nb::none() : nb::cast(to_numpy(r.iterations))},
                  {"objective", r.objective.empty() ? nb::none() : nb::cast(to_numpy(r.objective))},
                  {"temporal_coherence", r.temporal_coherence.empty() ? nb::none() : nb::cast(to_numpy(r.temporal_coherence))},
@@ -258,7 +260,7 @@ NB_MODULE(_core, m) {
       });
 
   m.def("solve", &solve_py, "cube"_a, "design"_a, "weights"_a.none(), "rcond"_a, "min_valid"_a, "ridge"_a, "device"_a,
-        "device_float64"_a, "threads"_a, "dtype"_a.none(), "memory_mb"_a.none(), "stderr"_a, "temporal_coherence"_a, "loss"_a,
+        "device_float64"_a, "threads"_a, "dtype"_a.none(), "memory_mb"_a.none(), "stderr"_a, "covariance"_a, "temporal_coherence"_a, "loss"_a,
         "tolerance"_a, "max_iterations"_a, "progress"_a.none());
   m.def("plan", &plan_py, "cube"_a, "design"_a, "weights"_a.none(), "min_valid"_a);
   m.def("read", &read_py, "path"_a, "ref_y"_a, "ref_x"_a, "reference"_a, "keep_zero"_a, "mask"_a, "mask_threshold"_a.none(),

@@ -155,6 +155,11 @@ class Result:
     #: G = A_Vᵀ W_V A_V, s² over |V| − tr(G (G + λI)⁻¹). NaN where ``x`` is and
     #: where |V| <= rank (no degree of freedom left for s²). None without it.
     stderr: Optional[np.ndarray] = None
+    #: With ``cov=True``, each pixel's whole covariance on its own valid rows,
+    #: ``(M, M) + pixels`` (symmetric): the matrix whose diagonal ``stderr``'s
+    #: squares are, s²·(A_Vᵀ W_V A_V)⁺ (with a ridge, the same sandwich). NaN
+    #: where ``stderr`` is. None without it.
+    cov: Optional[np.ndarray] = None
     #: With ``temporal_coherence=True`` (for a stack of phases in radians),
     #: MintPy's temporal coherence of each pixel's residuals y_V − A_V x,
     #: |Σ exp(i·e)| / |V| (float32, NaN where no value is valid). None without it.
@@ -200,7 +205,7 @@ def _as_cube(Y: ArrayLike, what: str = "Y") -> Tuple[np.ndarray, Tuple[int, ...]
 def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike] = None, *,
           rcond: Optional[float] = None, min_valid: int = 1, ridge: float = 0.0, device: str = "auto",
           device_float64: bool = False, threads: int = 0, dtype: Any = None, memory: Optional[int] = None,
-          stderr: bool = False, temporal_coherence: bool = False, loss: str = "l2", tol: float = 1e-6,
+          stderr: bool = False, cov: bool = False, temporal_coherence: bool = False, loss: str = "l2", tol: float = 1e-6,
           max_iter: int = 500, progress: Optional[Callable[[float], Optional[bool]]] = None) -> Result:
     """Solves every pixel of ``Y`` for the design ``A``.
 
@@ -236,6 +241,9 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
     stderr : bool
         Also each coefficient's standard error on the pixel's own valid rows
         (:attr:`Result.stderr`).
+    cov : bool
+        Also each pixel's whole covariance on its own valid rows
+        (:attr:`Result.cov`).
     loss : {"l2", "l1", "huber", "huber:DELTA"}
         The loss on each pixel's weighted residuals f = W^½(A_V x − y_V):
         least squares; least absolute deviations, Σ|f| (exact: a vertex whose
@@ -284,7 +292,7 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
     if weights is not None:
         w, _ = _as_cube(weights, "weights")
     r = _core.solve(cube, design._d, w, progress=progress, device_float64=bool(device_float64), stderr=bool(stderr),
-                    temporal_coherence=bool(temporal_coherence), loss=str(loss), tolerance=float(tol),
+                    covariance=bool(cov), temporal_coherence=bool(temporal_coherence), loss=str(loss), tolerance=float(tol),
                     max_iterations=_integer(max_iter, "max_iter", 1, 1 << 30),
                     **_options(rcond, min_valid, ridge, device, threads, dtype, memory))
     m = design.shape[1]
@@ -293,9 +301,19 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
                   cond=r["cond"].reshape(pixels), paths=dict(r["paths"]), engine_seconds=r["engine_seconds"],
                   warnings=list(r["warnings"]), device=r["device"], device_pixels=r["device_pixels"],
                   stderr=None if r["stderr"] is None else r["stderr"].reshape((m,) + pixels),
+                  cov=None if r["covariance"] is None else _unpack(r["covariance"], m, pixels),
                   temporal_coherence=None if r["temporal_coherence"] is None else r["temporal_coherence"].reshape(pixels),
                   iterations=None if r["iterations"] is None else r["iterations"].reshape(pixels),
                   objective=None if r["objective"] is None else r["objective"].reshape(pixels))
+
+
+def _unpack(packed: np.ndarray, m: int, pixels: Tuple[int, ...]) -> np.ndarray:
+    """The engine's packed upper triangles (M(M+1)/2, ...) as symmetric (M, M) + pixels."""
+    out = np.empty((m, m) + packed.shape[1:], dtype=packed.dtype)
+    i, j = np.triu_indices(m)
+    out[i, j] = packed
+    out[j, i] = packed
+    return out.reshape((m, m) + pixels)
 
 
 def plan(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike] = None, *,

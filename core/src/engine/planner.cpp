@@ -46,8 +46,8 @@ void check_options(const SolveOptions& o) {
   if (!(o.tolerance > 0) || !(o.tolerance < 1))
     throw InputError("tolerance: expected a value in (0, 1), found " + std::to_string(o.tolerance));
   if (o.max_iterations < 1) throw InputError("max iterations: expected an integer >= 1, found " + std::to_string(o.max_iterations));
-  if (o.loss != Loss::L2 && o.std_errors)
-    throw InputError(std::string("standard errors: expected the loss l2 (they are least squares'), found ") + loss_name(o.loss));
+  if (o.loss != Loss::L2 && (o.std_errors || o.covariance))
+    throw InputError(std::string(o.std_errors ? "standard errors" : "covariance") + ": expected the loss l2 (they are least squares'), found " + loss_name(o.loss));
   if (o.loss != Loss::L2 && o.ridge > 0)
     throw InputError(std::string("ridge: expected 0 with the loss ") + loss_name(o.loss) + ", found " + std::to_string(o.ridge));
 }

@@ -224,7 +224,7 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
                   const Progress& progress) {
   check_options(options);
   const bool robust = options.loss != Loss::L2;
-  if (!options.std_errors && !robust) return solve_steered(cube, design, weights, options, {}, progress);
+  if (!options.std_errors && !options.covariance && !robust) return solve_steered(cube, design, weights, options, {}, progress);
   SolveOptions first = options;  // least squares, with rss
   first.residuals = true;
   first.loss = Loss::L2;
@@ -239,7 +239,10 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
       r.x = std::move(x);
     }
   } else {
-    r.std_error = standard_errors(cube, design, weights, r, options, {}, part(progress, 0.8, 1.0));
+    const double mid = options.std_errors && options.covariance ? 0.9 : 1.0;
+    if (options.std_errors) r.std_error = standard_errors(cube, design, weights, r, options, {}, part(progress, 0.8, mid));
+    if (options.covariance)
+      r.covariance = covariances(cube, design, weights, r, options, {}, part(progress, options.std_errors ? mid : 0.8, 1.0));
   }
   r.engine_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

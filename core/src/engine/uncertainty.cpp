@@ -11,6 +11,7 @@
 // - SVD of the pixel's weighted rows, W_V^1/2 A_V = U Σ V^T: diag(C_V)_j =
 //   Σ_k<rank V_jk² / σ_k² (with a ridge λ: Σ_k V_jk² σ_k² / (σ_k² + λ)²).
 // Unweighted pixels that share a mask share the diagonal (kept per thread).
+// The full covariance (packed) comes from the SVD: C_V = Σ_k<rank v_k v_k^T / σ_k².
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
 
@@ -47,6 +48,7 @@ struct Shared {
   bool banded = false;                   // the band form may serve
   std::vector<double> ginv_diag, ginv_plain;  // diag(T (A^T A)^-1 T^T) and diag((A^T A)^-1) where it does
   std::vector<double> column_norm2;           // (A^T A)_jj
+  bool packed = false;                        // the whole covariance, its upper triangle row by row
 };
 
 /// v (M entries `stride` apart) to the series T v: v_j <- Σ_k<=j t_k v_k.
@@ -128,7 +130,7 @@ private:
   const Diagonal& compute(const Shared& s, std::size_t nv, int rank, Diagonal& out) {
     const std::size_t M = s.design.cols();
     out.d.assign(M, 0.0);
-    const bool full = rank == static_cast<int>(M) && s.ridge == 0;
+    const bool full = rank == static_cast<int>(M) && s.ridge == 0 && !s.packed;
     out.ok = (full && s.banded && by_band(s, nv, out)) || (full && s.deletion && by_deletion(s, nv, out)) ||
              by_svd(s, nv, rank, out);
     return out;
@@ -230,7 +232,7 @@ private:
 
   bool by_svd(const Shared& s, std::size_t nv, int rank, Diagonal& out) {
     const std::size_t M = s.design.cols(), k = std::min(nv, M);
-    out.d.assign(M, 0.0);
+    out.d.assign(s.packed ? M * (M + 1) / 2 : M, 0.0);
     out.dof = 0;
     if (nv == 0) return false;
     a_.resize(nv * M);
@@ -251,7 +253,12 @@ private:
       out.dof += s.ridge > 0 ? s2 / (s2 + s.ridge) : 1.0;
       for (std::size_t j = 0; j < M; ++j) vt_[q + j * k] *= scale;
       cumulate(s.intervals, vt_.data() + q, M, k);
-      for (std::size_t j = 0; j < M; ++j) out.d[j] += vt_[q + j * k] * vt_[q + j * k];
+      if (s.packed) {
+        for (std::size_t i = 0, at = 0; i < M; ++i)
+          for (std::size_t j = i; j < M; ++j) out.d[at++] += vt_[q + i * k] * vt_[q + j * k];
+      } else {
+        for (std::size_t j = 0; j < M; ++j) out.d[j] += vt_[q + j * k] * vt_[q + j * k];
+      }
     }
     return true;
   }
@@ -269,6 +276,7 @@ private:
 template <class T>
 void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int threads, const Progress& progress) {
   const std::size_t N = s.cube.dim(0), M = s.design.cols(), P = s.cube.dim(1) * s.cube.dim(2);
+  const std::size_t K = s.packed ? M * (M + 1) / 2 : M;  // values per pixel
   std::vector<Workspace> ws;
   for (int t = 0; t < threads; ++t) ws.emplace_back(N, M);
   const auto* st = r.status.data<std::uint8_t>();
@@ -279,9 +287,9 @@ void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int th
       [&](int t, std::size_t b, std::size_t e) {
         Workspace& w = ws[static_cast<std::size_t>(t)];
         w.load(s, b, e);
-        std::vector<double>& se = w.errors(M, e - b);  // pixel-major, written out channel by channel
+        std::vector<double>& se = w.errors(K, e - b);  // pixel-major, written out channel by channel
         for (std::size_t p = b; p < e; ++p) {
-          double* x = se.data() + (p - b) * M;
+          double* x = se.data() + (p - b) * K;
           const bool solved = st[p] == static_cast<std::uint8_t>(PixelStatus::Ok) ||
                               st[p] == static_cast<std::uint8_t>(PixelStatus::MinNorm);
           const std::size_t nv = solved ? w.gather(s, p - b) : 0;
@@ -290,14 +298,14 @@ void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int th
           const bool dof = solved && std::isfinite(rss[p]) && (s.ridge > 0 || nv > static_cast<std::size_t>(std::max(rank[p], 0)));
           const Diagonal* d = dof ? &w.diagonal(s, nv, rank[p]) : nullptr;
           if (!d || !d->ok || nv <= d->rank) {
-            std::fill(x, x + M, kNaN);
+            std::fill(x, x + K, kNaN);
             continue;
           }
           const double s2 = rss[p] / (static_cast<double>(nv) - d->dof);
-          for (std::size_t j = 0; j < M; ++j) x[j] = std::sqrt(s2 * d->d[j]);
+          for (std::size_t j = 0; j < K; ++j) x[j] = s.packed ? s2 * d->d[j] : std::sqrt(s2 * d->d[j]);
         }
-        for (std::size_t j = 0; j < M; ++j)
-          for (std::size_t p = b; p < e; ++p) out[j * P + p] = static_cast<T>(se[(p - b) * M + j]);
+        for (std::size_t j = 0; j < K; ++j)
+          for (std::size_t p = b; p < e; ++p) out[j * P + p] = static_cast<T>(se[(p - b) * K + j]);
       },
       progress);
 }
@@ -308,18 +316,21 @@ void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int th
 
 namespace cubesolve {
 
-Array standard_errors(const Array& cube, const Design& design, const Array* weights, const SolveResult& r,
-                      const SolveOptions& options, const std::vector<double>& intervals, const Progress& progress) {
+namespace {
+
+Array uncertainty(const Array& cube, const Design& design, const Array* weights, const SolveResult& r,
+                  const SolveOptions& options, const std::vector<double>& intervals, const Progress& progress,
+                  bool packed) {
   using namespace detail;
   const std::size_t M = design.cols(), P = cube.dim(1) * cube.dim(2);
   if (!intervals.empty() && intervals.size() != M)
-    throw InputError("standard errors of a series: expected " + std::to_string(M) + " intervals, found " +
-                     std::to_string(intervals.size()));
-  Shared s{cube, weights, design, design.factors(), options.ridge, intervals, false, false, {}, {}, {}};
+    throw InputError(std::string(packed ? "covariance" : "standard errors") + " of a series: expected " +
+                     std::to_string(M) + " intervals, found " + std::to_string(intervals.size()));
+  Shared s{cube, weights, design, design.factors(), options.ridge, intervals, false, false, {}, {}, {}, packed};
   const DesignFactors& f = s.f;
-  s.deletion = !weights && options.ridge == 0 && f.full_column_rank() && !f.pinv.empty() &&
+  s.deletion = !packed && !weights && options.ridge == 0 && f.full_column_rank() && !f.pinv.empty() &&
                f.sigma.front() <= kMaxFastCondition * f.sigma[f.m - 1];
-  s.banded = f.banded_gram && intervals.empty() && !f.row_start.empty();
+  s.banded = !packed && f.banded_gram && intervals.empty() && !f.row_start.empty();
   if (s.deletion) {
     s.ginv_diag.assign(M, 0.0);
     s.ginv_plain.assign(M, 0.0);
@@ -334,13 +345,25 @@ Array standard_errors(const Array& cube, const Design& design, const Array* weig
       for (std::size_t j = 0; j < M; ++j) s.ginv_diag[j] += column[j] * column[j];
     }
   }
-  Array out = Array::uninitialized(r.x.dtype(), {M, cube.dim(1), cube.dim(2)});
+  Array out = Array::uninitialized(r.x.dtype(), {packed ? M * (M + 1) / 2 : M, cube.dim(1), cube.dim(2)});
   lapack::SingleThreadedBlas single;
   if (P > 0) {
     if (out.dtype() == DType::Float32) standard_errors_typed(s, r, out.data<float>(), r.threads, progress);
     else standard_errors_typed(s, r, out.data<double>(), r.threads, progress);
   }
   return out;
+}
+
+}  // namespace
+
+Array standard_errors(const Array& cube, const Design& design, const Array* weights, const SolveResult& r,
+                      const SolveOptions& options, const std::vector<double>& intervals, const Progress& progress) {
+  return uncertainty(cube, design, weights, r, options, intervals, progress, false);
+}
+
+Array covariances(const Array& cube, const Design& design, const Array* weights, const SolveResult& r,
+                  const SolveOptions& options, const std::vector<double>& intervals, const Progress& progress) {
+  return uncertainty(cube, design, weights, r, options, intervals, progress, true);
 }
 
 }  // namespace cubesolve

@@ -97,6 +97,26 @@ double worst_error(const Case& k, const SolveResult& r, const Array& se, double 
   return worst;
 }
 
+/// The same for r's packed covariances (each relative to the pixel's largest
+/// variance), against s² C.
+double worst_covariance(const Case& k, const SolveResult& r) {
+  const std::size_t P = k.h * k.w, M = k.m;
+  double worst = 0;
+  for (std::size_t p = 0; p < P; ++p) {
+    const Covariance cov = reference_covariance(k, p, 0.0);
+    const bool none = std::isnan(r.std_error.value(p));
+    double scale = 0;
+    for (std::size_t j = 0; j < M; ++j) scale = std::max(scale, cov.s2 * cov.c[j * M + j]);
+    for (std::size_t i = 0, at = 0; i < M; ++i)
+      for (std::size_t j = i; j < M; ++j, ++at) {
+        const double v = r.covariance.value(at * P + p);
+        if (none != std::isnan(v)) return HUGE_VAL;
+        if (!none) worst = std::max(worst, std::fabs(v - cov.s2 * cov.c[i * M + j]) / scale);
+      }
+  }
+  return worst;
+}
+
 }  // namespace
 
 class TestUncertainty : public QObject {
@@ -155,12 +175,18 @@ private slots:
     for (std::size_t i = 0; i < k.a.size(); ++i) a.set(i, k.a[i]);
     SolveOptions o;
     o.std_errors = true;
+    o.covariance = ridge == 0;
     o.ridge = ridge;
     o.output = DType::Float64;
     const SolveResult r = solve(cube, Design(a), k.wt.empty() ? nullptr : &wts, o);
     QCOMPARE(r.std_error.shape(), (Shape{k.m, k.h, k.w}));
     const double worst = worst_error(k, r, r.std_error, ridge);
     QVERIFY2(worst <= 1e-9, qPrintable(QString("largest relative difference %1").arg(worst)));
+    if (o.covariance) {  // the whole matrix, packed; its diagonal the errors' squares
+      QCOMPARE(r.covariance.shape(), (Shape{k.m * (k.m + 1) / 2, k.h, k.w}));
+      const double off = worst_covariance(k, r);
+      QVERIFY2(off <= 1e-9, qPrintable(QString("covariance: largest difference %1 of the largest variance").arg(off)));
+    }
     std::size_t solved = r.count(PixelStatus::Ok) + r.count(PixelStatus::MinNorm), with = 0;
     for (std::size_t p = 0; p < k.h * k.w; ++p) with += std::isfinite(r.std_error.value(p));
     QCOMPARE(r.no_dof(), solved - with);

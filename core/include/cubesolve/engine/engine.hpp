@@ -141,6 +141,9 @@ struct SolveOptions {
   /// Compute each coefficient's standard error on the pixel's own valid rows
   /// (SolveResult::std_error; implies residuals).
   bool std_errors = false;
+  /// Compute each pixel's whole covariance on its own valid rows
+  /// (SolveResult::covariance; implies residuals).
+  bool covariance = false;
   /// Working memory budget in bytes for the streamed chunks.
   std::size_t memory = std::size_t{256} << 20;
   /// Where the full, deletion, dual and Gram paths run first: Cpu, Cuda,
@@ -175,6 +178,11 @@ struct SolveResult {
   /// where X is, and where |V| <= rank of the pixel's weighted rows (no
   /// degree of freedom left to estimate s²). Empty otherwise.
   Array std_error;
+  /// With SolveOptions::covariance, (M(M+1)/2, H, W) in X's type: the
+  /// covariance whose diagonal std_error's squares are, s² (A_V^T W_V A_V)^+
+  /// (with a ridge the same sandwich), packed: its upper triangle row by row
+  /// (C_00, C_01, …, C_0,M-1, C_11, …). NaN where std_error is. Empty otherwise.
+  Array covariance;
   /// With a robust loss, (H, W): the iterations each pixel took (int32) and
   /// its objective Σρ(f) at x (float64; NaN where not solved). Empty with L2.
   Array iterations, objective;
@@ -203,6 +211,12 @@ struct SolveResult {
 Array standard_errors(const Array& cube, const Design& design, const Array* weights, const SolveResult& r,
                       const SolveOptions& options, const std::vector<double>& intervals = {},
                       const Progress& progress = {});
+
+/// The whole covariance of each pixel's coefficients (SolveResult::covariance),
+/// on the same terms as standard_errors: (M(M+1)/2, H, W) in X's type.
+Array covariances(const Array& cube, const Design& design, const Array* weights, const SolveResult& r,
+                  const SolveOptions& options, const std::vector<double>& intervals = {},
+                  const Progress& progress = {});
 
 /// Checks that `cube` is a float32/float64 cube (N, H, W); `name` (usually
 /// its path) leads the message. Throws InputError.
