@@ -110,7 +110,7 @@ std::pair<Kind, double> Planner::choose(std::size_t nv) const {
   // A_V of full row rank (checked by the Cholesky of C_VV) needs no more of A.
   if (factors && !f.gram_rows.empty() && nv <= M && nv <= kMaxSmall)
     consider(Kind::DualGather, small_cost(nv) + 2.0 * static_cast<double>(nv * M));
-  if (can_gram && (band || !f.outer.empty())) consider(Kind::Gram, gram_cost(band));
+  if (can_gram && (band || (!f.outer.empty() && (gram_ok || weighted)))) consider(Kind::Gram, gram_cost(band));
   return best;
 }
 
@@ -125,6 +125,21 @@ Planner make_planner(const Design& design, bool weighted, const SolveOptions& op
   planner.exact_only = options.method == Method::Exact;
   const double cond = f.rank > 0 ? f.sigma.front() / f.sigma[f.rank - 1] : HUGE_VAL;
   planner.fast_ok = cond <= kMaxFastCondition;
+  // The Gram path's pivot test on A's own Gram matrix: a pixel's, of fewer
+  // rows, has a last pivot no larger (A_V^T A_V <= A^T A) and a diagonal
+  // about as much smaller as its rows are fewer. Where A fails it, unweighted
+  // pixels would (nearly) all go on to an SVD, which a mask group can share.
+  planner.gram_ok = true;
+  if (!f.gram_root.empty()) {
+    double dmax = 0, pivot = HUGE_VAL;
+    for (std::size_t j = 0; j < f.m; ++j) {
+      double g = 0;  // (A^T A)_jj = |U e_j|², column j of U
+      for (std::size_t i = 0; i <= j; ++i) g += f.gram_root[i + j * f.m] * f.gram_root[i + j * f.m];
+      dmax = std::max(dmax, g);
+      pivot = std::min(pivot, f.gram_root[j + j * f.m] * f.gram_root[j + j * f.m]);
+    }
+    planner.gram_ok = pivot > kGramTau * dmax;
+  }
   planner.custom_rcond = options.rcond >= 0;
   if (planner.custom_rcond) {
     // σ_min(A_V) >= σ_min(A)·sqrt(λ_min(I - H_II)) and σ_max(A_V) <= σ_max(A):
@@ -209,9 +224,11 @@ bool masks_repeat(const Array& cube, const Planner& planner, bool left_by_device
 
 bool group_pays(const Planner& planner, std::size_t nv, std::size_t size, const std::uint64_t* mask, bool left_by_device) {
   const bool steered = planner.steer.prefer == Kind::Group;
-  if (size < (steered ? 2 : kMinGroup)) return false;
+  if (size < 2) return false;
   const auto [kind, fast_cost] = planner.choose(nv);
   if (kind == Kind::Skip || kind == Kind::Full) return false;
+  // A pixel of its own would take an SVD: a few sharing it already pay for the grouping.
+  if (!steered && size < (kind == Kind::Exact ? kMinExactGroup : kMinGroup)) return false;
   if (steered) return true;
   double cost = left_by_device ? planner.exact_cost(nv) : fast_cost;
   const double group_cost =

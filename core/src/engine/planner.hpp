@@ -17,6 +17,7 @@ namespace cubesolve::detail {
 
 constexpr std::size_t kMaxSmall = 512;     // largest system the deletion and dual paths factor
 constexpr std::size_t kMinGroup = 32;      // smallest mask group worth its own factorization
+constexpr std::size_t kMinExactGroup = 3;  // the same where each pixel alone would take an SVD
 /// Smallest pivot of the small systems, relative to each system's scale.
 /// Q_II and C_VV: their largest diagonal entry. A deletion's I - H_II: 1,
 /// whatever its entries. H is an orthogonal projector, so the eigenvalues of
@@ -71,7 +72,7 @@ struct Steering {
 /// Chooses each pixel's path from its valid-row count and a flop-count cost model.
 struct Planner {
   const DesignFactors& f;
-  bool weighted = false, ridge = false, exact_only = false, fast_ok = false;
+  bool weighted = false, ridge = false, exact_only = false, fast_ok = false, gram_ok = false;
   std::size_t min_valid = 1;
   /// With a custom rcond (gelsd keeps the singular values above rcond·σ_max
   /// of the pixel's system), a fast path serves a pixel only where that

@@ -47,6 +47,23 @@ Case blob_case(std::size_t n, std::size_t m, std::size_t size, std::size_t every
   return c;
 }
 
+/// N=120 values of a quadratic in t = 10 + i/120 (columns of unit norm),
+/// 24 x 24 pixels with 35 % missing, each mask shared by a run of four pixels.
+Case polynomial_case() {
+  Case c = random_case(120, 3, 24, 24, 0.35, 0.0, 21);
+  std::vector<double> norm(3, 0.0);
+  for (std::size_t i = 0; i < c.n; ++i)
+    for (std::size_t j = 0; j < 3; ++j) norm[j] += std::pow(10 + static_cast<double>(i) / 120, 2.0 * static_cast<double>(2 - j));
+  for (std::size_t i = 0; i < c.n; ++i)
+    for (std::size_t j = 0; j < 3; ++j)
+      c.a[i * 3 + j] = std::pow(10 + static_cast<double>(i) / 120, static_cast<double>(2 - j)) / std::sqrt(norm[j]);
+  const std::size_t P = c.h * c.w;
+  for (std::size_t i = 0; i < c.n; ++i)
+    for (std::size_t p = 0; p < P; ++p)
+      if (std::isnan(c.y[i * P + p - p % 4]) != std::isnan(c.y[i * P + p])) c.y[i * P + p] = std::isnan(c.y[i * P + p - p % 4]) ? kNaN : 0.5;
+  return c;
+}
+
 Case with_weights(Case c, std::uint64_t seed) {
   Rng rng(seed);
   c.wt.resize(c.y.size());
@@ -186,6 +203,11 @@ const std::vector<SolveCase>& solve_cases() {
       // Clouds: half the observations lose a large disc, so big groups share masks.
       {"mask groups", [] { return blob_case(30, 6, 64, 2, 22.0, 5); }, {},
        [](const SolveResult& r, const Case&) { return count(r, SolvePath::Group) >= 1000; }},
+      // A quadratic in time far from its origin (cond(A) about 6e3, its own
+      // Gram matrix past the Gram path's pivot test): four neighbouring pixels
+      // share each mask, and one SVD serves them instead of one each.
+      {"ill-conditioned design: small groups share an SVD", [] { return polynomial_case(); }, {},
+       [](const SolveResult& r, const Case&) { return count(r, SolvePath::Group) >= 500 && count(r, SolvePath::Gram) == 0; }},
       {"weights take Gram", [] { return with_weights(random_case(30, 6, 20, 20, 0.1, 0.0, 7), 8); }, {},
        [](const SolveResult& r, const Case&) { return count(r, SolvePath::Gram) >= 350; }},
       // Underdetermined pixels fit exactly, whatever the weights: the dual paths.
