@@ -271,6 +271,12 @@ NB_MODULE(_core, m) {
         return to_numpy(make_design({spec, pairs, times}, n));
       },
       "spec"_a, "n"_a, "pairs"_a = "", "times"_a = "");
+  m.def(
+      "build_design",
+      [](const std::string& spec, std::size_t n, const std::vector<double>& times) {
+        return to_numpy(build_design(spec, n, times));
+      },
+      "spec"_a, "n"_a, "times"_a);
   m.def("devices", &describe_devices);
   m.def("version", &version);
 }

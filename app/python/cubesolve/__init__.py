@@ -19,6 +19,7 @@ over pixels.
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -26,7 +27,7 @@ import numpy as np
 from . import _core
 from ._core import Cancelled
 
-__all__ = ["Design", "Result", "Cancelled", "solve", "plan", "read", "design", "devices", "__version__",
+__all__ = ["Design", "Result", "Cancelled", "solve", "plan", "read", "design", "devices", "decimal_years", "__version__",
            "STATUS_NAMES"]
 
 __version__: str = _core.version()
@@ -384,12 +385,41 @@ def read(
     )
 
 
-def design(spec: str, n: int, *, pairs: Optional[str] = None, times: Optional[str] = None) -> np.ndarray:
+def decimal_years(times: Any) -> np.ndarray:
+    """Times as decimal years (float64): datetime64 (any unit; NaT is refused),
+    cftime dates (any calendar: the fraction of their own year), or numbers,
+    which are taken as given (in years for the yearly terms)."""
+    t = np.asarray(getattr(times, "values", times))
+    if t.dtype.kind == "M":
+        if np.isnat(t).any():
+            raise ValueError("times: expected dates, found NaT")
+        year = t.astype("datetime64[Y]")
+        start = year.astype(t.dtype)
+        length = (year + 1).astype(t.dtype) - start
+        return year.astype(np.int64) + 1970 + (t - start) / length
+    if t.dtype.kind == "O" and t.size and hasattr(t.flat[0], "calendar"):  # cftime
+        out = np.empty(t.shape)
+        for k, d in enumerate(t.flat):
+            first = type(d)(d.year, 1, 1, calendar=d.calendar)
+            out.flat[k] = d.year + (d - first) / (type(d)(d.year + 1, 1, 1, calendar=d.calendar) - first)
+        return out
+    if t.dtype.kind not in "iuf":
+        raise ValueError(f"times: expected datetime64, cftime dates or numbers, found {t.dtype}")
+    t = t.astype(np.float64)
+    if not np.isfinite(t).all():
+        raise ValueError("times: expected finite values, found NaN or Inf")
+    return t
+
+
+def design(spec: str, n: int, *, pairs: Optional[str] = None, times: Any = None) -> np.ndarray:
     """A design matrix for ``n`` bands from a description, as the CLI builds
     it: ``"sbas"`` (from a pairs file of YYYYMMDD_YYYYMMDD lines), ``"poly:D"``
-    or ``"harmonic:K[:P]"`` (times from a file of numbers or YYYYMMDD dates;
-    band index without one), or a file (.npy, .csv)."""
-    return _core.make_design(spec, int(n), pairs or "", times or "")
+    or ``"harmonic:K[:P]"`` (times from a file of numbers or YYYYMMDD dates,
+    or an array of n datetime64, cftime dates or numbers: see
+    :func:`decimal_years`; band index without them), or a file (.npy, .csv)."""
+    if times is None or isinstance(times, (str, os.PathLike)):
+        return _core.make_design(spec, int(n), pairs or "", os.fspath(times) if times is not None else "")
+    return _core.build_design(spec, int(n), [float(v) for v in decimal_years(times)])
 
 
 def devices() -> List[str]:
