@@ -130,6 +130,10 @@ def test_fit_terms_from_datetimes_and_round_trip():
     # the fit's model where the data are: predict
     model = cubesolve.xarray.predict(ds, da.time)
     np.testing.assert_allclose(model.transpose("time", "y", "x").values, np.einsum("nm,myx->nyx", A, r.x), rtol=1e-9)
+    # a Dataset: each variable along the dimension, its names prefixed
+    both = xr.Dataset({"a": da, "b": 2 * da, "flat": da.isel(time=0)}).cubesolve.fit("time", ["offset", "trend"])
+    assert {"a_coefficients", "b_status"} <= set(both.data_vars) and not any(k.startswith("flat") for k in both.data_vars)
+    np.testing.assert_allclose(both.b_coefficients, 2 * both.a_coefficients, rtol=1e-9)
 
 
 def test_design_times_as_array_equals_file(tmp_path):
