@@ -147,6 +147,9 @@ def _apply(da: xr.DataArray, dim: Hashable, A: np.ndarray, outputs: Tuple[str, .
     """apply_ufunc over da along its dimension ``dim``: one engine call for an
     in-memory array, one per chunk (lazily) for a dask-backed one."""
     M = A.shape[1]
+    if da.dtype.kind not in "iufb":
+        raise ValueError(f"{da.name or 'values'}: expected real numbers, found {da.dtype}"
+                         + ("; take their real part, phase or amplitude first" if da.dtype.kind == "c" else ""))
     args = [da]
     if weights is not None:
         args.append(weights)
@@ -276,6 +279,9 @@ def _fit(obj: Union[xr.DataArray, xr.Dataset], dim: Hashable, terms: Optional[Se
     if (terms is None) == (design is None):
         raise ValueError("fit: expected terms=[...] or design=A, found " + ("both" if terms is not None else "neither"))
     if terms is not None:
+        if dim not in obj.coords:
+            raise ValueError(f"terms: expected a time coordinate '{dim}' to build them from, found none "
+                             f"(assign one, or pass design=A)")
         A, names, t0 = design_from_terms(terms, obj.coords[dim], origin)
         attrs.update(cubesolve_terms=" ".join(map(str, terms)), cubesolve_time_origin=t0, cubesolve_time_unit="year")
     else:
@@ -291,10 +297,11 @@ def _fit(obj: Union[xr.DataArray, xr.Dataset], dim: Hashable, terms: Optional[Se
     row_scale, full_weights = None, None
     if weights is not None:
         wv = weights if isinstance(weights, xr.DataArray) else None
-        if wv is not None and set(wv.dims) == {true_dim}:
-            row_scale = np.sqrt(_row_scale(wv, n, "weights"))
-        elif wv is None and np.ndim(weights) == 1:
-            row_scale = np.sqrt(_row_scale(weights, n, "weights"))
+        if (wv is not None and set(wv.dims) == {true_dim}) or (wv is None and np.ndim(weights) == 1):
+            w = _row_scale(weights, n, "weights")
+            if (w < 0).any() or np.isinf(w).any():
+                raise ValueError(f"weights: expected finite values >= 0 (0 or NaN: missing), found {w[(w < 0) | np.isinf(w)][0]}")
+            row_scale = np.sqrt(w)
         elif wv is not None and true_dim in wv.dims:
             full_weights = wv
         else:

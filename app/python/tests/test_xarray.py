@@ -196,6 +196,14 @@ def test_bad_terms_and_dims():
         da.cubesolve.fit("band", ["offset"])
     with pytest.raises(ValueError, match="terms=.* or design"):
         da.cubesolve.fit("time")
+    with pytest.raises(ValueError, match="expected real numbers, found complex128"):
+        (da * 1j).cubesolve.fit("time", ["offset"])
+    with pytest.raises(ValueError, match="weights: expected finite values >= 0"):
+        da.cubesolve.fit("time", ["offset"], weights=-np.ones(da.sizes["time"]))
+    with pytest.raises(ValueError, match="expected a time coordinate 'time'"):
+        da.drop_vars("time").cubesolve.fit("time", ["offset"])
+    bare = da.drop_vars("time").cubesolve.fit("time", design=np.ones((da.sizes["time"], 1)), param_names=["mean"])
+    np.testing.assert_allclose(bare.coefficients.sel(param="mean"), da.mean("time"), rtol=1e-9)
 
 
 # --- dask: lazy, one task per chunk, a LocalCluster ------------------------------------------------
