@@ -122,25 +122,6 @@ CUBESOLVE_ARRAY_ACCESS(std::int32_t, DType::Int32)
 CUBESOLVE_ARRAY_ACCESS(std::uint8_t, DType::UInt8)
 #undef CUBESOLVE_ARRAY_ACCESS
 
-double Array::value(std::size_t i) const {
-  switch (dtype_) {
-    case DType::Float32: return data<float>()[i];
-    case DType::Float64: return data<double>()[i];
-    case DType::Int32: return data<std::int32_t>()[i];
-    case DType::UInt8: return data<std::uint8_t>()[i];
-  }
-  return 0;
-}
-
-void Array::set(std::size_t i, double v) {
-  switch (dtype_) {
-    case DType::Float32: data<float>()[i] = static_cast<float>(v); return;
-    case DType::Float64: data<double>()[i] = v; return;
-    case DType::Int32: data<std::int32_t>()[i] = static_cast<std::int32_t>(v); return;
-    case DType::UInt8: data<std::uint8_t>()[i] = static_cast<std::uint8_t>(v); return;
-  }
-}
-
 void Array::reshape(Shape shape) {
   if (shape_size(shape) != size_)
     throw std::logic_error("cannot reshape " + shape_string(shape_) + " to " + shape_string(shape));

@@ -84,6 +84,26 @@ private:
   void* data_ = nullptr;
 };
 
+// Inline: the engine's element-wise reads and writes call these per value.
+inline double Array::value(std::size_t i) const {
+  switch (dtype_) {
+    case DType::Float32: return static_cast<const float*>(data_)[i];
+    case DType::Float64: return static_cast<const double*>(data_)[i];
+    case DType::Int32: return static_cast<const std::int32_t*>(data_)[i];
+    case DType::UInt8: return static_cast<const std::uint8_t*>(data_)[i];
+  }
+  return 0;
+}
+
+inline void Array::set(std::size_t i, double v) {
+  switch (dtype_) {
+    case DType::Float32: static_cast<float*>(data_)[i] = static_cast<float>(v); return;
+    case DType::Float64: static_cast<double*>(data_)[i] = v; return;
+    case DType::Int32: static_cast<std::int32_t*>(data_)[i] = static_cast<std::int32_t>(v); return;
+    case DType::UInt8: static_cast<std::uint8_t*>(data_)[i] = static_cast<std::uint8_t>(v); return;
+  }
+}
+
 /// Throws InputError "NAME: expected the cube's shape (N, H, W), found ..."
 /// unless `shape` is `cube`.
 void check_like_cube(const Shape& shape, const Shape& cube, const std::string& name);
