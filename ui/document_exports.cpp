@@ -23,7 +23,8 @@ void Document::exportSolution(const QString& path, bool cubes) {
   paths.diagnostics = base.toStdString();
   paths.x_names = xNames();  // GeoTIFF bands named by date or term, and by pair
   paths.y_names = pair_names(pairs_);
-  paths.std_error = !result_->std_error.empty();  // the diagnostics the result holds, as the CLI writes them
+  paths.std_error = !result_->std_error.empty();
+  paths.covariance = !result_->covariance.empty();  // the diagnostics the result holds, as the CLI writes them
   paths.temporal_coherence = !result_->temporal_coherence.empty();
   // How it was made, in the CLI's words (a stack's design is its own "sbas").
   paths.provenance = run_provenance(cube_name_.toStdString(), {isStack() ? "sbas" : design_name_.toStdString(), "", ""},

@@ -137,6 +137,7 @@ ResultPaths staging(const ResultPaths& out) {
   s.x = beside(out.x);
   s.diagnostics = out.diagnostics.empty() ? "" : out.diagnostics + ".staging";
   s.std_error = out.std_error;
+  s.covariance = out.covariance;
   s.temporal_coherence = out.temporal_coherence;
   s.robust = out.robust;
   s.model = beside(out.model);

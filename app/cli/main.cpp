@@ -26,7 +26,7 @@ usage:
                 [MintPy stacks: --ref-yx Y,X | --no-ref] [--keep-zero]
                 [--mask-dataset connectComponent|coherence] [--mask-threshold T]
                 [--weight-func var|fim|coh|no] [--looks L] [--formulation phase|velocity]
-                [--unit m|cm|mm|radian] [--ref-date YYYYMMDD] [--stderr]
+                [--unit m|cm|mm|radian] [--ref-date YYYYMMDD] [--stderr] [--cov]
                 [--loss l2|l1|huber[:D]] [--tol T] [--max-iter K] [--json]
   cubesolve-cli info CUBE [DESIGN] [--weights W.npy] [--min-valid K] [--pairs F] [--times F] [--json]
   cubesolve-cli demo [-o DIR] [--size S] [--name insar|seed] [--threads T] [--json]
@@ -50,7 +50,9 @@ numInvIfgram.h5 beside it. A MintPy stack is read as MintPy's inversion reads
 it: referenced at REF_Y/REF_X (or refPhase) where not 0, and 0 as missing.
 --stderr adds PREFIX_stderr (M, H, W) to --diag's files: each unknown's standard
 error on the pixel's own valid rows, sqrt(diag(s2 (A_V' W A_V)^+)), s2 =
-rss / (n_valid - rank); NaN where n_valid <= rank.
+rss / (n_valid - rank); NaN where n_valid <= rank. --cov adds PREFIX_cov
+(M(M+1)/2, H, W): the whole matrix s2 (A_V' W A_V)^+, its upper triangle row by
+row (C00, C01, ..., C11, ...).
 --loss l1 (least absolute deviations, exact) or huber[:D] (D: Huber's delta in
 the weighted residuals' unit; default each pixel's 1.345 x 1.4826 x MAD of its
 least-squares residuals) fits each pixel robustly on its own valid rows; with

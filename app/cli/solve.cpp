@@ -55,7 +55,7 @@ void print_text(const SolveReport& r) {
 }
 
 int cmd_solve(const std::vector<std::string>& argv) {
-  const Args args("solve", argv, with_inputs({"json", "stderr"}, kInputFlags),
+  const Args args("solve", argv, with_inputs({"json", "stderr", "cov"}, kInputFlags),
                   with_inputs({"output", "weights", "device", "rcond", "min-valid", "ridge", "diag", "threads", "dtype",
                                "model", "residual", "method", "memory", "pairs", "times", "device-precision",
                                "device-memory", "unit", "ref-date", "loss", "tol", "max-iter"},
@@ -76,8 +76,11 @@ int cmd_solve(const std::vector<std::string>& argv) {
   options.residuals = !out.diagnostics.empty();
   out.std_error = options.std_errors = args.flag("stderr");
   out.robust = options.loss != Loss::L2 && !out.diagnostics.empty();
+  out.covariance = options.covariance = args.flag("cov");
   if (out.std_error && out.diagnostics.empty())
     throw InputError("--stderr: expected --diag PREFIX to name where the standard errors go (PREFIX_stderr), found no --diag");
+  if (out.covariance && out.diagnostics.empty())
+    throw InputError("--cov: expected --diag PREFIX to name where the covariances go (PREFIX_cov), found no --diag");
   device_options(args, options, "auto");
 
   const std::string cube = args.positional()[0], design = args.positional()[1];

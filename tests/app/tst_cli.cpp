@@ -139,12 +139,13 @@ private slots:
   // without --diag it is refused.
   void standardErrors() {
     const Run r = cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("xse.npy"), "--diag", file("se"), "--stderr",
-                       "--dtype", "float64", "--json"});
+                       "--cov", "--dtype", "float64", "--json"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
-    const Array se = read_npy(sfile("se_stderr.npy"));
+    const Array se = read_npy(sfile("se_stderr.npy")), cov = read_npy(sfile("se_cov.npy"));
     QCOMPARE(se.shape(), (Shape{M, H, W}));
+    QCOMPARE(cov.shape(), (Shape{M * (M + 1) / 2, H, W}));
     SolveOptions o;
-    o.std_errors = true;
+    o.std_errors = o.covariance = true;
     o.output = DType::Float64;
     Array a(DType::Float64, {N, M});
     std::copy(a_.begin(), a_.end(), a.data<double>());
@@ -153,12 +154,20 @@ private slots:
       const double v = se.value(i), e = ref.std_error.value(i);
       QVERIFY2(std::isnan(v) == std::isnan(e) && (std::isnan(e) || std::fabs(v - e) <= 1e-12 * e), qPrintable(QString::number(i)));
     }
+    for (std::size_t i = 0; i < cov.size(); ++i)
+      QVERIFY(cov.value(i) == ref.covariance.value(i) || (std::isnan(cov.value(i)) && std::isnan(ref.covariance.value(i))));
+    for (std::size_t j = 0, at = 0; j < M; at += M - j, ++j)  // the packed diagonal: the errors squared
+      for (std::size_t p = 0; p < H * W; ++p)
+        if (const double e = se.value(j * H * W + p); std::isfinite(e))
+          QVERIFY(std::fabs(cov.value(at * H * W + p) - e * e) <= 1e-12 * e * e);
     QVERIFY(std::isnan(se.value(5)));  // the pixel without data
     QVERIFY(!QFile::exists(file("se_tcoh.npy")));  // temporal coherence is a phase stack's
     const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
     QCOMPARE(j["no_stderr"].toInt(), int(ref.no_dof()));
     QVERIFY(j["outputs"].toArray().contains(QJsonValue(file("se_stderr.npy"))));
     expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", file("xse2.npy"), "--stderr"}, 2, {"--stderr", "--diag"},
+                  file("xse2.npy"));
+    expectFailure({"solve", file("cube.npy"), file("A.npy"), "-o", file("xse2.npy"), "--cov"}, 2, {"--cov", "--diag"},
                   file("xse2.npy"));
   }
 

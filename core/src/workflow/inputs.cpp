@@ -76,8 +76,8 @@ void Inputs::to_series(Array& x) const {
 
 SolveOptions Inputs::engine_options(const SolveOptions& options) const {
   SolveOptions o = options;
-  if (options.std_errors && !intervals.empty()) {
-    o.std_errors = false;
+  if ((options.std_errors || options.covariance) && !intervals.empty()) {  // those of the series, in finish
+    o.std_errors = o.covariance = false;
     o.residuals = true;
   }
   return o;
@@ -85,6 +85,7 @@ SolveOptions Inputs::engine_options(const SolveOptions& options) const {
 
 void Inputs::finish(SolveResult& r, const Array& rows, const Array* rows_weights, const SolveOptions& options, std::size_t r0) const {
   if (options.std_errors && !intervals.empty()) r.std_error = standard_errors(rows, design, rows_weights, r, options, intervals);
+  if (options.covariance && !intervals.empty()) r.covariance = covariances(rows, design, rows_weights, r, options, intervals);
   to_series(r.x);
   if (stack && options.residuals) r.temporal_coherence = temporal_coherence(residual_cube(rows, model_cube(x_design(), r.x)));
   mark_reference(r0, r);
@@ -104,6 +105,7 @@ void Inputs::mark_reference(std::size_t r0, SolveResult& r) const {
   const std::size_t p = (y - r0) * W + static_cast<std::size_t>(stack->ref_x), P = R * W, M = r.x.size() / std::max<std::size_t>(P, 1);
   for (std::size_t j = 0; j < M; ++j) r.x.set(j * P + p, 0.0);
   for (std::size_t j = 0; j < M && !r.std_error.empty(); ++j) r.std_error.set(j * P + p, 0.0);  // exact by definition
+  for (std::size_t j = 0; j < r.covariance.size() / std::max<std::size_t>(P, 1); ++j) r.covariance.set(j * P + p, 0.0);
   if (!r.temporal_coherence.empty()) r.temporal_coherence.set(p, 1.0);                              // as MintPy's
   r.status.data<std::uint8_t>()[p] = static_cast<std::uint8_t>(PixelStatus::Reference);
   r.n_valid.data<std::int32_t>()[p] = static_cast<std::int32_t>(stack->interferograms);

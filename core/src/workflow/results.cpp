@@ -15,7 +15,8 @@ namespace cubesolve {
 namespace {
 
 bool is_diagnostic(ResultPart p) {
-  return p != ResultPart::X && p != ResultPart::StdError && p != ResultPart::Model && p != ResultPart::Residual;
+  return p != ResultPart::X && p != ResultPart::StdError && p != ResultPart::Covariance && p != ResultPart::Model &&
+         p != ResultPart::Residual;
 }
 
 bool is_mintpy_part(ResultPart p, const ResultPaths& paths) {
@@ -40,6 +41,7 @@ const char* part_name(ResultPart part) {
     case ResultPart::Status: return "status";
     case ResultPart::Cond: return "cond";
     case ResultPart::StdError: return "stderr";
+    case ResultPart::Covariance: return "covariance";
     case ResultPart::Coherence: return "temporal_coherence";
     case ResultPart::Iterations: return "iterations";
     case ResultPart::Objective: return "objective";
@@ -66,6 +68,7 @@ std::vector<std::pair<ResultPart, std::string>> ResultPaths::files() const {
                                        std::pair{ResultPart::Cond, "_cond"}})
       f.emplace_back(part, diagnostics + suffix + ext);
     if (std_error) f.emplace_back(ResultPart::StdError, diagnostics + "_stderr" + ext);
+    if (covariance) f.emplace_back(ResultPart::Covariance, diagnostics + "_cov" + ext);
     if (temporal_coherence) f.emplace_back(ResultPart::Coherence, diagnostics + "_tcoh" + ext);
     if (robust) {
       f.emplace_back(ResultPart::Iterations, diagnostics + "_iterations" + ext);
@@ -187,7 +190,10 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
   const auto files = paths.files();
   for (std::size_t k = 0; k < files.size(); ++k) {
     const auto& [part, path] = files[k];
-    const std::size_t bands = part == ResultPart::X || part == ResultPart::StdError ? M : is_diagnostic(part) ? 1 : N;
+    const std::size_t bands = part == ResultPart::X || part == ResultPart::StdError ? M
+                              : part == ResultPart::Covariance                   ? M * (M + 1) / 2
+                              : is_diagnostic(part)                              ? 1
+                                                                                 : N;
     const bool geotiff = data_format_of(path) == DataFormat::GeoTiff;
     if (attach_to && (geotiff || is_mintpy_part(part, paths)))
       throw InputError(path + ": expected an output several processes can write (.npy), found a " + (geotiff ? "GeoTIFF" : "MintPy HDF5 file"));
@@ -210,6 +216,12 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
         names.push_back(bands == 1 && !channels ? part_name(part)
                         : named.size() == bands             ? named[b]
                                                             : part_name(part) + std::to_string(b));
+      if (part == ResultPart::Covariance)  // cov(a, b) for the band of unknowns a <= b
+        for (std::size_t i = 0, b = 0; i < M; ++i)
+          for (std::size_t j = i; j < M; ++j, ++b) {
+            auto name = [&](std::size_t c) { return paths.x_names.size() == M ? paths.x_names[c] : "x" + std::to_string(c); };
+            names[b] = "cov(" + name(i) + ", " + name(j) + ")";
+          }
       GeoReference described = geo;
       for (const auto& [key, value] : paths.provenance) described.metadata.emplace_back("CUBESOLVE_" + upper(key), value);
       targets_.push_back({part, geotiff_writer(temp, {bands, H, W}, described, names, path)});
@@ -264,13 +276,17 @@ std::vector<Array> ResultWriter::parts(const ResultPaths& paths, const SolveResu
         break;
       }
       case ResultPart::StdError:
-        if (r.std_error.empty()) throw InputError(path + ": expected a result solved with standard errors, found none");
-        out.push_back(r.std_error);
-        if (paths.mintpy()) {  // in the unit of the time series beside it
-          const double scale = std::abs(phase_unit_scale(*paths.stack, paths.unit, paths.x));
-          for (std::size_t i = 0; i < out.back().size(); ++i) out.back().set(i, out.back().value(i) * scale);
+      case ResultPart::Covariance: {
+        const bool se = part == ResultPart::StdError;
+        const Array& a = se ? r.std_error : r.covariance;
+        if (a.empty()) throw InputError(path + ": expected a result solved with " + (se ? "standard errors" : "covariances") + ", found none");
+        out.push_back(a);
+        if (paths.mintpy()) {  // in the unit of the time series beside it (squared)
+          const double scale = std::abs(phase_unit_scale(*paths.stack, paths.unit, paths.x)), by = se ? scale : scale * scale;
+          for (std::size_t i = 0; i < out.back().size(); ++i) out.back().set(i, out.back().value(i) * by);
         }
         break;
+      }
       case ResultPart::NumInvIfgram: out.push_back(as_band(r.n_valid)); break;
       case ResultPart::Model:
       case ResultPart::Residual:
@@ -331,6 +347,7 @@ std::vector<std::string> write_result(const ResultPaths& paths, const SolveResul
     part.status = take_rows(r.status, r0, r1);
     part.cond = take_rows(r.cond, r0, r1);
     if (!r.std_error.empty()) part.std_error = take_rows(r.std_error, r0, r1);
+    if (!r.covariance.empty()) part.covariance = take_rows(r.covariance, r0, r1);
     if (!r.temporal_coherence.empty()) part.temporal_coherence = take_rows(r.temporal_coherence, r0, r1);
     if (!r.iterations.empty()) part.iterations = take_rows(r.iterations, r0, r1);
     if (!r.objective.empty()) part.objective = take_rows(r.objective, r0, r1);

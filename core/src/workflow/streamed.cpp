@@ -34,7 +34,7 @@ StreamPlan plan_stream(const Inputs& in, const ResultPaths& out, const SolveOpti
   const bool extra = ResultWriter::extra_bytes_per_row(out, {N, 1, 1}, plan.x_type) > 0 ||
                      (in.stack && options.residuals);  // the model and residuals
   const double row_bytes = w * (bytes_of(n, in.cube->dtype()) + (in.weights ? bytes_of(n, in.weights->dtype()) : 0) +
-                                bytes_of(static_cast<double>(M), plan.x_type) * (options.std_errors ? 2 : 1) + 34 + (extra ? 2 * bytes_of(n, plan.x_type) : 0));
+                                bytes_of(static_cast<double>(M) * (options.std_errors ? 2 : 1) + (options.covariance ? static_cast<double>(M * (M + 1) / 2) : 0), plan.x_type) + 34 + (extra ? 2 * bytes_of(n, plan.x_type) : 0));
   detail::check_row_fits(in.cube_name, W, row_bytes, options.memory, options.memory / 4 * 3);
   const auto per_row = static_cast<std::size_t>(row_bytes);
   plan.rows_per_block =

@@ -229,6 +229,15 @@ private slots:
     const double worst = worst_error(k, r, se, 0.0, intervals);
     QVERIFY2(worst <= 1e-9, qPrintable(QString("largest relative difference %1").arg(worst)));
     QVERIFY_THROWS_EXCEPTION(InputError, standard_errors(cube, design, nullptr, r, o, {1.0, 2.0}));
+    // the series' whole covariance: its diagonal those errors squared
+    const Array cov = covariances(cube, design, nullptr, r, o, intervals);
+    const std::size_t P = k.h * k.w;
+    QCOMPARE(cov.shape(), (Shape{k.m * (k.m + 1) / 2, k.h, k.w}));
+    for (std::size_t j = 0, at = 0; j < k.m; at += k.m - j, ++j)
+      for (std::size_t p = 0; p < P; ++p) {
+        const double e = se.value(j * P + p), c = cov.value(at * P + p);
+        QVERIFY(std::isnan(e) ? std::isnan(c) : std::fabs(c - e * e) <= 1e-12 * e * e);
+      }
   }
 };
 

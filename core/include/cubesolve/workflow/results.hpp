@@ -24,18 +24,20 @@ namespace cubesolve {
 /// Coherence: the temporal coherence among the diagnostics (PREFIX_tcoh).
 /// Iterations and Objective: a robust loss's (PREFIX_iterations, _objective).
 enum class ResultPart {
-  X, NValid, Rank, Rss, Status, Cond, StdError, Coherence, Iterations, Objective, Model, Residual, TemporalCoherence, NumInvIfgram
+  X, NValid, Rank, Rss, Status, Cond, StdError, Covariance, Coherence, Iterations, Objective, Model, Residual, TemporalCoherence, NumInvIfgram
 };
 
 /// Where the parts go: X always; with a prefix, the diagnostics as
 /// PREFIX_nvalid, _rank, _rss, _status and _cond in X's format (.npy or
 /// .tif; .npy beside MintPy's layout), and with `std_error` PREFIX_stderr
-/// (M, H, W; in the time series' unit beside MintPy's layout); the model and
+/// (M, H, W; in the time series' unit beside MintPy's layout), with
+/// `covariance` PREFIX_cov (M(M+1)/2, H, W: each pixel's covariance, its upper
+/// triangle row by row; in that unit squared); the model and
 /// residual cubes where named. With `temporal_coherence` (a phase stack's),
 /// PREFIX_tcoh: MintPy's temporal coherence of the fit's residuals.
 struct ResultPaths {
   std::string x, diagnostics, model, residual;
-  bool std_error = false, temporal_coherence = false;
+  bool std_error = false, covariance = false, temporal_coherence = false;
   /// A robust loss's diagnostics: PREFIX_iterations and PREFIX_objective.
   bool robust = false;
   /// With x ending in .h5, MintPy's layout: x is timeseries.h5 (the
