@@ -450,6 +450,44 @@ def test_l1_objective_is_the_linear_programs_optimum(weighted):
         assert abs(r.objective[p] - lp.fun) <= 1e-6 * lp.fun
 
 
+def _network(D):
+    """An SBAS design: D dates, each linked to its 3 following ones (date 0 the reference)."""
+    pairs = [(i, j) for i in range(D) for j in range(i + 1, min(D, i + 4))]
+    A = np.zeros((len(pairs), D - 1))
+    for k, (i, j) in enumerate(pairs):
+        if i > 0:
+            A[k, i - 1] = -1
+        A[k, j - 1] = 1
+    return A
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_l1_on_a_network_is_the_linear_programs_optimum(weighted):
+    """The same on an SBAS network (its reweighted systems in band form, its
+    vertices spanning trees of the pixel's links), with unwrapping jumps and
+    gaps that leave some pixels' networks split (rank-deficient)."""
+    linprog = pytest.importorskip("scipy.optimize", reason="SciPy is not installed").linprog
+    rng = np.random.default_rng(15)
+    A = _network(30)
+    P = 120
+    Y = A @ np.cumsum(rng.standard_normal((29, P)), axis=0) + 0.05 * rng.standard_normal((A.shape[0], P))
+    jump = rng.random(Y.shape) < 0.05
+    Y[jump] += 2 * np.pi * rng.choice([-1, 1], jump.sum())
+    Y[rng.random(Y.shape) < 0.15] = np.nan
+    Y[:, :10][np.isin(np.arange(A.shape[0]), np.flatnonzero(A[:, 14] != 0))] = np.nan  # date 15 cut off
+    W = rng.uniform(0.5, 2.0, Y.shape) if weighted else None
+    r = cubesolve.solve(Y, A, W, loss="l1", dtype="float64")
+    assert (r.status[:10] == 1).all() and (r.status[10:] <= 1).all()
+    for p in range(P):
+        ok = np.isfinite(Y[:, p])
+        sw = np.sqrt(W[ok, p]) if weighted else np.ones(ok.sum())
+        B, c = A[ok] * sw[:, None], Y[ok, p] * sw
+        n, M = B.shape
+        lp = linprog(np.r_[np.zeros(M), np.ones(2 * n)], A_eq=np.c_[B, np.eye(n), -np.eye(n)], b_eq=c,
+                     bounds=[(None, None)] * M + [(0, None)] * (2 * n), method="highs")
+        assert abs(r.objective[p] - lp.fun) <= 1e-6 * lp.fun, p
+
+
 @pytest.mark.parametrize("delta", [0.3, None])
 def test_huber_objective_equals_scipy_least_squares(delta):
     """loss="huber[:δ]": the objective equals SciPy's least_squares(loss="huber",
@@ -505,14 +543,9 @@ def test_l1_recovers_the_series_through_unwrapping_errors():
     jump as well by the optimum, which test_l1_objective_... checks.)"""
     rng = np.random.default_rng(14)
     D, P = 40, 4000
-    pairs = [(i, j) for i in range(D) for j in range(i + 1, min(D, i + 4))]
-    A = np.zeros((len(pairs), D - 1))
-    for k, (i, j) in enumerate(pairs):
-        if i > 0:
-            A[k, i - 1] = -1
-        A[k, j - 1] = 1
+    A = _network(D)
     truth = np.cumsum(0.3 * rng.standard_normal((D - 1, P)), axis=0)
-    clean = A @ truth + 0.02 * rng.standard_normal((len(pairs), P))
+    clean = A @ truth + 0.02 * rng.standard_normal((A.shape[0], P))
     clean[rng.random(clean.shape) < 0.10] = np.nan
     Y = clean.copy()
     jump = rng.random(Y.shape) < 0.03

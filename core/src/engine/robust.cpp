@@ -18,6 +18,7 @@
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
 
+#include "engine/band.hpp"
 #include "engine/exact.hpp"
 #include "engine/robust.hpp"
 #include "engine/lapack.hpp"
@@ -82,8 +83,14 @@ public:
     if (r_ == M) {
       b_ = a_;
       q_.clear();
+      // A banded design (an SBAS network): each reweighted system in band form.
+      const DesignFactors& f = design.factors();
+      band_f_ = f.banded_gram && !f.row_start.empty() ? &f : nullptr;
+      rows_.assign(rows, rows + n);
+      sw_.assign(sw, sw + n);
       return true;
     }
+    band_f_ = nullptr;
     // Q: the first r right singular vectors of the pixel's weighted rows.
     std::vector<double> work = a_, s(std::min(n, M)), u(n * std::min(n, M)), vt(std::min(n, M) * M);
     if (lapack::svd(static_cast<int>(n), static_cast<int>(M), work.data(), s.data(), u.data(), vt.data()) != 0) return false;
@@ -159,6 +166,16 @@ public:
 private:
   void residuals() {
     f_.assign(n_, 0.0);
+    if (band_f_) {  // over the rows' nonzeros
+      const DesignFactors& f = *band_f_;
+      for (std::size_t i = 0; i < n_; ++i) {
+        const auto row = static_cast<std::size_t>(rows_[i]);
+        double v = 0;
+        for (std::size_t p = f.row_start[row]; p < f.row_start[row + 1]; ++p) v += f.nz_val[p] * z_[f.nz_col[p]];
+        f_[i] = v * sw_[i] - c_[i];
+      }
+      return;
+    }
     for (std::size_t i = 0; i < n_; ++i) f_[i] = -c_[i];
     for (std::size_t c = 0; c < r_; ++c)
       for (std::size_t i = 0; i < n_; ++i) f_[i] += b_[i + c * n_] * z_[c];
@@ -166,6 +183,21 @@ private:
 
   /// z <- argmin Σ g_i (b_i z - c_i)²; false where the system is singular.
   bool reweighted(const std::vector<double>& g) {
+    if (band_f_) {  // B = W^1/2 A_V: row i's nonzeros are A's times sw_i
+      const DesignFactors& f = *band_f_;
+      weight_.resize(n_);
+      rhs_.assign(r_, 0.0);
+      for (std::size_t i = 0; i < n_; ++i) {
+        weight_[i] = g[i] * sw_[i] * sw_[i];
+        const auto row = static_cast<std::size_t>(rows_[i]);
+        for (std::size_t p = f.row_start[row]; p < f.row_start[row + 1]; ++p) rhs_[f.nz_col[p]] += g[i] * sw_[i] * f.nz_val[p] * c_[i];
+      }
+      band_.assemble(f, rows_.data(), weight_.data(), n_);
+      if (!band_.factor()) return false;
+      band_.solve(rhs_.data());
+      z_ = rhs_;
+      return true;
+    }
     scaled_.resize(n_ * r_);
     rhs_.assign(r_, 0.0);
     for (std::size_t c = 0; c < r_; ++c)
@@ -287,6 +319,7 @@ private:
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return std::fabs(f_[a]) < std::fabs(f_[b]); });
     s_.clear();
+    if (band_f_ && band_f_->network()) return spanning_vertex(order);
     std::vector<double> basis;  // orthonormal, r-vectors
     double largest = 0;
     for (std::size_t i = 0; i < n_; ++i)
@@ -306,6 +339,29 @@ private:
       if (!(norm > 1e-20 * std::max(norm0, 1e-300)) || std::sqrt(norm) <= 1e-12 * largest) continue;
       for (double& e : v) e /= std::sqrt(norm);
       basis.insert(basis.end(), v.begin(), v.end());
+      s_.push_back(i);
+    }
+    return s_.size() == r_;
+  }
+
+  /// A network's rows are independent where their date pairs make no cycle
+  /// (with date 0, whose column is the reference): the greedy choice above
+  /// is Kruskal's spanning tree over the pixel's rows by |f|, kept by
+  /// union-find.
+  bool spanning_vertex(const std::vector<std::size_t>& order) {
+    const DesignFactors& f = *band_f_;
+    root_.resize(f.m + 1);
+    std::iota(root_.begin(), root_.end(), std::size_t{0});
+    auto find = [&](std::size_t a) {
+      while (root_[a] != a) a = root_[a] = root_[root_[a]];
+      return a;
+    };
+    for (std::size_t k = 0; k < n_ && s_.size() < r_; ++k) {
+      const std::size_t i = order[k], row = static_cast<std::size_t>(rows_[i]);
+      if (f.link_to[row] < 0) continue;  // a row of zeros
+      const std::size_t a = find(static_cast<std::size_t>(f.link_from[row])), b = find(static_cast<std::size_t>(f.link_to[row]));
+      if (a == b) continue;
+      root_[a] = b;
       s_.push_back(i);
     }
     return s_.size() == r_;
@@ -399,6 +455,11 @@ private:
   double delta_ = 0, zero_ = 0;
   std::vector<double> a_, b_, c_, q_, z_, f_, gram_, rhs_, lu_, scaled_;
   std::vector<int> piv_;
+  const DesignFactors* band_f_ = nullptr;  // a banded design's, where the pixel has full rank
+  std::vector<int> rows_;
+  std::vector<std::size_t> root_;
+  std::vector<double> sw_, weight_;
+  BandGram band_;
   std::vector<std::size_t> s_;
   std::vector<char> in_s_;
 };

@@ -15,6 +15,7 @@
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
 
+#include "engine/band.hpp"
 #include "engine/exact.hpp"
 #include "engine/factors.hpp"
 #include "engine/lapack.hpp"
@@ -144,36 +145,20 @@ private:
     const DesignFactors& f = s.f;
     const std::size_t M = s.design.cols(), w = f.band, ld = w + 1;
     auto at = [&](std::vector<double>& b, std::size_t i, std::size_t j) -> double& { return b[(w + i - j) + j * ld]; };
-    band_.assign(ld * M, 0.0);
-    for (std::size_t k = 0; k < nv; ++k) {
-      const auto r = static_cast<std::size_t>(rows_[k]);
-      const double weight = sw_[k] * sw_[k];
-      for (std::size_t p = f.row_start[r]; p < f.row_start[r + 1]; ++p)
-        for (std::size_t q = p; q < f.row_start[r + 1]; ++q) {
-          const std::size_t i = std::min(f.nz_col[p], f.nz_col[q]), j = std::max(f.nz_col[p], f.nz_col[q]);
-          at(band_, i, j) += weight * f.nz_val[p] * f.nz_val[q] * (p == q || f.nz_col[p] != f.nz_col[q] ? 1.0 : 2.0);
-        }
-    }
+    weight_.resize(nv);
+    for (std::size_t k = 0; k < nv; ++k) weight_[k] = sw_[k] * sw_[k];
+    band_.assemble(f, rows_.data(), weight_.data(), nv);
     plain_.resize(M);
-    for (std::size_t j = 0; j < M; ++j) plain_[j] = at(band_, j, j);  // G_jj
-    for (std::size_t j = 0; j < M; ++j) {  // U, in place
-      const std::size_t lo = j > w ? j - w : 0;
-      for (std::size_t i = lo; i <= j; ++i) {
-        double v = at(band_, i, j);
-        for (std::size_t k = std::max(lo, i > w ? i - w : 0); k < i; ++k) v -= at(band_, k, i) * at(band_, k, j);
-        if (i < j) at(band_, i, j) = v / at(band_, i, i);
-        else if (!(v > 0)) return false;
-        else at(band_, j, j) = std::sqrt(v);
-      }
-    }
+    for (std::size_t j = 0; j < M; ++j) plain_[j] = band_.at(j, j);  // G_jj
+    if (!band_.factor()) return false;
     inverse_.assign(ld * M, 0.0);
     double worst = 0;
     for (std::size_t i = M; i-- > 0;) {
       const std::size_t hi = std::min(i + w, M - 1);
       for (std::size_t j = hi + 1; j-- > i;) {
         double sum = 0;
-        for (std::size_t k = i + 1; k <= hi; ++k) sum += at(band_, i, k) * (k <= j ? at(inverse_, k, j) : at(inverse_, j, k));
-        at(inverse_, i, j) = ((i == j ? 1.0 / at(band_, i, i) : 0.0) - sum) / at(band_, i, i);
+        for (std::size_t k = i + 1; k <= hi; ++k) sum += band_.at(i, k) * (k <= j ? at(inverse_, k, j) : at(inverse_, j, k));
+        at(inverse_, i, j) = ((i == j ? 1.0 / band_.at(i, i) : 0.0) - sum) / band_.at(i, i);
       }
       out.d[i] = at(inverse_, i, i);
       worst = std::max(worst, out.d[i] * plain_[i]);
@@ -267,7 +252,8 @@ private:
   std::vector<double> sw_, y_, w_, se_;
   std::vector<char> valid_;
   std::vector<std::size_t> del_;
-  std::vector<double> sys_, b_, a_, sv_, u_, vt_, plain_, band_, inverse_;
+  std::vector<double> sys_, b_, a_, sv_, u_, vt_, plain_, inverse_, weight_;
+  BandGram band_;
   Diagonal scratch_;
   std::size_t hits_ = 0, misses_ = 0;
   std::unordered_map<std::string, Diagonal> cache_;

@@ -1,0 +1,67 @@
+#pragma once
+// One pixel's Gram matrix A_V^T W A_V of a banded design (SBAS networks: a
+// few nonzeros a row, DesignFactors::banded_gram) in band form, summed over
+// its rows' nonzeros, its Cholesky U^T U and solves with it: M w² flops
+// where the dense form takes |V| M².
+
+#include "engine/factors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+namespace cubesolve::detail {
+
+struct BandGram {
+  std::size_t m = 0, w = 0;  // order and bandwidth
+  /// (w + 1, m) column-major: entry (i, j), j - w <= i <= j, at (w + i - j) + j (w + 1).
+  std::vector<double> b;
+
+  double& at(std::size_t i, std::size_t j) { return b[(w + i - j) + j * (w + 1)]; }
+  double at(std::size_t i, std::size_t j) const { return b[(w + i - j) + j * (w + 1)]; }
+
+  /// Σ_k weight[k] a_r a_r^T over the rows r = rows[k], k < nv.
+  void assemble(const DesignFactors& f, const int* rows, const double* weight, std::size_t nv) {
+    m = f.m;
+    w = f.band;
+    b.assign((w + 1) * m, 0.0);
+    for (std::size_t k = 0; k < nv; ++k) {
+      const auto r = static_cast<std::size_t>(rows[k]);
+      for (std::size_t p = f.row_start[r]; p < f.row_start[r + 1]; ++p)
+        for (std::size_t q = p; q < f.row_start[r + 1]; ++q) {
+          const std::size_t i = std::min(f.nz_col[p], f.nz_col[q]), j = std::max(f.nz_col[p], f.nz_col[q]);
+          at(i, j) += weight[k] * f.nz_val[p] * f.nz_val[q] * (p == q || f.nz_col[p] != f.nz_col[q] ? 1.0 : 2.0);
+        }
+    }
+  }
+
+  /// U in place; false where a pivot is not positive.
+  bool factor() {
+    for (std::size_t j = 0; j < m; ++j) {
+      const std::size_t lo = j > w ? j - w : 0;
+      for (std::size_t i = lo; i <= j; ++i) {
+        double v = at(i, j);
+        for (std::size_t k = std::max(lo, i > w ? i - w : 0); k < i; ++k) v -= at(k, i) * at(k, j);
+        if (i < j) at(i, j) = v / at(i, i);
+        else if (!(v > 0)) return false;
+        else at(j, j) = std::sqrt(v);
+      }
+    }
+    return true;
+  }
+
+  /// x <- (U^T U)^-1 x.
+  void solve(double* x) const {
+    for (std::size_t j = 0; j < m; ++j) {  // U^T t = x
+      for (std::size_t k = j > w ? j - w : 0; k < j; ++k) x[j] -= at(k, j) * x[k];
+      x[j] /= at(j, j);
+    }
+    for (std::size_t j = m; j-- > 0;) {  // U x = t
+      for (std::size_t k = j + 1; k <= std::min(j + w, m - 1); ++k) x[j] -= at(j, k) * x[k];
+      x[j] /= at(j, j);
+    }
+  }
+};
+
+}  // namespace cubesolve::detail
