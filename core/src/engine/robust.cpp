@@ -62,6 +62,7 @@ namespace detail {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int kNetworkReweightings = 3;  // L1's reweightings before the vertex on a network
 
 /// One pixel's robust problem in full-rank coordinates, and its solver.
 class RobustPixel {
@@ -167,13 +168,7 @@ private:
   void residuals() {
     f_.assign(n_, 0.0);
     if (band_f_) {  // over the rows' nonzeros
-      const DesignFactors& f = *band_f_;
-      for (std::size_t i = 0; i < n_; ++i) {
-        const auto row = static_cast<std::size_t>(rows_[i]);
-        double v = 0;
-        for (std::size_t p = f.row_start[row]; p < f.row_start[row + 1]; ++p) v += f.nz_val[p] * z_[f.nz_col[p]];
-        f_[i] = v * sw_[i] - c_[i];
-      }
+      for (std::size_t i = 0; i < n_; ++i) f_[i] = row_dot(i, z_) - c_[i];
       return;
     }
     for (std::size_t i = 0; i < n_; ++i) f_[i] = -c_[i];
@@ -243,7 +238,10 @@ private:
     zero_ = 1e-12 * std::max(scale, 1e-300);
     std::vector<double> g(n_);
     int it = 0;
-    for (; it < std::min(o_.max_iterations, 20); ++it) {  // near the optimum
+    // Near the optimum; on a network, whose simplex steps walk its tree in
+    // O(M), fewer reweightings and more steps cost less.
+    const int warm = band_f_ && band_f_->network() ? kNetworkReweightings : 20;
+    for (; it < std::min(o_.max_iterations, warm); ++it) {
       for (std::size_t i = 0; i < n_; ++i) g[i] = 1.0 / std::max(std::fabs(f_[i]), eps);
       if (!reweighted(g)) break;
       residuals();
@@ -367,8 +365,32 @@ private:
     return s_.size() == r_;
   }
 
-  /// Factors B_S (LU); false where it is singular.
+  /// b_i v and v += alpha b_i, over the row's nonzeros on a banded design.
+  double row_dot(std::size_t i, const std::vector<double>& v) const {
+    double sum = 0;
+    if (band_f_) {
+      const auto row = static_cast<std::size_t>(rows_[i]);
+      for (std::size_t p = band_f_->row_start[row]; p < band_f_->row_start[row + 1]; ++p) sum += band_f_->nz_val[p] * v[band_f_->nz_col[p]];
+      return sum * sw_[i];
+    }
+    for (std::size_t c = 0; c < r_; ++c) sum += b_[i + c * n_] * v[c];
+    return sum;
+  }
+  void row_axpy(std::size_t i, double alpha, std::vector<double>& v) const {
+    if (band_f_) {
+      const auto row = static_cast<std::size_t>(rows_[i]);
+      for (std::size_t p = band_f_->row_start[row]; p < band_f_->row_start[row + 1]; ++p)
+        v[band_f_->nz_col[p]] += alpha * sw_[i] * band_f_->nz_val[p];
+      return;
+    }
+    for (std::size_t c = 0; c < r_; ++c) v[c] += alpha * b_[i + c * n_];
+  }
+
+  /// Factors B_S (LU); false where it is singular. A network's S is a
+  /// spanning tree of dates 0..M: kept as its edges in breadth-first order
+  /// from date 0 instead, for solves in O(M).
   bool factor_s() {
+    if (band_f_ && band_f_->network()) return factor_tree();
     lu_.assign(r_ * r_, 0.0);
     for (std::size_t a = 0; a < r_; ++a)
       for (std::size_t c = 0; c < r_; ++c) lu_[a + c * r_] = b_[s_[a] + c * n_];
@@ -378,8 +400,69 @@ private:
     dgetrf_(&n, &n, lu_.data(), &n, piv_.data(), &info);
     return info == 0;
   }
+  /// In the dates' phases φ (φ_0 = 0; z_j = null_to_j φ_j+1 - null_from_j φ_j),
+  /// row i of a network is a_i (φ_to - φ_from), a_i its weight times its
+  /// nonzero at to - 1 over null_to there: B_S = E K^-1 with E the tree's
+  /// scaled incidence.
+  bool factor_tree() {
+    const DesignFactors& f = *band_f_;
+    const std::size_t nodes = f.m + 1;
+    edge_.resize(r_);
+    for (std::size_t a = 0; a < r_; ++a) {
+      const std::size_t i = s_[a], row = static_cast<std::size_t>(rows_[i]);
+      if (f.link_to[row] < 0) return false;
+      const auto to = static_cast<std::size_t>(f.link_to[row]);
+      edge_[a] = {static_cast<std::size_t>(f.link_from[row]), to, sw_[i] * f.nz_val[f.row_start[row + 1] - 1] * f.null_to[to - 1]};
+    }
+    // Breadth-first from date 0 over the edges (adjacency by counting sort).
+    start_.assign(nodes + 1, 0);
+    for (const Edge& e : edge_) ++start_[e.from + 1], ++start_[e.to + 1];
+    for (std::size_t k = 0; k < nodes; ++k) start_[k + 1] += start_[k];
+    adjacent_.resize(2 * r_);
+    fill_.assign(start_.begin(), start_.end() - 1);
+    for (std::size_t a = 0; a < r_; ++a) adjacent_[fill_[edge_[a].from]++] = adjacent_[fill_[edge_[a].to]++] = a;
+    order_.assign(1, 0);
+    parent_.assign(nodes, r_);  // the edge to each date's parent; r_: none yet
+    for (std::size_t q = 0; q < order_.size(); ++q) {
+      const std::size_t k = order_[q];
+      for (std::size_t x = start_[k]; x < start_[k + 1]; ++x) {
+        const std::size_t a = adjacent_[x], other = edge_[a].from == k ? edge_[a].to : edge_[a].from;
+        if (other == 0 || parent_[other] != r_ || !(edge_[a].coef != 0)) continue;
+        parent_[other] = a;
+        order_.push_back(other);
+      }
+    }
+    return order_.size() == nodes;
+  }
+
+  void solve_tree(std::vector<double>& rhs, bool transposed) {
+    const DesignFactors& f = *band_f_;
+    const std::size_t M = f.m;
+    phi_.assign(M + 1, 0.0);
+    if (!transposed) {  // E φ = rhs from date 0 out, then z = K φ
+      for (std::size_t q = 1; q <= M; ++q) {
+        const std::size_t k = order_[q], a = parent_[k];
+        const Edge& e = edge_[a];
+        phi_[k] = k == e.to ? phi_[e.from] + rhs[a] / e.coef : phi_[e.to] - rhs[a] / e.coef;
+      }
+      for (std::size_t j = 0; j < M; ++j) rhs[j] = f.null_to[j] * phi_[j + 1] - f.null_from[j] * phi_[j];
+      return;
+    }
+    // E^T u = K^T rhs, from the leaves in: each date's balance gives its parent edge.
+    for (std::size_t k = 1; k <= M; ++k) phi_[k] = f.null_to[k - 1] * rhs[k - 1] - (k < M ? f.null_from[k] * rhs[k] : 0.0);
+    for (std::size_t q = M; q >= 1; --q) {
+      const std::size_t k = order_[q], a = parent_[k];
+      const Edge& e = edge_[a];
+      const double u = phi_[k] / (k == e.to ? e.coef : -e.coef);
+      const std::size_t p = k == e.to ? e.from : e.to;
+      phi_[p] -= (p == e.to ? e.coef : -e.coef) * u;
+      rhs[a] = u;
+    }
+  }
+
   /// Solves B_S^T u = rhs (transposed) or B_S z = rhs in place, B_S factored.
-  void solve_s(std::vector<double>& rhs, bool transposed) const {
+  void solve_s(std::vector<double>& rhs, bool transposed) {
+    if (band_f_ && band_f_->network()) return solve_tree(rhs, transposed);
     int info = 0;
     const int n = static_cast<int>(r_), one = 1;
     dgetrs_(transposed ? "T" : "N", &n, &one, lu_.data(), &n, piv_.data(), rhs.data(), &n, &info, 1);
@@ -399,11 +482,8 @@ private:
     in_s_.assign(n_, 0);
     for (std::size_t a = 0; a < r_; ++a) in_s_[s_[a]] = 1;
     std::vector<double> u(r_, 0.0);  // -g
-    for (std::size_t i = 0; i < n_; ++i) {
-      if (in_s_[i] || f_[i] == 0) continue;
-      const double sg = f_[i] > 0 ? 1.0 : -1.0;
-      for (std::size_t c = 0; c < r_; ++c) u[c] -= sg * b_[i + c * n_];
-    }
+    for (std::size_t i = 0; i < n_; ++i)
+      if (!in_s_[i] && f_[i] != 0) row_axpy(i, f_[i] > 0 ? -1.0 : 1.0, u);
     solve_s(u, true);
     // Bland's rule against cycling on degenerate vertices: the row of S of
     // least index whose multiplier exceeds 1 leaves.
@@ -427,8 +507,7 @@ private:
     double slope = 1;
     for (std::size_t i = 0; i < n_; ++i) {
       if (in_s_[i]) continue;
-      double ci = 0;
-      for (std::size_t c = 0; c < r_; ++c) ci += b_[i + c * n_] * d[c];
+      const double ci = row_dot(i, d);
       if (std::fabs(ci) <= 1e-14 * (1 + std::fabs(u[k]))) continue;
       if (f_[i] == 0) {
         slope -= std::fabs(ci);
@@ -458,6 +537,13 @@ private:
   const DesignFactors* band_f_ = nullptr;  // a banded design's, where the pixel has full rank
   std::vector<int> rows_;
   std::vector<std::size_t> root_;
+  struct Edge {
+    std::size_t from, to;
+    double coef;
+  };
+  std::vector<Edge> edge_;                                   // S's rows as tree edges
+  std::vector<std::size_t> start_, fill_, adjacent_, order_, parent_;  // the tree by dates, breadth-first
+  std::vector<double> phi_;
   std::vector<double> sw_, weight_;
   BandGram band_;
   std::vector<std::size_t> s_;
