@@ -77,21 +77,25 @@ public:
     m_ = M;
     c_.resize(n);
     for (std::size_t i = 0; i < n; ++i) c_[i] = y[i] * sw[i];
+    r_ = static_cast<std::size_t>(std::max(rank, 0));
+    // A banded design (an SBAS network): each reweighted system in band
+    // form; a network's vertices as spanning trees, B never formed densely.
+    const DesignFactors& f = design.factors();
+    band_f_ = r_ == M && f.banded_gram && !f.row_start.empty() ? &f : nullptr;
+    tree_ = band_f_ && f.network();
+    if (band_f_) {
+      rows_.assign(rows, rows + n);
+      sw_.assign(sw, sw + n);
+    }
+    q_.clear();
+    if (tree_) return true;
     a_.resize(n * M);  // column-major (n, M)
     for (std::size_t j = 0; j < M; ++j)
       for (std::size_t i = 0; i < n; ++i) a_[i + j * n] = design(static_cast<std::size_t>(rows[i]), j) * sw[i];
-    r_ = static_cast<std::size_t>(std::max(rank, 0));
     if (r_ == M) {
       b_ = a_;
-      q_.clear();
-      // A banded design (an SBAS network): each reweighted system in band form.
-      const DesignFactors& f = design.factors();
-      band_f_ = f.banded_gram && !f.row_start.empty() ? &f : nullptr;
-      rows_.assign(rows, rows + n);
-      sw_.assign(sw, sw + n);
       return true;
     }
-    band_f_ = nullptr;
     // Q: the first r right singular vectors of the pixel's weighted rows.
     std::vector<double> work = a_, s(std::min(n, M)), u(n * std::min(n, M)), vt(std::min(n, M) * M);
     if (lapack::svd(static_cast<int>(n), static_cast<int>(M), work.data(), s.data(), u.data(), vt.data()) != 0) return false;
@@ -240,7 +244,7 @@ private:
     int it = 0;
     // Near the optimum; on a network, whose simplex steps walk its tree in
     // O(M), fewer reweightings and more steps cost less.
-    const int warm = band_f_ && band_f_->network() ? kNetworkReweightings : 20;
+    const int warm = tree_ ? kNetworkReweightings : 20;
     for (; it < std::min(o_.max_iterations, warm); ++it) {
       for (std::size_t i = 0; i < n_; ++i) g[i] = 1.0 / std::max(std::fabs(f_[i]), eps);
       if (!reweighted(g)) break;
@@ -284,7 +288,8 @@ private:
   int l1_gap(int it, double eps) {
     std::vector<double> ones(n_, 1.0), g(n_);
     const std::vector<double> from = z_;
-    if (!reweighted(ones)) return -1;  // for B^T B's factor, left in gram_
+    if (!reweighted(ones)) return -1;  // for B^T B's factor, left in band_ or gram_
+    const BandGram band = band_;
     const std::vector<double> factor = gram_;
     z_ = from;
     for (; it < o_.max_iterations; ++it) {
@@ -295,12 +300,12 @@ private:
         obj += std::fabs(f_[i]);
         u[i] = f_[i] / std::max(std::fabs(f_[i]), eps);
       }
-      for (std::size_t c = 0; c < r_; ++c)
-        for (std::size_t i = 0; i < n_; ++i) bu[c] += b_[i + c * n_] * u[i];
-      lapack::cholesky_upper_solve(static_cast<int>(r_), factor.data(), static_cast<int>(r_), bu.data());
+      for (std::size_t i = 0; i < n_; ++i) row_axpy(i, u[i], bu);
+      if (band_f_) band.solve(bu.data());
+      else lapack::cholesky_upper_solve(static_cast<int>(r_), factor.data(), static_cast<int>(r_), bu.data());
       double top = 1, lower = 0;
       for (std::size_t i = 0; i < n_; ++i) {
-        for (std::size_t c = 0; c < r_; ++c) u[i] -= b_[i + c * n_] * bu[c];
+        u[i] -= row_dot(i, bu);
         top = std::max(top, std::fabs(u[i]));
       }
       for (std::size_t i = 0; i < n_; ++i) lower -= u[i] / top * c_[i];
@@ -317,7 +322,7 @@ private:
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return std::fabs(f_[a]) < std::fabs(f_[b]); });
     s_.clear();
-    if (band_f_ && band_f_->network()) return spanning_vertex(order);
+    if (tree_) return spanning_vertex(order);
     std::vector<double> basis;  // orthonormal, r-vectors
     double largest = 0;
     for (std::size_t i = 0; i < n_; ++i)
@@ -390,7 +395,7 @@ private:
   /// spanning tree of dates 0..M: kept as its edges in breadth-first order
   /// from date 0 instead, for solves in O(M).
   bool factor_s() {
-    if (band_f_ && band_f_->network()) return factor_tree();
+    if (tree_) return factor_tree();
     lu_.assign(r_ * r_, 0.0);
     for (std::size_t a = 0; a < r_; ++a)
       for (std::size_t c = 0; c < r_; ++c) lu_[a + c * r_] = b_[s_[a] + c * n_];
@@ -462,7 +467,7 @@ private:
 
   /// Solves B_S^T u = rhs (transposed) or B_S z = rhs in place, B_S factored.
   void solve_s(std::vector<double>& rhs, bool transposed) {
-    if (band_f_ && band_f_->network()) return solve_tree(rhs, transposed);
+    if (tree_) return solve_tree(rhs, transposed);
     int info = 0;
     const int n = static_cast<int>(r_), one = 1;
     dgetrs_(transposed ? "T" : "N", &n, &one, lu_.data(), &n, piv_.data(), rhs.data(), &n, &info, 1);
@@ -535,6 +540,7 @@ private:
   std::vector<double> a_, b_, c_, q_, z_, f_, gram_, rhs_, lu_, scaled_;
   std::vector<int> piv_;
   const DesignFactors* band_f_ = nullptr;  // a banded design's, where the pixel has full rank
+  bool tree_ = false;                      // ... and a network's: vertices are spanning trees
   std::vector<int> rows_;
   std::vector<std::size_t> root_;
   struct Edge {
