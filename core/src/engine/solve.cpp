@@ -239,10 +239,12 @@ SolveResult solve(const Array& cube, const Design& design, const Array* weights,
       r.x = std::move(x);
     }
   } else {
-    const double mid = options.std_errors && options.covariance ? 0.9 : 1.0;
-    if (options.std_errors) r.std_error = standard_errors(cube, design, weights, r, options, {}, part(progress, 0.8, mid));
-    if (options.covariance)
-      r.covariance = covariances(cube, design, weights, r, options, {}, part(progress, options.std_errors ? mid : 0.8, 1.0));
+    if (options.covariance) {  // the errors from its diagonal
+      r.covariance = covariances(cube, design, weights, r, options, {}, part(progress, 0.8, 1.0));
+      if (options.std_errors) r.std_error = covariance_errors(r.covariance, design.cols());
+    } else {
+      r.std_error = standard_errors(cube, design, weights, r, options, {}, part(progress, 0.8, 1.0));
+    }
   }
   r.engine_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;

@@ -352,4 +352,12 @@ Array covariances(const Array& cube, const Design& design, const Array* weights,
   return uncertainty(cube, design, weights, r, options, intervals, progress, true);
 }
 
+Array covariance_errors(const Array& covariance, std::size_t M) {
+  const std::size_t P = covariance.dim(1) * covariance.dim(2);
+  Array out = Array::uninitialized(covariance.dtype(), {M, covariance.dim(1), covariance.dim(2)});
+  for (std::size_t j = 0, at = 0; j < M; at += M - j, ++j)  // C_jj: row j's first entry of the upper triangle
+    for (std::size_t p = 0; p < P; ++p) out.set(j * P + p, std::sqrt(covariance.value(at * P + p)));
+  return out;
+}
+
 }  // namespace cubesolve

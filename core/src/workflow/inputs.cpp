@@ -84,8 +84,10 @@ SolveOptions Inputs::engine_options(const SolveOptions& options) const {
 }
 
 void Inputs::finish(SolveResult& r, const Array& rows, const Array* rows_weights, const SolveOptions& options, std::size_t r0) const {
-  if (options.std_errors && !intervals.empty()) r.std_error = standard_errors(rows, design, rows_weights, r, options, intervals);
   if (options.covariance && !intervals.empty()) r.covariance = covariances(rows, design, rows_weights, r, options, intervals);
+  if (options.std_errors && !intervals.empty())
+    r.std_error = options.covariance ? covariance_errors(r.covariance, design.cols())
+                                     : standard_errors(rows, design, rows_weights, r, options, intervals);
   to_series(r.x);
   if (stack && options.residuals) r.temporal_coherence = temporal_coherence(residual_cube(rows, model_cube(x_design(), r.x)));
   mark_reference(r0, r);

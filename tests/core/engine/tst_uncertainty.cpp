@@ -99,7 +99,7 @@ double worst_error(const Case& k, const SolveResult& r, const Array& se, double 
 
 /// The same for r's packed covariances (each relative to the pixel's largest
 /// variance), against s² C.
-double worst_covariance(const Case& k, const SolveResult& r) {
+double worst_covariance(const Case& k, const SolveResult& r, const Array& covariance) {
   const std::size_t P = k.h * k.w, M = k.m;
   double worst = 0;
   for (std::size_t p = 0; p < P; ++p) {
@@ -109,7 +109,7 @@ double worst_covariance(const Case& k, const SolveResult& r) {
     for (std::size_t j = 0; j < M; ++j) scale = std::max(scale, cov.s2 * cov.c[j * M + j]);
     for (std::size_t i = 0, at = 0; i < M; ++i)
       for (std::size_t j = i; j < M; ++j, ++at) {
-        const double v = r.covariance.value(at * P + p);
+        const double v = covariance.value(at * P + p);
         if (none != std::isnan(v)) return HUGE_VAL;
         if (!none) worst = std::max(worst, std::fabs(v - cov.s2 * cov.c[i * M + j]) / scale);
       }
@@ -175,17 +175,26 @@ private slots:
     for (std::size_t i = 0; i < k.a.size(); ++i) a.set(i, k.a[i]);
     SolveOptions o;
     o.std_errors = true;
-    o.covariance = ridge == 0;
     o.ridge = ridge;
     o.output = DType::Float64;
-    const SolveResult r = solve(cube, Design(a), k.wt.empty() ? nullptr : &wts, o);
+    const Design matrix(a);
+    const SolveResult r = solve(cube, matrix, k.wt.empty() ? nullptr : &wts, o);
     QCOMPARE(r.std_error.shape(), (Shape{k.m, k.h, k.w}));
     const double worst = worst_error(k, r, r.std_error, ridge);
     QVERIFY2(worst <= 1e-9, qPrintable(QString("largest relative difference %1").arg(worst)));
-    if (o.covariance) {  // the whole matrix, packed; its diagonal the errors' squares
-      QCOMPARE(r.covariance.shape(), (Shape{k.m * (k.m + 1) / 2, k.h, k.w}));
-      const double off = worst_covariance(k, r);
+    if (ridge == 0) {  // the whole matrix, packed (by the SVD, apart from the errors' paths)
+      const Array cov = covariances(cube, matrix, k.wt.empty() ? nullptr : &wts, r, o);
+      QCOMPARE(cov.shape(), (Shape{k.m * (k.m + 1) / 2, k.h, k.w}));
+      const double off = worst_covariance(k, r, cov);
       QVERIFY2(off <= 1e-9, qPrintable(QString("covariance: largest difference %1 of the largest variance").arg(off)));
+      // asked for together, the errors are its diagonal's roots
+      SolveOptions both = o;
+      both.covariance = true;
+      const SolveResult rb = solve(cube, matrix, k.wt.empty() ? nullptr : &wts, both);
+      const Array roots = covariance_errors(rb.covariance, k.m);
+      for (std::size_t i = 0; i < roots.size(); ++i)
+        QVERIFY(roots.value(i) == rb.std_error.value(i) || (std::isnan(roots.value(i)) && std::isnan(rb.std_error.value(i))));
+      QVERIFY(worst_error(k, rb, rb.std_error, 0.0) <= 1e-9);
     }
     std::size_t solved = r.count(PixelStatus::Ok) + r.count(PixelStatus::MinNorm), with = 0;
     for (std::size_t p = 0; p < k.h * k.w; ++p) with += std::isfinite(r.std_error.value(p));

@@ -217,6 +217,10 @@ Array standard_errors(const Array& cube, const Design& design, const Array* weig
 Array covariances(const Array& cube, const Design& design, const Array* weights, const SolveResult& r,
                   const SolveOptions& options, const std::vector<double>& intervals = {},
                   const Progress& progress = {});
+/// The standard errors a packed covariance (M(M+1)/2, H, W) holds: the
+/// square roots of its diagonal, (M, H, W) in its type. With both asked
+/// for, one pass gives both.
+Array covariance_errors(const Array& covariance, std::size_t M);
 
 /// Checks that `cube` is a float32/float64 cube (N, H, W); `name` (usually
 /// its path) leads the message. Throws InputError.
