@@ -212,16 +212,15 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
       std::vector<std::string> names;
       const bool channels = part == ResultPart::X || part == ResultPart::StdError;
       const std::vector<std::string>& named = channels ? paths.x_names : paths.y_names;
-      for (std::size_t b = 0; b < bands; ++b)
-        names.push_back(bands == 1 && !channels ? part_name(part)
-                        : named.size() == bands             ? named[b]
-                                                            : part_name(part) + std::to_string(b));
+      auto channel = [&](std::size_t c) { return paths.x_names.size() == M ? paths.x_names[c] : "x" + std::to_string(c); };
       if (part == ResultPart::Covariance)  // cov(a, b) for the band of unknowns a <= b
-        for (std::size_t i = 0, b = 0; i < M; ++i)
-          for (std::size_t j = i; j < M; ++j, ++b) {
-            auto name = [&](std::size_t c) { return paths.x_names.size() == M ? paths.x_names[c] : "x" + std::to_string(c); };
-            names[b] = "cov(" + name(i) + ", " + name(j) + ")";
-          }
+        for (std::size_t i = 0; i < M; ++i)
+          for (std::size_t j = i; j < M; ++j) names.push_back("cov(" + channel(i) + ", " + channel(j) + ")");
+      else
+        for (std::size_t b = 0; b < bands; ++b)
+          names.push_back(bands == 1 && !channels ? part_name(part)
+                          : named.size() == bands             ? named[b]
+                                                              : part_name(part) + std::to_string(b));
       GeoReference described = geo;
       for (const auto& [key, value] : paths.provenance) described.metadata.emplace_back("CUBESOLVE_" + upper(key), value);
       targets_.push_back({part, geotiff_writer(temp, {bands, H, W}, described, names, path)});
