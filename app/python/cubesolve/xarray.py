@@ -222,12 +222,12 @@ def _polyfit(obj: Union[xr.DataArray, xr.Dataset], dim: Hashable, deg: int, rcon
     x = _numeric_coordinate(obj, dim)
     true_dim = _true_dim(obj, dim)
     order = int(deg) + 1
-    lhs = np.vander(x, order)
+    vander = np.vander(x, order)
     if w is not None:
-        w = _row_scale(obj.coords[w] if isinstance(w, str) else w, lhs.shape[0], "w")
-        lhs = lhs * w[:, None]
+        w = _row_scale(obj.coords[w] if isinstance(w, str) else w, vander.shape[0], "w")
+    lhs = vander if w is None else vander * w[:, None]
     scale = np.sqrt((lhs * lhs).sum(axis=0))  # as xarray: weighted columns of unit norm
-    base = np.vander(x, order) / scale          # the engine scales its rows by w
+    base = vander / scale                       # the engine scales its rows by w
     lhs = lhs / scale
     degree_dim = "degree"
     while degree_dim in obj.dims:
