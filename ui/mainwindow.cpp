@@ -320,6 +320,7 @@ MainWindow::View MainWindow::currentView() const {
 }
 
 void MainWindow::showLayer(Layer layer, int channel) { result_->show(layer, channel); }
+void MainWindow::setColours(Layer layer, Colormap map, bool reversed) { result_->setColours(layer, map, reversed); }
 void MainWindow::showGaps(bool mask, int band) { gaps_->show(mask, band); }
 void MainWindow::selectGroupBin(int bin) { groups_->selectBin(bin); }
 

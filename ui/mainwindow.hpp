@@ -71,6 +71,8 @@ public:
   void showView(View view);
   View currentView() const;
   void showLayer(Layer layer, int channel);
+  /// The colour map `layer` is drawn in (from its other end when `reversed`).
+  void setColours(Layer layer, Colormap map, bool reversed);
   Layer resultLayer() const { return result_->layer(); }
   int resultChannel() const { return result_->channel(); }
   /// The gaps view: the valid-count map, or (mask) one observation's mask.

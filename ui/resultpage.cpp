@@ -251,8 +251,14 @@ QHBoxLayout* ResultPage::buildScaleBar() {
   auto* scale = new QHBoxLayout;
   colormap_ = new QComboBox;
   colormap_->setObjectName("colormap");
-  colormap_->setToolTip(tr("The colour map of this layer; Auto: diverging for signed values"));
-  colormap_->addItems({tr("Auto colours"), tr("viridis"), tr("rdbu (diverging)"), tr("twilight (cyclic, phase)"), tr("grey")});
+  colormap_->setToolTip(tr("The colour map of this layer: sequential, diverging (symmetric about 0 with Auto range) "
+                             "or cyclic; Auto: diverging for signed values. Sources: resources/colormaps"));
+  colormap_->addItem(tr("Auto colours"), -1);  // sequential, diverging for signed values, cyclic for phase
+  for (const auto kind : {ColormapKind::Sequential, ColormapKind::Diverging, ColormapKind::Cyclic}) {
+    colormap_->insertSeparator(colormap_->count());
+    for (int k = 0; k < kColormapCount; ++k)
+      if (colormap_kind(static_cast<Colormap>(k)) == kind) colormap_->addItem(colormap_name(static_cast<Colormap>(k)), k);
+  }
   reversed_ = new QCheckBox(tr("Reversed"));
   reversed_->setObjectName("reversed");
   reversed_->setToolTip(tr("The colour map from its other end"));
@@ -305,7 +311,8 @@ void ResultPage::loadSettings() {
   for (std::size_t k = 0; k < views_.size(); ++k) {
     const QString key = QString("view/layer%1/").arg(k);
     LayerView& v = views_[k];
-    v.colormap = std::clamp(settings.value(key + "colormap", 0).toInt(), 0, colormap_->count() - 1);
+    const auto map = colormap_by_name(settings.value(key + "colormap").toString().toStdString());
+    v.colormap = map ? static_cast<int>(*map) : -1;
     v.reversed = settings.value(key + "reversed", false).toBool();
     v.auto_range = settings.value(key + "auto_range", true).toBool();
     v.lo = settings.value(key + "lo", 0.0).toDouble();
@@ -337,9 +344,17 @@ void ResultPage::show(Layer layer, int channel) {
   update();
 }
 
+void ResultPage::setColours(Layer layer, Colormap map, bool reversed) {
+  LayerView& v = views_[static_cast<std::size_t>(layer)];
+  v.colormap = static_cast<int>(map);
+  v.reversed = reversed;
+  saveSettings();
+  if (layer == this->layer()) showSettings();
+}
+
 void ResultPage::settingsChanged() {
   LayerView& v = views_[static_cast<std::size_t>(layer())];
-  v.colormap = colormap_->currentIndex();
+  v.colormap = colormap_->currentData().toInt();
   v.reversed = reversed_->isChecked();
   v.auto_range = auto_range_->isChecked();
   range_lo_->setEnabled(!v.auto_range);
@@ -357,7 +372,7 @@ void ResultPage::saveSettings() const {
   for (std::size_t k = 0; k < views_.size(); ++k) {
     const QString key = QString("view/layer%1/").arg(k);
     const LayerView& v = views_[k];
-    settings.setValue(key + "colormap", v.colormap);
+    settings.setValue(key + "colormap", v.colormap < 0 ? QString() : QString(colormap_name(static_cast<Colormap>(v.colormap))));
     settings.setValue(key + "reversed", v.reversed);
     settings.setValue(key + "auto_range", v.auto_range);
     settings.setValue(key + "lo", v.lo);
@@ -368,7 +383,7 @@ void ResultPage::saveSettings() const {
 void ResultPage::showSettings() {
   const LayerView& v = views_[static_cast<std::size_t>(layer())];
   const QSignalBlocker b1(colormap_), b2(reversed_), b3(auto_range_), b4(range_lo_), b5(range_hi_);
-  colormap_->setCurrentIndex(v.colormap);
+  colormap_->setCurrentIndex(std::max(0, colormap_->findData(v.colormap)));
   reversed_->setChecked(v.reversed);
   auto_range_->setChecked(v.auto_range);
   range_lo_->setEnabled(!v.auto_range);
@@ -380,9 +395,11 @@ void ResultPage::showSettings() {
 
 ColorScale ResultPage::scale(Layer L, const std::vector<double>& v) const {
   const LayerView& lv = views_[static_cast<std::size_t>(L)];
-  static const Colormap kMaps[] = {Colormap::Viridis, Colormap::Viridis, Colormap::RdBu, Colormap::Twilight, Colormap::Grey};
   ColorScale scale;
-  scale.map = lv.colormap > 0 ? kMaps[lv.colormap] : L == Layer::Peak ? Colormap::Twilight : entry(L).is_signed ? Colormap::RdBu : Colormap::Viridis;
+  scale.map = lv.colormap >= 0 ? static_cast<Colormap>(lv.colormap)
+              : L == Layer::Peak ? Colormap::Twilight
+              : entry(L).is_signed ? Colormap::RdBu
+                                   : Colormap::Viridis;
   scale.reversed = lv.reversed;
   const auto design = doc_->design();
   if (L == Layer::Status) {
@@ -392,7 +409,7 @@ ColorScale ResultPage::scale(Layer L, const std::vector<double>& v) const {
     scale.lo = 0;
     scale.hi = design ? static_cast<double>(design->cols()) : 1;
   } else if (lv.auto_range) {
-    std::tie(scale.lo, scale.hi) = robust_range(v.data(), v.size(), scale.map == Colormap::RdBu);
+    std::tie(scale.lo, scale.hi) = robust_range(v.data(), v.size(), colormap_kind(scale.map) == ColormapKind::Diverging);
   } else {
     scale.lo = lv.lo;
     scale.hi = lv.hi;

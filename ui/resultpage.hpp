@@ -60,6 +60,8 @@ public:
   /// rank, status, velocity), and the layer of a name.
   static QString layerName(Layer layer);
   static std::optional<Layer> layerNamed(const QString& name);
+  /// Draws `layer` in `map` (from its other end when `reversed`).
+  void setColours(Layer layer, Colormap map, bool reversed);
   /// Whether `layer` takes its range from the values (2-98 %).
   bool autoRange(Layer layer) const { return views_[static_cast<std::size_t>(layer)].auto_range; }
   void update();
@@ -81,7 +83,7 @@ private:
 
   /// Each layer's colours and range.
   struct LayerView {
-    int colormap = 0;  // 0: automatic (diverging for signed data)
+    int colormap = -1;  // a Colormap; -1: automatic (diverging for signed data, cyclic for phase)
     bool reversed = false, auto_range = true;
     double lo = 0, hi = 1;
   };

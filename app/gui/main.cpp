@@ -41,6 +41,8 @@ struct Options {
   QCommandLineOption pin{"pin", "Pixel to pin for comparison once read (repeatable): marked on every map, its series in the inspector.", "Y,X"};
   QCommandLineOption unit{"unit", "A MintPy stack's phase shown as line-of-sight displacement in mm (default), cm or m, or as radian.", "UNIT"};
   QCommandLineOption layer{"layer", "Result layer to show: solution, model, residual-rms, rank, status, velocity, amplitude, peak, stderr, temporal-coherence, objective, iterations or velocity-std.", "NAME"};
+  QCommandLineOption colormap{"colormap", "Colour map of the layer shown: viridis, cividis, batlow, grey (sequential), rdbu, vik, roma, broc, "
+                              "balance (diverging), twilight, romaO, brocO (cyclic); NAME_r reversed.", "NAME"};
   QCommandLineOption channel{"channel", "Channel of the layer to show: its index, or a date YYYYMMDD of the time series.", "K|YYYYMMDD"};
   QCommandLineOption exports{"export", "After solving, write a layer (solution, model, residual-rms, rank, status, velocity, amplitude, peak) to FILE: "
                                        ".tif or .npy every channel as data in the unit shown, .png the channel shown as a figure "
@@ -78,7 +80,7 @@ struct Options {
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy or a raster; DESIGN .npy, .csv, or built: sbas, poly:D, harmonic:K[:P])",
                                  "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, channel, exports, export_ts, export_chart, chart_size, pairs, times, ref_date, bench_resolve, std_errors});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, colormap, channel, exports, export_ts, export_chart, chart_size, pairs, times, ref_date, bench_resolve, std_errors});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -158,6 +160,8 @@ void quitOnFailure(MainWindow& window) {
 /// What a command line asks to be shown and written once solved.
 struct Script {
   std::optional<MainWindow::Layer> layer;
+  std::optional<cubesolve::Colormap> colormap;  // --colormap
+  bool reversed = false;
   QString channel;
   std::vector<std::pair<int, int>> pins;
   std::vector<std::pair<MainWindow::Layer, QString>> layer_files;  // --export LAYER=FILE
@@ -180,6 +184,14 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
   const QByteArray layers = ("--layer: expected " + list).toUtf8(), layer_files = ("--export: expected LAYER=FILE with LAYER " + list).toUtf8();
   if (parser.isSet(o.layer) && !(s.layer = cubesolve::ui::ResultPage::layerNamed(parser.value(o.layer))))
     return refuse(layers.constData(), parser.value(o.layer));
+  if (parser.isSet(o.colormap)) {
+    QString name = parser.value(o.colormap);
+    s.reversed = name.endsWith("_r");
+    if (s.reversed) name.chop(2);
+    if (!(s.colormap = cubesolve::colormap_by_name(name.toStdString())))
+      return refuse("--colormap: expected viridis, cividis, batlow, grey, rdbu, vik, roma, broc, balance, twilight, romaO or brocO "
+                    "(_r reversed)", parser.value(o.colormap));
+  }
   s.channel = parser.value(o.channel);
   for (const QString& p : parser.values(o.pin)) {
     const QStringList yx = p.split(',');
@@ -293,6 +305,7 @@ int main(int argc, char** argv) {
     else window.selectPixel(window.resultView()->imageHeight() / 2, window.resultView()->imageWidth() / 2);
   };
   if (parser.isSet(o.pixel)) QObject::connect(&window, &MainWindow::solveFinished, &window, select);
+  if (script->colormap) window.setColours(script->layer.value_or(MainWindow::Layer::Solution), *script->colormap, script->reversed);
   if (script->layer || !script->channel.isEmpty()) showAsAsked(window, *script);
   if (!script->pins.empty())
     QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, pins = script->pins] { window.document().setPins(pins); });

@@ -27,7 +27,8 @@ private slots:
       emit rcond->editingFinished();
       w.findChild<QComboBox*>("device")->setCurrentIndex(w.findChild<QComboBox*>("device")->findData("cpu"));
       w.showLayer(MainWindow::Layer::Solution, 0);
-      w.findChild<QComboBox*>("colormap")->setCurrentIndex(3);
+      auto* maps = w.findChild<QComboBox*>("colormap");
+      maps->setCurrentIndex(maps->findData(int(Colormap::RomaO)));
       w.findChild<QCheckBox*>("reversed")->setChecked(true);
       w.findChild<QCheckBox*>("auto-range")->setChecked(false);
       w.findChild<QDoubleSpinBox*>("range-lo")->setValue(-2);
@@ -58,8 +59,9 @@ private slots:
     QCOMPARE(w.inspectedX().size(), std::size_t{29});
     QCOMPARE(w.pinned().size(), std::size_t{1});
     QCOMPARE(w.pinned()[0], (std::pair{3, 4}));
-    QCOMPARE(w.findChild<QComboBox*>("colormap")->currentIndex(), 3);
-    QCOMPARE(w.resultView()->style().scale.map, Colormap::Twilight);
+    QCOMPARE(w.findChild<QComboBox*>("colormap")->currentData().toInt(), int(Colormap::RomaO));
+    QCOMPARE(QSettings().value("view/layer0/colormap").toString(), QString("romaO"));  // kept by name
+    QCOMPARE(w.resultView()->style().scale.map, Colormap::RomaO);
     QCOMPARE(w.resultView()->style().scale.reversed, true);
     QCOMPARE(w.resultView()->style().scale.lo, -2.0);
     QCOMPARE(w.resultView()->style().scale.hi, 3.0);
@@ -133,6 +135,26 @@ private slots:
     QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
     QFile file(svg);
     QVERIFY(file.open(QIODevice::ReadOnly) && file.readAll().contains("width=\"1200\" height=\"800\""));
+    // --colormap: the layer exported and shown in the named map; an unknown name is refused.
+    auto colours = [&](const QString& map) {
+      const QString out = dir_.filePath(map + ".png");
+      app.start(CUBESOLVE_GUI_APP, {"--demo", "insar", "--size", "40", "--colormap", map, "--export", "solution=" + out});
+      return app.waitForFinished(60000) && app.exitCode() == 0 ? QImage(out) : QImage();
+    };
+    auto has = [](const QImage& img, QRgb c) {
+      for (int y = 0; y < img.height(); ++y)
+        for (int x = 0; x < img.width(); ++x)
+          if (img.pixel(x, y) == c) return true;
+      return false;
+    };
+    const QImage batlow = colours("batlow"), grey = colours("grey");
+    QVERIFY(!batlow.isNull() && !grey.isNull());
+    QVERIFY(has(batlow, qRgb(1, 25, 89)) && has(batlow, qRgb(250, 204, 250)));  // batlow's ends (clipped 2-98 %)
+    QVERIFY(!has(grey, qRgb(1, 25, 89)) && !has(grey, qRgb(250, 204, 250)));
+    QVERIFY(!colours("brocO_r").isNull());
+    QVERIFY(colours("jet").isNull());
+    QCOMPARE(app.exitCode(), 2);
+    QVERIFY(app.readAllStandardError().contains("--colormap: expected viridis"));
     for (const QString& size : QStringList{"1000", "0x600", "axb"}) {
       app.start(CUBESOLVE_GUI_APP, {"--demo", "insar", "--size", "40", "--export-chart", png + ".2.png", "--chart-size", size});
       QVERIFY(app.waitForFinished(60000));

@@ -328,7 +328,7 @@ private slots:
     QVERIFY(demoSolved(w, "insar", 40));
     w.showView(MainWindow::View::Result);
     w.showLayer(MainWindow::Layer::Solution, 5);
-    w.findChild<QComboBox*>("colormap")->setCurrentIndex(4);  // grey
+    w.findChild<QComboBox*>("colormap")->setCurrentIndex(w.findChild<QComboBox*>("colormap")->findData(int(Colormap::Grey)));
     const QString png = dir_.filePath("figure_x5.png");
     QSignalSpy done(&w, &MainWindow::exported);
     QVERIFY(w.exportViewPng(png, 4));

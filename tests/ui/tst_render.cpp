@@ -101,6 +101,8 @@ private slots:
     compare(grabView(w, MainWindow::View::Inspector, w.seriesChart()), "series_insar");
     w.showLayer(MainWindow::Layer::Velocity, 0);
     compare(grabView(w, MainWindow::View::Result, w.resultView()), "velocity_insar");
+    w.setColours(MainWindow::Layer::Velocity, Colormap::Batlow, false);
+    compare(grabView(w, MainWindow::View::Result, w.resultView()), "velocity_batlow");
     // An exported figure: the map at 3 pixels a value, its title and legend.
     w.showLayer(MainWindow::Layer::Solution, 3);
     w.showView(MainWindow::View::Result);

@@ -129,6 +129,35 @@ private slots:
     QCOMPARE(w.resultView()->style().scale.lo, -100.0);
   }
 
+  // Every colour map is offered, grouped by kind; a diverging one's automatic
+  // range is symmetric about zero, a sequential one's spans the values.
+  void colourMapsOffered() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 48));
+    w.showView(MainWindow::View::Result);
+    w.showLayer(MainWindow::Layer::Solution, 6);
+    auto* maps = w.findChild<QComboBox*>("colormap");
+    for (int k = 0; k < kColormapCount; ++k) QVERIFY(maps->findData(k) >= 0);
+    QCOMPARE(maps->currentData().toInt(), -1);  // Auto: a signed layer's diverging map
+    QCOMPARE(colormap_kind(w.resultView()->style().scale.map), ColormapKind::Diverging);
+    maps->setCurrentIndex(maps->findData(int(Colormap::Vik)));
+    const ColorScale vik = w.resultView()->style().scale;
+    QCOMPARE(vik.map, Colormap::Vik);
+    QCOMPARE(vik.lo, -vik.hi);
+    maps->setCurrentIndex(maps->findData(int(Colormap::Batlow)));
+    const ColorScale batlow = w.resultView()->style().scale;
+    QCOMPARE(batlow.map, Colormap::Batlow);
+    const auto [lo, hi] = robust_range(w.resultView()->values().data(), w.resultView()->values().size(), false);
+    QCOMPARE(batlow.lo, lo);
+    QCOMPARE(batlow.hi, hi);
+    QVERIFY(batlow.lo != -batlow.hi);
+    // Drawn in the table's colours: the pixel of the largest value takes its last entry.
+    const std::vector<double>& v = w.resultView()->values();
+    const auto top = std::max_element(v.begin(), v.end(), [](double a, double b) { return std::isnan(a) || (!std::isnan(b) && a < b); });
+    QCOMPARE(batlow.color(*top), (std::array<std::uint8_t, 3>{250, 204, 250}));
+  }
+
   // Ticking Standard errors re-solves with them and offers their layer, the
   // engine's values with a sequential scale; unticked, the layer goes.
   void standardErrorLayer() {

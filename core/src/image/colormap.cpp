@@ -2,36 +2,54 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
+#include <iterator>
 #include <cstdio>
 #include <string>
 
 namespace cubesolve {
 namespace detail {
-extern const std::array<unsigned char, 768> k_viridis;
-extern const std::array<unsigned char, 768> k_rdbu;
-extern const std::array<unsigned char, 768> k_twilight;
-extern const std::array<unsigned char, 768> k_grey;
+#define CUBESOLVE_TABLE(name) extern const std::array<unsigned char, 768> k_##name;
+CUBESOLVE_TABLE(viridis) CUBESOLVE_TABLE(rdbu) CUBESOLVE_TABLE(twilight) CUBESOLVE_TABLE(grey) CUBESOLVE_TABLE(cividis)
+CUBESOLVE_TABLE(batlow) CUBESOLVE_TABLE(vik) CUBESOLVE_TABLE(roma) CUBESOLVE_TABLE(broc) CUBESOLVE_TABLE(balance)
+CUBESOLVE_TABLE(romao) CUBESOLVE_TABLE(broco)
+#undef CUBESOLVE_TABLE
 }  // namespace detail
 
-const std::uint8_t* colormap_table(Colormap map) {
-  switch (map) {
-    case Colormap::Viridis: return detail::k_viridis.data();
-    case Colormap::RdBu: return detail::k_rdbu.data();
-    case Colormap::Twilight: return detail::k_twilight.data();
-    case Colormap::Grey: return detail::k_grey.data();
-  }
-  return detail::k_viridis.data();
+namespace {
+struct MapEntry {
+  const char* name;
+  ColormapKind kind;
+  const std::array<unsigned char, 768>* table;
+};
+// In the enumeration's order.
+const MapEntry kMaps[kColormapCount] = {
+    {"viridis", ColormapKind::Sequential, &detail::k_viridis}, {"rdbu", ColormapKind::Diverging, &detail::k_rdbu},
+    {"twilight", ColormapKind::Cyclic, &detail::k_twilight},   {"grey", ColormapKind::Sequential, &detail::k_grey},
+    {"cividis", ColormapKind::Sequential, &detail::k_cividis}, {"batlow", ColormapKind::Sequential, &detail::k_batlow},
+    {"vik", ColormapKind::Diverging, &detail::k_vik},          {"roma", ColormapKind::Diverging, &detail::k_roma},
+    {"broc", ColormapKind::Diverging, &detail::k_broc},        {"balance", ColormapKind::Diverging, &detail::k_balance},
+    {"romaO", ColormapKind::Cyclic, &detail::k_romao},         {"brocO", ColormapKind::Cyclic, &detail::k_broco},
+};
+const MapEntry& entry(Colormap map) {
+  const auto k = static_cast<std::size_t>(map);
+  return kMaps[k < std::size(kMaps) ? k : 0];
 }
+}  // namespace
 
-const char* colormap_name(Colormap map) {
-  switch (map) {
-    case Colormap::Viridis: return "viridis";
-    case Colormap::RdBu: return "rdbu";
-    case Colormap::Twilight: return "twilight";
-    case Colormap::Grey: return "grey";
+const std::uint8_t* colormap_table(Colormap map) { return entry(map).table->data(); }
+const char* colormap_name(Colormap map) { return entry(map).name; }
+ColormapKind colormap_kind(Colormap map) { return entry(map).kind; }
+
+std::optional<Colormap> colormap_by_name(std::string_view name) {
+  for (int k = 0; k < kColormapCount; ++k) {
+    const std::string_view n = kMaps[k].name;
+    if (n.size() == name.size() &&
+        std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
+      return static_cast<Colormap>(k);
   }
-  return "?";
+  return std::nullopt;
 }
 
 int ColorScale::index(double v) const {

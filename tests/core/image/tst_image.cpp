@@ -57,6 +57,48 @@ private slots:
     const std::uint8_t* g = colormap_table(Colormap::Grey);
     for (int i = 0; i < 256; ++i) QCOMPARE(int(g[3 * i]), i);
   }
+
+  // The tables hold the published colour maps: entries 0, 100 and 255 of each
+  // against the published floating-point tables (Scientific colour maps 8.0,
+  // cmocean 4.0), to the byte (v * 255 rounded).
+  void colourMapsAreThePublishedTables() {
+    struct Sample {
+      Colormap map;
+      int entry;
+      double r, g, b;
+    };
+    const Sample samples[] = {
+        {Colormap::Batlow, 0, 0.005193, 0.098238, 0.349842},   {Colormap::Batlow, 100, 0.327007, 0.4579, 0.286377},
+        {Colormap::Batlow, 255, 0.981354, 0.800406, 0.981267}, {Colormap::Vik, 0, 0.001328, 0.069836, 0.379529},
+        {Colormap::Vik, 100, 0.628351, 0.774452, 0.846058},    {Colormap::Vik, 255, 0.350423, 6.1e-05, 0.030499},
+        {Colormap::Roma, 0, 0.492325, 0.090787, 7.6e-05},      {Colormap::Roma, 255, 0.009824, 0.192129, 0.596704},
+        {Colormap::Broc, 100, 0.683568, 0.76016, 0.834202},    {Colormap::Broc, 255, 0.150046, 0.150558, 0.00193},
+        {Colormap::RomaO, 100, 0.822394, 0.767865, 0.440566},  {Colormap::BrocO, 0, 0.214288, 0.184671, 0.218215},
+        {Colormap::Balance, 0, 0.093176, 0.111173, 0.261512},  {Colormap::Balance, 100, 0.64254, 0.750659, 0.787451},
+        {Colormap::Balance, 255, 0.236056, 0.035297, 0.069437}, {Colormap::Viridis, 0, 0.267004, 0.004874, 0.329415},
+        {Colormap::Cividis, 255, 0.995737, 0.909344, 0.217772},
+    };
+    for (const Sample& s : samples) {
+      const std::uint8_t* t = colormap_table(s.map) + 3 * s.entry;
+      const double want[] = {s.r, s.g, s.b};
+      for (int c = 0; c < 3; ++c)
+        QVERIFY2(std::abs(t[c] - want[c] * 255) <= 0.5 + 1e-9,
+                 qPrintable(QString("%1[%2]").arg(colormap_name(s.map)).arg(s.entry)));
+    }
+    // Names, kinds, and the cyclic maps' ends that meet.
+    for (int k = 0; k < kColormapCount; ++k) {
+      const auto map = static_cast<Colormap>(k);
+      QCOMPARE(colormap_by_name(colormap_name(map)), std::optional<Colormap>(map));
+      if (colormap_kind(map) == ColormapKind::Cyclic) {
+        const std::uint8_t* t = colormap_table(map);
+        for (int c = 0; c < 3; ++c) QVERIFY(std::abs(t[c] - t[765 + c]) <= 4);
+      }
+    }
+    QCOMPARE(colormap_by_name("ROMAO"), std::optional<Colormap>(Colormap::RomaO));
+    QVERIFY(!colormap_by_name("jet"));
+    QCOMPARE(colormap_kind(Colormap::Vik), ColormapKind::Diverging);
+    QCOMPARE(colormap_kind(Colormap::Batlow), ColormapKind::Sequential);
+  }
 };
 
 QTEST_APPLESS_MAIN(TestImage)

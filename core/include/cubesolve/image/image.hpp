@@ -5,7 +5,9 @@
 #include <array>
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,14 +18,21 @@ struct Image {
   std::vector<std::uint8_t> rgb;  // row-major, 3 bytes a pixel
 };
 
-/// Viridis (perceptual, for magnitudes), RdBu (diverging, for signed data),
-/// Twilight (cyclic, for phase), Grey.
-enum class Colormap { Viridis, RdBu, Twilight, Grey };
-constexpr int kColormapCount = 4;
+/// The colour maps, from their published tables (resources/colormaps, with
+/// sources and licences): sequential for magnitudes (viridis, cividis,
+/// batlow, grey), diverging for signed data (rdbu, vik, roma, broc, balance),
+/// cyclic for phase (twilight, romaO, brocO).
+enum class Colormap { Viridis, RdBu, Twilight, Grey, Cividis, Batlow, Vik, Roma, Broc, Balance, RomaO, BrocO };
+constexpr int kColormapCount = 12;
+enum class ColormapKind { Sequential, Diverging, Cyclic };
 /// The 256-entry RGB table of a colour map.
 const std::uint8_t* colormap_table(Colormap map);
-/// "viridis", "rdbu", "twilight", "grey".
+/// Its name as the tables spell it: "viridis", "rdbu", "twilight", "grey",
+/// "cividis", "batlow", "vik", "roma", "broc", "balance", "romaO", "brocO".
 const char* colormap_name(Colormap map);
+ColormapKind colormap_kind(Colormap map);
+/// The map of a name (any case); nullopt for none.
+std::optional<Colormap> colormap_by_name(std::string_view name);
 
 /// How values become colours: a map, possibly reversed, over [lo, hi];
 /// values beyond the range take the colour of its end, NaN is mid-grey.
