@@ -58,9 +58,11 @@ Change read_cube_file(const std::string& path, InputOptions options, const Progr
     c.drop_weights = !in->weights;
     c.unreferenced = !in->stack->referenced && options.stack.reference;
     if (in->stack->referenced && in->stack->ref_y >= 0) c.reference = {static_cast<int>(in->stack->ref_y), static_cast<int>(in->stack->ref_x)};
+    if (in->stack->attribute("FILE_TYPE") == "timeseries") c.ref_date = QString::fromStdString(in->stack->attribute("REF_DATE"));
     c.design = std::make_shared<const Design>(in->x_design());
     c.solve_design = std::make_shared<const Design>(in->design);
-    c.design_name = QObject::tr("sbas from %1").arg(QFileInfo(QString::fromStdString(path)).fileName());
+    c.design_name = (c.ref_date.isEmpty() ? QObject::tr("sbas from %1") : QObject::tr("the dates of the time series %1 (read as is)"))
+                        .arg(QFileInfo(QString::fromStdString(path)).fileName());
     c.pairs = in->pairs;
     c.inputs = std::move(in);
     c.input_options = options;
@@ -289,6 +291,7 @@ void Document::apply(Change c) {
     geo_ = std::move(c.geo);
     unreferenced_ = c.unreferenced;
     reference_ = c.reference;
+    if (!c.ref_date.isEmpty()) ref_date_ = c.ref_date;
     inputs_ = std::move(c.inputs);
     result_.reset();
     if (c.drop_weights || (weights_ && weights_->shape() != cube_->shape())) weights_.reset();

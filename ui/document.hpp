@@ -220,6 +220,7 @@ public:
     std::vector<Harmonic> harmonics;  // a built harmonic design's periodic terms
     bool unreferenced = false;    // a MintPy stack read without a reference (it has none)
     std::pair<int, int> reference{-1, -1};  // the stack's reference pixel, where it has one
+    QString ref_date;             // a MintPy time series' REF_DATE, the date it is shown relative to
     std::shared_ptr<const Array> weights;
     QString weights_name;
     bool drop_weights = false;  // the new cube comes without weights (a demo)

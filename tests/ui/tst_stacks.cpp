@@ -217,6 +217,66 @@ private slots:
     }
   }
 
+  // A MintPy time series (timeseries.h5, here the CLI's from a stack, MintPy's
+  // layout) opens as the result it is: its dates, its unit (m, shown in mm),
+  // its reference pixel and date as in the file, each channel the file's
+  // values, and the layers a time series has (velocity) on top of it.
+  void timeSeriesOpened() {
+    const hsize_t H = 5, W = 7, P = H * W;
+    QVERIFY(QDir(dir_.path()).mkpath("series") && QDir(dir_.path()).mkpath("again"));  // (MintPy's outputs are named by folder)
+    const QString stack = QString::fromStdString(smallStack("ts_stack.h5")), ts = dir_.filePath("series/timeseries.h5");
+    QProcess cli;
+    cli.start(CUBESOLVE_CLI, {"solve", stack, "sbas", "-o", ts, "--ref-date", "20200125"});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    MainWindow from_stack;
+    QVERIFY(loads(from_stack, [&] { from_stack.openCube(stack); }));
+    QVERIFY(waitSolved(from_stack));
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(ts); }));
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.document().xNames(), (std::vector<std::string>{"20200113", "20200125", "20200206", "20200218"}));
+    QCOMPARE(w.document().refDate(), QString("20200125"));
+    QVERIFY(w.document().reference() == std::make_pair(1, 2));
+    QVERIFY(w.document().hasWavelength());
+    from_stack.document().setRefDate("20200125");
+    for (std::size_t p = 0; p < P; ++p) {  // the file's values (float32 metres), as the stack's solve shows them
+      const std::vector<double> a = w.document().series(p), b = from_stack.document().series(p);
+      QCOMPARE(a.size(), std::size_t{5});
+      for (std::size_t d = 0; d < a.size(); ++d)
+        QVERIFY2(std::isnan(b[d]) ? std::isnan(a[d]) : std::fabs(a[d] - b[d]) <= 1e-5 * std::max(1.0, std::fabs(b[d])),
+                 qPrintable(QString("pixel %1 date %2: %3 vs %4").arg(p).arg(d).arg(a[d]).arg(b[d])));
+    }
+    w.showView(MainWindow::View::Result);
+    w.showLayer(MainWindow::Layer::Velocity, 0);
+    QCOMPARE(w.resultView()->style().unit, QString("mm/yr"));
+    from_stack.showLayer(MainWindow::Layer::Velocity, 0);
+    for (std::size_t p = 0; p < P; ++p) {
+      const double a = w.resultView()->values()[p], b = from_stack.resultView()->values()[p];
+      QVERIFY(std::isnan(b) ? std::isnan(a) : std::fabs(a - b) <= 1e-4 * std::max(1.0, std::fabs(b)));
+    }
+    // The stack's own outputs of the time series read back as the file (a round trip through the CLI).
+    const QString again = dir_.filePath("again/timeseries.h5");
+    cli.start(CUBESOLVE_CLI, {"solve", ts, "sbas", "-o", again, "--ref-date", "20200125"});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    MainWindow round;
+    QVERIFY(loads(round, [&] { round.openCube(again); }));
+    QVERIFY(waitSolved(round));
+    QCOMPARE(round.document().refDate(), QString("20200125"));
+    for (std::size_t p = 0; p < P; ++p) {
+      const std::vector<double> a = round.document().series(p), b = w.document().series(p);
+      for (std::size_t d = 0; d < a.size(); ++d)
+        QVERIFY(std::isnan(b[d]) ? std::isnan(a[d]) : std::fabs(a[d] - b[d]) <= 1e-5 * std::max(1.0, std::fabs(b[d])));
+    }
+    // Files that are neither a stack nor a series, or a series without dates, say so.
+    testing::write_stack(dir_.filePath("nodates.h5").toStdString(), 2, H, W, std::vector<float>(2 * P, 1.0f).data(), nullptr,
+                         std::vector<unsigned char>(2, 1).data());
+    const QString why = failure(w, [&] { w.openCube(dir_.filePath("nodates.h5")); });
+    QVERIFY2(why.contains("nodates.h5") && why.contains("'date'"), qPrintable(why));
+  }
+
   // A scripted run's exports: the pins' series as CSV and the solution as
   // data, in the unit asked for and relative to the date asked for (the
   // first by default), equal to the CLI's timeseries.h5 for the same.

@@ -265,7 +265,12 @@ std::optional<double> index_attribute(hid_t file, const char* name, const std::s
 
 // unwrapPhase of a MintPy stack, read a block of rows at a time (HDF5
 // hyperslabs), for the interferograms in `bands`: referenced, zero as no
-// data and masked as the options say.
+// data and masked as the options say. A MintPy time series (timeseries.h5:
+// `timeseries` (D, H, W) and `date` (D)) is read as the star network of its
+// first date with each later one: band k is date k's value less the first
+// date's, in radians (from the file's UNIT through its WAVELENGTH), so that
+// the sbas design's solution is the time series itself, with its dates,
+// reference and unit as a stack's.
 class StackReader : public CubeReader {
 public:
   StackReader(const std::string& path, std::vector<DatePair>* pairs, std::vector<bool>* keep, bool kept_only,
@@ -281,22 +286,30 @@ public:
     file_.id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file_.id < 0) throw IoError(path + ": cannot open the HDF5 file");
     phase_.id = open("unwrapPhase");
-    if (phase_.id < 0) throw InputError(path + ": expected a dataset 'unwrapPhase' (N, H, W), found none");
+    if (phase_.id < 0 && (phase_.id = open("timeseries")) >= 0) name_ = "timeseries";
+    if (phase_.id < 0)
+      throw InputError(path + ": expected a dataset 'unwrapPhase' (N, H, W) of an interferogram stack or 'timeseries' (D, H, W) "
+                              "of a time series, found neither");
     const auto d = dims_of(phase_.id);
-    if (d.size() != 3) throw InputError(path + ": expected 'unwrapPhase' of 3 dimensions (N, H, W), found shape " + shape_text(d));
-    const std::size_t N = d[0];
-    std::vector<DatePair> all_pairs = read_dates(N);
-    std::vector<bool> all_keep = read_keep(N);
+    if (d.size() != 3)
+      throw InputError(path + ": expected '" + name_ + "' of 3 dimensions (" + (series() ? "D" : "N") + ", H, W), found shape " + shape_text(d));
+    if (series() && d[0] < 2) throw InputError(path + ": expected a time series of 2 dates or more, found " + std::to_string(d[0]));
+    const std::size_t N = series() ? d[0] - 1 : d[0];
+    std::vector<DatePair> all_pairs = series() ? series_pairs(d[0]) : read_dates(N);
+    std::vector<bool> all_keep = series() ? std::vector<bool>(N, true) : read_keep(N);
+    if (series()) to_radian_ = radians_per_unit();
+    const std::size_t first = series() ? 1 : 0;  // a series' band i is date i + 1
     for (std::size_t i = 0; i < N; ++i)
-      if (all_keep[i] || !kept_only) bands_.push_back(i);
+      if (all_keep[i] || !kept_only) bands_.push_back(i + first);
     shape_ = {bands_.size(), d[1], d[2]};
     dtype_ = DType::Float32;
     if (pairs)
-      for (std::size_t i : bands_) pairs->push_back(all_pairs[i]);
+      for (std::size_t i : bands_) pairs->push_back(all_pairs[i - first]);
     if (keep)
-      for (std::size_t i : bands_) keep->push_back(all_keep[i]);
+      for (std::size_t i : bands_) keep->push_back(all_keep[i - first]);
     if (options.reference) read_reference();
     if (!options.mask.empty()) {
+      if (series()) throw InputError(path + ": expected an interferogram stack for the mask " + options.mask + ", found a time series");
       if (options.mask != "connectComponent" && options.mask != "coherence")
         throw InputError(path + ": expected the mask dataset connectComponent or coherence, found '" + options.mask + "'");
       mask_.id = open_like_phase(options.mask.c_str());
@@ -304,7 +317,14 @@ public:
   }
 
   Array rows(std::size_t r0, std::size_t r1) override {
-    Array out = read_rows(phase_.id, "unwrapPhase", r0, r1);
+    Array out = values(r0, r1);
+    if (series()) {  // no zeros as no data: a referenced series is 0 on its reference pixel and date
+      if (!referenced()) return out;
+      const std::size_t per_band = (r1 - r0) * shape_[2];
+      for (std::size_t k = 0; k < bands_.size(); ++k)
+        for (std::size_t i = k * per_band; i < (k + 1) * per_band; ++i) out.data<float>()[i] -= ref_phase_[k];
+      return out;
+    }
     if (!options_.reference && !options_.zero_is_nodata && mask_.id < 0) return out;
     const Array mask = mask_.id >= 0 ? read_rows(mask_.id, options_.mask.c_str(), r0, r1) : Array();
     const std::size_t per_band = (r1 - r0) * shape_[2];
@@ -323,15 +343,31 @@ public:
     return out;
   }
 
-  /// Rows [r0, r1) of a dataset shaped like unwrapPhase, for the bands read, as float32.
-  Array read_rows(hid_t dataset, const char* name, std::size_t r0, std::size_t r1) const {
+  /// The bands read, rows [r0, r1), as stored: a stack's phase; a time
+  /// series' dates after the first less the first, in radians.
+  Array values(std::size_t r0, std::size_t r1) const {
+    if (!series()) return read_rows(phase_.id, name_.c_str(), r0, r1);
+    const std::vector<std::size_t> first{0};
+    const Array base = read_rows(phase_.id, name_.c_str(), r0, r1, &first);
+    Array out = read_rows(phase_.id, name_.c_str(), r0, r1);
+    const std::size_t per_band = base.size();
+    float* v = out.data<float>();
+    for (std::size_t i = 0; i < out.size(); ++i)
+      v[i] = static_cast<float>((static_cast<double>(v[i]) - base.data<float>()[i % per_band]) * to_radian_);
+    return out;
+  }
+
+  /// Rows [r0, r1) of a dataset shaped like unwrapPhase, for the bands read
+  /// (or `only` these), as float32.
+  Array read_rows(hid_t dataset, const char* name, std::size_t r0, std::size_t r1, const std::vector<std::size_t>* only = nullptr) const {
+    const std::vector<std::size_t>& bands = only ? *only : bands_;
     const std::size_t R = r1 - r0, W = shape_[2];
-    Array out(DType::Float32, {bands_.size(), R, W});
+    Array out(DType::Float32, {bands.size(), R, W});
     Handle space(H5Dget_space(dataset), H5Sclose);
     const hsize_t count[3] = {1, R, W}, mem[1] = {R * W};
     Handle memspace(H5Screate_simple(1, mem, nullptr), H5Sclose);
-    for (std::size_t k = 0; k < bands_.size(); ++k) {
-      const hsize_t start[3] = {bands_[k], r0, 0};
+    for (std::size_t k = 0; k < bands.size(); ++k) {
+      const hsize_t start[3] = {bands[k], r0, 0};
       H5Sselect_hyperslab(space.id, H5S_SELECT_SET, start, nullptr, count, nullptr);
       if (H5Dread(dataset, H5T_NATIVE_FLOAT, memspace.id, space.id, H5P_DEFAULT, out.data<float>() + k * R * W) < 0)
         throw IoError(path_ + ": cannot read '" + name + "' rows " + std::to_string(r0) + " to " + std::to_string(r1));
@@ -342,11 +378,11 @@ public:
   /// A dataset of unwrapPhase's shape (InputError when absent or of another shape).
   hid_t open_like_phase(const char* name) {
     const hid_t id = open(name);
-    if (id < 0) throw InputError(path_ + ": expected a dataset '" + name + "' beside unwrapPhase, found none");
+    if (id < 0) throw InputError(path_ + ": expected a dataset '" + name + "' beside " + name_ + ", found none");
     if (dims_of(id) != dims_of(phase_.id)) {
       const std::string found = shape_text(dims_of(id));
       H5Dclose(id);
-      throw InputError(path_ + ": expected '" + name + "' of unwrapPhase's shape " + shape_text(dims_of(phase_.id)) +
+      throw InputError(path_ + ": expected '" + name + "' of " + name_ + "'s shape " + shape_text(dims_of(phase_.id)) +
                        ", found " + found);
     }
     return id;
@@ -385,7 +421,7 @@ public:
     if (bperp.id >= 0 && dims_of(bperp.id) == std::vector<hsize_t>{N}) {
       std::vector<float> all(N);
       if (H5Dread(bperp.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, all.data()) < 0) throw IoError(path_ + ": cannot read 'bperp'");
-      for (std::size_t i : bands_) info.pair_bperp.push_back(all[i]);
+      for (std::size_t i : bands_) info.pair_bperp.push_back(series() ? all[i] - all[0] : all[i]);  // a series': per date
     }
   }
 
@@ -411,7 +447,7 @@ private:
                          std::to_string(shape_[2]) + " pixels, found (" + std::to_string(y) + ", " + std::to_string(x) + ")");
       ref_y_ = y;
       ref_x_ = x;
-      const Array row = read_rows(phase_.id, "unwrapPhase", static_cast<std::size_t>(y), static_cast<std::size_t>(y) + 1);
+      const Array row = values(static_cast<std::size_t>(y), static_cast<std::size_t>(y) + 1);
       for (std::size_t k = 0; k < bands_.size(); ++k) ref_phase_.push_back(row.data<float>()[k * shape_[2] + static_cast<std::size_t>(x)]);
       for (std::size_t k = 0; k < bands_.size(); ++k)
         if (!std::isfinite(ref_phase_[k]))
@@ -420,6 +456,7 @@ private:
                            " (choose another reference pixel)");
       return;
     }
+    if (series()) return;  // a series without a reference pixel is read as it is
     Handle ref(open("refPhase"), H5Dclose);
     if (ref.id < 0 && options_.unreferenced_if_none) return;
     if (ref.id < 0)
@@ -444,24 +481,62 @@ private:
     const auto dd = dims_of(date.id);
     if (dd.size() != 2 || dd[0] != N || dd[1] != 2)
       throw InputError(path_ + ": expected 'date' of shape (" + std::to_string(N) + ", 2), found " + shape_text(dd));
-    Handle ftype(H5Dget_type(date.id), H5Tclose);
+    const std::vector<std::string> text = read_strings(date.id, 2 * N);
+    std::vector<DatePair> pairs;
+    for (std::size_t i = 0; i < N; ++i) pairs.emplace_back(text[2 * i], text[2 * i + 1]);
+    return pairs;
+  }
+
+  /// The `count` fixed-length strings of the dataset 'date', trimmed.
+  std::vector<std::string> read_strings(hid_t date, std::size_t count) const {
+    Handle ftype(H5Dget_type(date), H5Tclose);
     if (H5Tget_class(ftype.id) != H5T_STRING || H5Tis_variable_str(ftype.id) > 0)
       throw InputError(path_ + ": expected 'date' as fixed-length strings YYYYMMDD, found another type");
     const std::size_t len = H5Tget_size(ftype.id);
     Handle mtype(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mtype.id, len);
     H5Tset_strpad(mtype.id, H5T_STR_NULLPAD);
-    std::vector<char> buf(N * 2 * len);
-    if (H5Dread(date.id, mtype.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0) throw IoError(path_ + ": cannot read 'date'");
-    auto text = [&](std::size_t k) {
+    std::vector<char> buf(count * len);
+    if (H5Dread(date, mtype.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0) throw IoError(path_ + ": cannot read 'date'");
+    std::vector<std::string> out;
+    for (std::size_t k = 0; k < count; ++k) {
       std::string t(buf.data() + k * len, len);
       t.erase(std::find(t.begin(), t.end(), '\0'), t.end());
       t.erase(t.find_last_not_of(' ') + 1);
-      return t;
-    };
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
+  bool series() const { return name_ == "timeseries"; }
+
+  /// A time series' star network: its first date with each later one.
+  std::vector<DatePair> series_pairs(std::size_t D) {
+    Handle date(open("date"), H5Dclose);
+    if (date.id < 0) throw InputError(path_ + ": expected a dataset 'date' (D dates YYYYMMDD) beside 'timeseries', found none");
+    if (dims_of(date.id) != std::vector<hsize_t>{D})
+      throw InputError(path_ + ": expected 'date' of shape (" + std::to_string(D) + ",), found " + shape_text(dims_of(date.id)));
+    const std::vector<std::string> dates = read_strings(date.id, D);
+    for (std::size_t k = 0; k < D; ++k) {
+      decimal_year(dates[k], path_ + ": 'date' " + std::to_string(k));
+      if (k && dates[k] <= dates[k - 1])
+        throw InputError(path_ + ": expected 'date' as increasing dates YYYYMMDD, found " + dates[k] + " after " + dates[k - 1]);
+    }
     std::vector<DatePair> pairs;
-    for (std::size_t i = 0; i < N; ++i) pairs.emplace_back(text(2 * i), text(2 * i + 1));
+    for (std::size_t k = 1; k < D; ++k) pairs.emplace_back(dates[0], dates[k]);
     return pairs;
+  }
+
+  /// Radians per unit of a time series' values (its UNIT: m, cm, mm or
+  /// radian; m without one), through its WAVELENGTH, by MintPy's sign.
+  double radians_per_unit() const {
+    const std::string unit = attribute(file_.id, "UNIT").value_or("m");
+    if (unit == "radian") return 1.0;
+    if (unit != "m" && unit != "cm" && unit != "mm")
+      throw InputError(path_ + ": expected the time series' UNIT m, cm, mm or radian, found '" + unit + "'");
+    StackInfo info;
+    info.attributes.emplace_back("WAVELENGTH", attribute(file_.id, "WAVELENGTH").value_or(""));
+    return 1.0 / phase_unit_scale(info, unit, path_);
   }
 
   std::vector<bool> read_keep(std::size_t N) {
@@ -483,6 +558,8 @@ private:
   std::string path_;
   StackOptions options_;
   Handle file_, phase_, mask_;
+  std::string name_ = "unwrapPhase";  // or "timeseries"
+  double to_radian_ = 1.0;           // a time series' radians per unit of its values
   std::vector<std::size_t> bands_;
   std::vector<float> ref_phase_;
   long ref_y_ = -1, ref_x_ = -1;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
+#include <algorithm>
 #include <filesystem>
 
 
@@ -203,7 +204,9 @@ ResultWriter::ResultWriter(const ResultPaths& paths, const Shape& shape, std::si
       const MintPyPart mp = part == ResultPart::X                   ? MintPyPart::TimeSeries
                             : part == ResultPart::TemporalCoherence ? MintPyPart::TemporalCoherence
                                                                     : MintPyPart::NumInvIfgram;
-      StackInfo info = *paths.stack;  // its attributes, and how this file was made
+      StackInfo info = *paths.stack;  // its attributes, and how this file was made (not how its input was)
+      auto& attrs = info.attributes;
+      attrs.erase(std::remove_if(attrs.begin(), attrs.end(), [](const auto& a) { return a.first.rfind("CUBESOLVE_", 0) == 0; }), attrs.end());
       for (const auto& [key, value] : paths.provenance) info.attributes.emplace_back("CUBESOLVE_" + upper(key), value);
       targets_.push_back({part, mintpy_writer(temp, mp, info, H, W, paths.unit, scale, path, paths.ref_date)});
       continue;
