@@ -165,8 +165,10 @@ void ImageView::setImage(std::vector<double> values, int height, int width, cons
   extent_ = extent_of(values_, style.scale);
   legend_size_ = header_size_ = QSize();  // painted again at the next render
   actor_->VisibilityOn();
-  if (!same_shape) overlay_mask_.clear();
-  updateOverlay();
+  if (!same_shape) {  // (the marks stay where they are on another picture of the same shape)
+    overlay_mask_.clear();
+    updateOverlay();
+  }
   if (!same_shape || !camera_set_) resetCamera();
   update();
 }
@@ -209,7 +211,12 @@ void ImageView::setMarker(int row, int col) {
 }
 
 void ImageView::setMarks(Mark kind, std::vector<Marker> marks) {
-  marks_[static_cast<std::size_t>(kind)] = std::move(marks);
+  auto& now = marks_[static_cast<std::size_t>(kind)];
+  if (std::equal(now.begin(), now.end(), marks.begin(), marks.end(), [](const Marker& a, const Marker& b) {
+        return a.row == b.row && a.col == b.col && a.color == b.color;
+      }))
+    return;  // (the overlay is a picture as large as the map: made again only for a change)
+  now = std::move(marks);
   updateOverlay();
   update();
 }

@@ -4,6 +4,7 @@
 #include "imageview.hpp"
 #include "resultpage.hpp"
 
+#include <QSpinBox>
 #include <QTimer>
 
 #include <algorithm>
@@ -11,8 +12,8 @@
 
 namespace cubesolve::ui {
 
-ResolveBench::ResolveBench(Document* doc, ResultPage* page, int changes, QObject* parent)
-    : QObject(parent), doc_(doc), page_(page), left_(changes) {
+ResolveBench::ResolveBench(Document* doc, ResultPage* page, int changes, bool steps, QObject* parent)
+    : QObject(parent), doc_(doc), page_(page), left_(changes), steps_(steps) {
   connect(doc_, &Document::solveStarted, this, [this] {
     if (waiting_) times_.back().started = clock_.nsecsElapsed() * 1e-9;
   });
@@ -22,7 +23,7 @@ ResolveBench::ResolveBench(Document* doc, ResultPage* page, int changes, QObject
   });
   connect(page_, &ResultPage::drawn, this, [this] {  // (on solved(), before the handler above)
     if (!waiting_ || times_.back().started == 0 || !doc_->result()) return;
-    times_.back().engine = doc_->result()->engine_seconds;
+    times_.back().engine = steps_ ? 0 : doc_->result()->engine_seconds;
     times_.back().drawn = clock_.nsecsElapsed() * 1e-9;
   });
   connect(page_->view(), &ImageView::rendered, this, [this] {
@@ -35,6 +36,15 @@ ResolveBench::ResolveBench(Document* doc, ResultPage* page, int changes, QObject
 }
 
 void ResolveBench::change() {
+  if (steps_) {  // the next channel, as the spin box beside the slider sets it
+    auto* box = page_->findChild<QSpinBox*>("channel");
+    times_.emplace_back();
+    waiting_ = true;
+    clock_.start();
+    times_.back().started = 1e-9;
+    box->setValue(box->value() < box->maximum() ? box->value() + 1 : 0);
+    return;
+  }
   // A ridge of 0 and 1e-12 in turn: the same work each time, a new result.
   SolveOptions o = doc_->options();
   o.ridge = o.ridge == 0 ? 1e-12 : 0;
@@ -45,6 +55,20 @@ void ResolveBench::change() {
 }
 
 void ResolveBench::report() {
+  if (steps_) {
+    std::vector<double> step;
+    std::printf("{\"steps\": [");
+    for (std::size_t k = 0; k < times_.size(); ++k) {
+      const Times& t = times_[k];
+      step.push_back(t.shown);
+      std::printf("%s\n  {\"map_s\": %.4f, \"frame_s\": %.4f, \"step_to_picture_s\": %.4f}", k ? "," : "", t.drawn, t.shown - t.drawn, t.shown);
+    }
+    std::sort(step.begin(), step.end());
+    std::printf("\n], \"median_step_s\": %.4f}\n", step.empty() ? 0.0 : step[step.size() / 2]);
+    std::fflush(stdout);
+    emit done();
+    return;
+  }
   std::printf("{\"changes\": [");
   std::vector<double> beyond;
   for (std::size_t k = 0; k < times_.size(); ++k) {

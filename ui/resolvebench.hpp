@@ -4,7 +4,9 @@
 // shown and reports, for each change, the phases (queued before the solve
 // starts, the engine, the rest until the result page has drawn it (thread
 // hand-over, finishing, colour mapping), the frame) as JSON on standard
-// output. A benchmark, not a test.
+// output. `--bench-step K` steps the result's channel (the date of a time
+// series) K times instead, as its spin box or slider does, and reports each
+// step's colour mapping and frame. A benchmark, not a test.
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -19,7 +21,8 @@ class ResultPage;
 class ResolveBench : public QObject {
   Q_OBJECT
 public:
-  ResolveBench(Document* doc, ResultPage* page, int changes, QObject* parent = nullptr);
+  /// Parameter changes, or with `steps` channel steps.
+  ResolveBench(Document* doc, ResultPage* page, int changes, bool steps = false, QObject* parent = nullptr);
 
 signals:
   /// The report is printed.
@@ -35,6 +38,7 @@ private:
   Document* doc_;
   ResultPage* page_;
   int left_;
+  bool steps_;
   bool waiting_ = false, armed_ = false;
   QElapsedTimer clock_;
   std::vector<Times> times_;

@@ -47,6 +47,8 @@ struct Options {
   QCommandLineOption exports{"export", "After solving, write a layer (solution, model, residual-rms, rank, status, velocity, amplitude, peak) to FILE: "
                                        ".tif or .npy every channel as data in the unit shown, .png the channel shown as a figure "
                                        "(repeatable); then exit, after --screenshot where given.", "LAYER=FILE"};
+  QCommandLineOption bench_step{"bench-step", "Benchmark: after the first solve, step the result's channel (date) K times and print "
+                                              "each step's colour mapping and frame as JSON.", "K"};
   QCommandLineOption bench_resolve{"bench-resolve", "Benchmark: after the first solve, change a parameter K times and print where "
                                                    "the time from each change to its picture goes (JSON), then exit.", "K"};
   QCommandLineOption export_ts{"export-ts", "After solving, write the pinned pixels' time series to FILE.csv (date, then Y_X per pin, "
@@ -80,7 +82,7 @@ struct Options {
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy or a raster; DESIGN .npy, .csv, or built: sbas, poly:D, harmonic:K[:P])",
                                  "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, colormap, channel, exports, export_ts, export_chart, chart_size, pairs, times, ref_date, bench_resolve, std_errors});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, colormap, channel, exports, export_ts, export_chart, chart_size, pairs, times, ref_date, bench_resolve, bench_step, std_errors});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -283,7 +285,7 @@ int main(int argc, char** argv) {
   if (!script) return 2;
   // A scripted run starts from the defaults and what its options say:
   // nothing is read from, or written to, the saved settings.
-  const bool scripted = parser.isSet(o.screenshot) || script->exporting() || parser.isSet(o.bench_resolve);
+  const bool scripted = parser.isSet(o.screenshot) || script->exporting() || parser.isSet(o.bench_resolve) || parser.isSet(o.bench_step);
   QTemporaryDir scripted_settings;
   if (scripted) QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, scripted_settings.path());
   MainWindow window;
@@ -312,8 +314,10 @@ int main(int argc, char** argv) {
   if (parser.isSet(o.ref_date))  // checked against the series' dates once they are read
     QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, d = parser.value(o.ref_date)] { window.document().setRefDate(d); });
   if (script->exporting()) exportThenExit(window, *script, parser.isSet(o.screenshot), select);
-  if (parser.isSet(o.bench_resolve)) {
-    auto* bench = new cubesolve::ui::ResolveBench(&window.document(), window.resultPage(), std::max(1, parser.value(o.bench_resolve).toInt()), &window);
+  if (parser.isSet(o.bench_resolve) || parser.isSet(o.bench_step)) {
+    const bool steps = parser.isSet(o.bench_step);
+    const int count = std::max(1, parser.value(steps ? o.bench_step : o.bench_resolve).toInt());
+    auto* bench = new cubesolve::ui::ResolveBench(&window.document(), window.resultPage(), count, steps, &window);
     QObject::connect(bench, &cubesolve::ui::ResolveBench::done, &app, [] { QApplication::exit(0); });
   }
   if (parser.isSet(o.screenshot)) screenshotThenExit(window, parser.value(o.screenshot), select);
