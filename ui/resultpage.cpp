@@ -2,6 +2,7 @@
 
 #include "document.hpp"
 #include "imageview.hpp"
+#include "playback.hpp"
 
 #include <cubesolve/image/image.hpp>
 
@@ -217,8 +218,10 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   channel_slider_->setMinimumWidth(120);
   channel_date_ = new QLabel;
   channel_date_->setObjectName("channel-date");
+  playback_ = new Playback(channel_slider_);
   for (QWidget* w : std::initializer_list<QWidget*>{layer_, channel_label_, channel_box_, channel_date_}) top->addWidget(w);
   top->addWidget(channel_slider_, 1);
+  top->addWidget(playback_);
   layout->addLayout(top);
   layout->addLayout(buildScaleBar());
   view_ = new ImageView;

@@ -25,6 +25,7 @@ namespace cubesolve::ui {
 
 class Document;
 class ImageView;
+class Playback;
 
 enum class Layer {
   Solution, Model, ResidualRms, Rank, Status, Velocity, Amplitude, Peak, StdError, Coherence, Objective, Iterations, VelocityStd
@@ -37,6 +38,8 @@ public:
   explicit ResultPage(Document* doc, QWidget* parent = nullptr);
 
   ImageView* view() const { return view_; }
+  /// Play and pause through the channels.
+  Playback* playback() const { return playback_; }
   /// Shows `layer` (where it applies to the design) at `channel`.
   void show(Layer layer, int channel);
   Layer layer() const;
@@ -92,6 +95,7 @@ private:
   ImageView* view_ = nullptr;
   QComboBox* layer_ = nullptr;
   QSlider* channel_slider_ = nullptr;
+  Playback* playback_ = nullptr;
   QSpinBox* channel_box_ = nullptr;
   QLabel* channel_label_ = nullptr;
   QLabel* channel_date_ = nullptr;

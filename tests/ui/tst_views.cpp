@@ -4,9 +4,12 @@
 // and tooltips.
 #include "gui_fixture.hpp"
 #include "exports.hpp"
+#include "playback.hpp"
+#include "resultpage.hpp"
 
 #include <QXmlStreamReader>
 
+#include <numeric>
 #include <set>
 
 class TestViews : public QObject, GuiFixture {
@@ -127,6 +130,47 @@ private slots:
     w.showLayer(MainWindow::Layer::Solution, 2);
     QVERIFY(!w.findChild<QCheckBox*>("auto-range")->isChecked());
     QCOMPARE(w.resultView()->style().scale.lo, -100.0);
+  }
+
+  // Playback steps through the dates at its rate, each frame the map of its
+  // date, and stops on the last; played again, it starts from the first.
+  void playbackThroughTheDates() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 32));
+    w.showView(MainWindow::View::Result);
+    w.showLayer(MainWindow::Layer::Solution, 20);
+    auto* page = w.resultPage();
+    const int n = page->channels(MainWindow::Layer::Solution);
+    QCOMPARE(n, 29);
+    std::vector<int> frames;
+    bool same = true;
+    const auto c = connect(page, &cubesolve::ui::ResultPage::drawn, this, [&] {
+      frames.push_back(page->channel());
+      const std::vector<double>& shown = w.resultView()->values();
+      const std::vector<double> map = page->map(MainWindow::Layer::Solution, page->channel()).values;
+      same = same && std::equal(shown.begin(), shown.end(), map.begin(), map.end(),
+                                [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); });
+    });
+    page->playback()->setRate(30);
+    QSignalSpy stopped(page->playback(), &cubesolve::ui::Playback::playingChanged);
+    page->playback()->setPlaying(true);
+    QVERIFY(page->playback()->playing());
+    QTRY_VERIFY_WITH_TIMEOUT(!page->playback()->playing(), 20000);
+    std::vector<int> expected(static_cast<std::size_t>(n - 21));
+    std::iota(expected.begin(), expected.end(), 21);
+    QCOMPARE(frames, expected);
+    QVERIFY(same);
+    QCOMPARE(page->channel(), n - 1);
+    QCOMPARE(stopped.size(), 2);
+    QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), cubesolve::ui::iso_day(w.document().unknownDates().back()));
+    frames.clear();
+    page->playback()->setPlaying(true);  // from the first date again
+    QTRY_VERIFY_WITH_TIMEOUT(frames.size() >= 3, 20000);
+    page->playback()->setPlaying(false);
+    QCOMPARE(frames[0], 0);
+    QCOMPARE(frames[1], 1);
+    disconnect(c);
   }
 
   // Every colour map is offered, grouped by kind; a diverging one's automatic
