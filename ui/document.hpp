@@ -182,6 +182,8 @@ public:
   /// `figures` into `folder` as NAME.png or NAME.pdf (`format`), all or none,
   /// each value `scale` pixels wide (0: so that the map is about 600 pixels).
   void exportFigures(const QString& folder, std::vector<Figure> figures, const QString& format = "png", int scale = 0);
+  /// `figures` as one animated GIF at `path`, `fps` frames a second.
+  void exportAnimation(const QString& path, std::vector<Figure> figures, double fps, int scale = 0);
 
   Worker& worker() { return *worker_; }
   /// The exit code of the last failure (failed() or solveFailed()): as the

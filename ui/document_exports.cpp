@@ -2,6 +2,7 @@
 // its diagnostics as data, figures of maps.
 #include "document.hpp"
 
+#include "animation.hpp"
 #include "figure.hpp"
 
 #include <cubesolve/error.hpp>
@@ -69,6 +70,24 @@ void Document::exportFigures(const QString& folder, std::vector<Figure> figures,
         for (const auto& p : out.paths()) written << QString::fromStdString(p);
         out.commit();
         return written;
+      },
+      [this](QStringList written) { emit exported(written); }, [this](const QString& m, int code) { fail(m, code); });
+}
+
+void Document::exportAnimation(const QString& path, std::vector<Figure> figures, double fps, int scale) {
+  auto shared = std::make_shared<std::vector<Figure>>(std::move(figures));
+  worker_->run<QStringList>(
+      "export animation",
+      [shared, path, fps, scale](const Progress& progress) {
+        std::vector<QImage> frames;
+        for (const Figure& f : *shared) {
+          if (!progress(0.9 * static_cast<double>(frames.size()) / static_cast<double>(shared->size()))) throw Cancelled();
+          frames.push_back(render_figure(f.values, f.height, f.width, f.style, scale > 0 ? scale : default_figure_scale(f.height, f.width)));
+        }
+        OutputSet out;
+        write_gif(out.add(path.toStdString()), frames, fps, path.toStdString());
+        out.commit();
+        return QStringList{path};
       },
       [this](QStringList written) { emit exported(written); }, [this](const QString& m, int code) { fail(m, code); });
 }

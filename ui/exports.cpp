@@ -3,6 +3,7 @@
 #include "chartview.hpp"
 #include "document.hpp"
 #include "imageview.hpp"
+#include "playback.hpp"
 #include "resultpage.hpp"
 
 #include <cubesolve/error.hpp>
@@ -59,8 +60,19 @@ bool Exports::viewPng(const QString& path, int scale) {
 }
 
 void Exports::channels(const QString& folder, int scale, const QString& format, bool per_channel) {
+  if (!sources_.result->applies(Layer::Solution)) return emit failed(tr("Nothing to export: solve first."));
+  doc_->exportFigures(folder, channelFigures(per_channel), format, scale);
+}
+
+void Exports::animation(const QString& path, double fps, int scale) {
+  if (!sources_.result->applies(Layer::Solution)) return emit failed(tr("Nothing to export: solve first."));
+  if (!has_extension(path.toStdString(), ".gif"))
+    return emit failed(tr("%1: expected an animation ending in .gif, found another extension").arg(path));
+  doc_->exportAnimation(path, channelFigures(false), fps, scale);
+}
+
+std::vector<Document::Figure> Exports::channelFigures(bool per_channel) const {
   const ResultPage& page = *sources_.result;
-  if (!page.applies(Layer::Solution)) return emit failed(tr("Nothing to export: solve first."));
   // Each channel named and titled by its date where the design has dates,
   // in the unit shown, over one range for all (or each its own).
   const int n = page.channels(Layer::Solution);
@@ -89,7 +101,7 @@ void Exports::channels(const QString& folder, int scale, const QString& format, 
     const ColorScale shared = page.scale(Layer::Solution, all);
     for (auto& f : figures) f.style.scale = shared;
   }
-  doc_->exportFigures(folder, std::move(figures), format, scale);
+  return figures;
 }
 
 
@@ -256,6 +268,11 @@ void Exports::addActions(QMenu* file) {
     if (!ok) return;
     const QString d = QFileDialog::getExistingDirectory(window_, tr("Folder for channel figures"));
     if (!d.isEmpty()) channels(d, scale, format == formats[1] ? "pdf" : "png", range == ranges[1]);
+  });
+  file->addAction(tr("Export channels as an &animation (GIF)…"), this, [this] {
+    if (!doc_->result()) return emit failed(tr("Nothing to export: solve first."));
+    const QString p = QFileDialog::getSaveFileName(window_, tr("Export animation"), "timeseries.gif", tr("GIF animations (*.gif)"));
+    if (!p.isEmpty()) animation(p, sources_.result->playback()->rate());
   });
 }
 

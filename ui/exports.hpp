@@ -4,6 +4,7 @@
 // entries and dialogs. An export never writes over an input; the
 // solution's run on the worker thread.
 
+#include "document.hpp"
 #include "figure.hpp"
 
 #include <QObject>
@@ -51,6 +52,12 @@ public:
   /// (YYYYMMDD) where the design has dates, else xNNN; one colour range for
   /// all channels, so that they compare, or each its own.
   void channels(const QString& folder, int scale = 0, const QString& format = "png", bool per_channel = false);
+  /// Every channel of x, as channels() draws them over one range, as an
+  /// animated GIF at `fps` frames a second (the playback's rate), on the
+  /// worker thread.
+  void animation(const QString& path, double fps, int scale = 0);
+  /// Every channel of x as channels() and animation() draw it.
+  std::vector<Document::Figure> channelFigures(bool per_channel) const;
   /// A result layer to `path`: .png its channel `channel` as a figure;
   /// .npy or .tif every channel as data (channels, H, W) in the unit shown,
   /// GeoTIFF bands named by date (YYYYMMDD), pair or layer. False (and

@@ -4,6 +4,7 @@
 #include "imageview.hpp"
 #include "exports.hpp"
 #include "mainwindow.hpp"
+#include "playback.hpp"
 #include "resolvebench.hpp"
 #include "resultpage.hpp"
 
@@ -53,6 +54,9 @@ struct Options {
                                                    "the time from each change to its picture goes (JSON), then exit.", "K"};
   QCommandLineOption export_ts{"export-ts", "After solving, write the pinned pixels' time series to FILE.csv (date, then Y_X per pin, "
                                             "in the unit shown, referenced as timeseries.h5); then exit.", "FILE.csv"};
+  QCommandLineOption export_animation{"export-animation", "After solving, write the solution's channels (a time series' dates) as an "
+                                                          "animated GIF at --rate frames a second, then exit.", "FILE.gif"};
+  QCommandLineOption rate{"rate", "Frames a second of playback and of --export-animation (default 4).", "FPS", "4"};
   QCommandLineOption export_chart{"export-chart", "After solving, draw the inspected pixel's chart (its time series where the design "
                                                   "has dates, else its observations and fit; the histogram with --view groups) to "
                                                   "FILE.png or FILE.svg at --chart-size; then exit.", "FILE"};
@@ -82,7 +86,7 @@ struct Options {
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy or a raster; DESIGN .npy, .csv, or built: sbas, poly:D, harmonic:K[:P])",
                                  "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, colormap, channel, exports, export_ts, export_chart, chart_size, pairs, times, ref_date, bench_resolve, bench_step, std_errors});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, colormap, channel, exports, export_ts, export_chart, export_animation, rate, chart_size, pairs, times, ref_date, bench_resolve, bench_step, std_errors});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -169,8 +173,10 @@ struct Script {
   std::vector<std::pair<MainWindow::Layer, QString>> layer_files;  // --export LAYER=FILE
   QString ts_file;                                                 // --export-ts
   QString chart_file;                                              // --export-chart
+  QString animation_file;                                          // --export-animation
+  double rate = 4;
   QSize chart_size;
-  bool exporting() const { return !layer_files.empty() || !ts_file.isEmpty() || !chart_file.isEmpty(); }
+  bool exporting() const { return !layer_files.empty() || !ts_file.isEmpty() || !chart_file.isEmpty() || !animation_file.isEmpty(); }
 };
 
 /// The script's options read, or a message (exit 2) for one that is wrong.
@@ -210,6 +216,14 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
   }
   s.ts_file = parser.value(o.export_ts);
   s.chart_file = parser.value(o.export_chart);
+  s.animation_file = parser.value(o.export_animation);
+  bool ok_rate = false;
+  s.rate = parser.value(o.rate).toDouble(&ok_rate);
+  if (!ok_rate || !(s.rate >= 0.2 && s.rate <= 30)) return refuse("--rate: expected frames a second from 0.2 to 30", parser.value(o.rate));
+  if (!s.animation_file.isEmpty() && !s.animation_file.endsWith(".gif", Qt::CaseInsensitive))
+    return refuse("--export-animation: expected a file ending in .gif", s.animation_file);
+  if (!s.animation_file.isEmpty() && parser.isSet(o.screenshot))
+    return refuse("--export-animation: expected it without --screenshot (one of them per run)", parser.value(o.screenshot));
   const QStringList wh = parser.value(o.chart_size).split('x');
   bool ok_w = false, ok_h = false;
   if (wh.size() == 2) s.chart_size = QSize(wh[0].toInt(&ok_w), wh[1].toInt(&ok_h));
@@ -247,6 +261,11 @@ void exportThenExit(MainWindow& window, const Script& s, bool screenshot, const 
     if (ok && !s.chart_file.isEmpty()) {
       if (window.document().selected().first < 0) select();
       ok = window.exports().chartFile(s.chart_file, s.chart_size);
+    }
+    if (ok && !s.animation_file.isEmpty()) {  // on the worker thread: the run ends when it is written (or fails)
+      QObject::connect(&window, &MainWindow::exported, &window, [] { QApplication::exit(0); });
+      window.exports().animation(s.animation_file, s.rate);
+      return;
     }
     if (!ok) {
       std::fprintf(stderr, "cubesolve: %s\n", window.lastError().toUtf8().constData());
@@ -307,6 +326,7 @@ int main(int argc, char** argv) {
     else window.selectPixel(window.resultView()->imageHeight() / 2, window.resultView()->imageWidth() / 2);
   };
   if (parser.isSet(o.pixel)) QObject::connect(&window, &MainWindow::solveFinished, &window, select);
+  window.resultPage()->playback()->setRate(script->rate);
   if (script->colormap) window.setColours(script->layer.value_or(MainWindow::Layer::Solution), *script->colormap, script->reversed);
   if (script->layer || !script->channel.isEmpty()) showAsAsked(window, *script);
   if (!script->pins.empty())

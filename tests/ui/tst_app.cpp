@@ -2,6 +2,8 @@
 // runs, --help without a display, --screenshot and its exit codes.
 #include "gui_fixture.hpp"
 
+#include <QImageReader>
+
 class TestApp : public QObject, GuiFixture {
   Q_OBJECT
 
@@ -120,6 +122,29 @@ private slots:
       QVERIFY(cli.waitForFinished(60000));
       QCOMPARE(cli.exitCode(), code);
     }
+  }
+
+  // --export-animation writes the channels as an animated GIF at --rate, then exits.
+  void animationOption() {
+    const QString gif = dir_.filePath("dates.gif");
+    QProcess app;
+    app.start(CUBESOLVE_GUI_APP, {"--demo", "insar", "--size", "40", "--rate", "10", "--export-animation", gif});
+    QVERIFY(app.waitForFinished(60000));
+    QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+    QImageReader reader(gif);
+    QCOMPARE(reader.imageCount(), 29);
+    QVERIFY(!reader.read().isNull());
+    QCOMPARE(reader.nextImageDelay(), 100);
+    for (const auto& [args, message] : {std::pair{QStringList{"--rate", "0"}, QString("--rate: expected frames a second")},
+                                        std::pair{QStringList{"--rate", "x"}, QString("--rate: expected frames a second")},
+                                        std::pair{QStringList{"--export-animation", dir_.filePath("a.mp4")}, QString("ending in .gif")}}) {
+      app.start(CUBESOLVE_GUI_APP, QStringList{"--demo", "insar", "--size", "40"} + args +
+                                       (args[0] == "--rate" ? QStringList{"--export-animation", dir_.filePath("never.gif")} : QStringList{}));
+      QVERIFY(app.waitForFinished(60000));
+      const QString err = app.readAllStandardError();
+      QVERIFY2(app.exitCode() == 2 && err.contains(message), qPrintable(args.join(' ') + ": " + err));
+    }
+    QVERIFY(!QFile::exists(dir_.filePath("never.gif")) && !QFile::exists(dir_.filePath("a.mp4")));
   }
 
   // --export-chart draws the inspected pixel's chart at --chart-size, then exits.

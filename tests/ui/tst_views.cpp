@@ -7,6 +7,7 @@
 #include "playback.hpp"
 #include "resultpage.hpp"
 
+#include <QImageReader>
 #include <QXmlStreamReader>
 
 #include <numeric>
@@ -171,6 +172,42 @@ private slots:
     QCOMPARE(frames[0], 0);
     QCOMPARE(frames[1], 1);
     disconnect(c);
+  }
+
+  // The channels as an animated GIF: a frame per date at the playback's rate,
+  // each the figure of its date (to the GIF's 256 colours a frame).
+  void animationOfTheDates() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 40));
+    const QString gif = dir_.filePath("series.gif");
+    QSignalSpy done(&w, &MainWindow::exported);
+    w.exports().animation(gif, 5);
+    QVERIFY(done.wait(60000));
+    QImageReader reader(gif);
+    QVERIFY(reader.supportsAnimation());
+    QCOMPARE(reader.imageCount(), 29);
+    const auto figures = w.exports().channelFigures(false);
+    for (int k = 0; k < 29; ++k) {
+      const QImage frame = reader.read().convertToFormat(QImage::Format_RGB32);
+      QCOMPARE(reader.nextImageDelay(), 200);
+      const auto& f = figures[static_cast<std::size_t>(k)];
+      QVERIFY(f.style.title.contains(cubesolve::ui::iso_day(w.document().unknownDates()[static_cast<std::size_t>(k) + 1])));
+      const QImage expected = cubesolve::ui::render_figure(f.values, f.height, f.width, f.style, cubesolve::ui::default_figure_scale(40, 40))
+                                  .convertToFormat(QImage::Format_RGB32);
+      QVERIFY(frame.width() >= expected.width() && frame.height() == expected.height());
+      double sum = 0;
+      for (int y = 0; y < expected.height(); ++y)
+        for (int x = 0; x < expected.width(); ++x) {
+          const QRgb a = frame.pixel(x, y), b = expected.pixel(x, y);
+          sum += std::abs(qRed(a) - qRed(b)) + std::abs(qGreen(a) - qGreen(b)) + std::abs(qBlue(a) - qBlue(b));
+        }
+      const double mean = sum / (3.0 * expected.width() * expected.height());
+      QVERIFY2(mean < 0.5, qPrintable(QString("frame %1: mean difference %2").arg(k).arg(mean)));
+    }
+    w.exports().animation(dir_.filePath("series.mp4"), 5);
+    QVERIFY2(w.lastError().contains("series.mp4: expected an animation ending in .gif"), qPrintable(w.lastError()));
+    QVERIFY(!QFile::exists(dir_.filePath("series.mp4")));
   }
 
   // Every colour map is offered, grouped by kind; a diverging one's automatic
