@@ -3,6 +3,7 @@
 #include "document.hpp"
 #include "imageview.hpp"
 #include "playback.hpp"
+#include "timeline.hpp"
 
 #include <cubesolve/image/image.hpp>
 
@@ -199,30 +200,36 @@ const LayerEntry kLayers[] = {
 
 const LayerEntry& entry(Layer layer) { return kLayers[static_cast<std::size_t>(layer)]; }
 
+/// A control's name (for tests and scripts) and what it does.
+void explain(QWidget* w, const char* name, const QString& tip) {
+  w->setObjectName(name);
+  w->setToolTip(tip);
+}
+
 }  // namespace
 
 ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
   auto* layout = new QVBoxLayout(this);
   auto* top = new QHBoxLayout;
   layer_ = new QComboBox;
-  layer_->setObjectName("layer");
-  layer_->setToolTip(tr("What the map shows"));
+  explain(layer_, "layer", tr("What the map shows"));
   layer_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   channel_label_ = new QLabel(tr("Channel"));
   channel_box_ = new QSpinBox;
-  channel_box_->setObjectName("channel");
-  channel_box_->setToolTip(tr("The channel of the layer shown (an unknown, an observation)"));
+  explain(channel_box_, "channel", tr("The channel of the layer shown (an unknown, an observation)"));
   channel_slider_ = new QSlider(Qt::Horizontal);
-  channel_slider_->setObjectName("channel-slider");
-  channel_slider_->setToolTip(channel_box_->toolTip());
+  explain(channel_slider_, "channel-slider", channel_box_->toolTip());
   channel_slider_->setMinimumWidth(120);
   channel_date_ = new QLabel;
   channel_date_->setObjectName("channel-date");
   playback_ = new Playback(channel_slider_);
+  timeline_ = new Timeline(channel_slider_);  // the slider, where the channels are dates
   for (QWidget* w : std::initializer_list<QWidget*>{layer_, channel_label_, channel_box_, channel_date_}) top->addWidget(w);
   top->addWidget(channel_slider_, 1);
+  top->addStretch(0);  // (where the timeline has the slider's place)
   top->addWidget(playback_);
   layout->addLayout(top);
+  layout->addWidget(timeline_);
   layout->addLayout(buildScaleBar());
   view_ = new ImageView;
   layout->addWidget(view_, 1);
@@ -253,9 +260,8 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
 QHBoxLayout* ResultPage::buildScaleBar() {
   auto* scale = new QHBoxLayout;
   colormap_ = new QComboBox;
-  colormap_->setObjectName("colormap");
-  colormap_->setToolTip(tr("The colour map of this layer: sequential, diverging (symmetric about 0 with Auto range) "
-                             "or cyclic; Auto: diverging for signed values. Sources: resources/colormaps"));
+  explain(colormap_, "colormap", tr("The colour map of this layer: sequential, diverging (symmetric about 0 with Auto range) "
+                                    "or cyclic; Auto: diverging for signed values. Sources: resources/colormaps"));
   colormap_->addItem(tr("Auto colours"), -1);  // sequential, diverging for signed values, cyclic for phase
   for (const auto kind : {ColormapKind::Sequential, ColormapKind::Diverging, ColormapKind::Cyclic}) {
     colormap_->insertSeparator(colormap_->count());
@@ -263,11 +269,9 @@ QHBoxLayout* ResultPage::buildScaleBar() {
       if (colormap_kind(static_cast<Colormap>(k)) == kind) colormap_->addItem(colormap_name(static_cast<Colormap>(k)), k);
   }
   reversed_ = new QCheckBox(tr("Reversed"));
-  reversed_->setObjectName("reversed");
-  reversed_->setToolTip(tr("The colour map from its other end"));
+  explain(reversed_, "reversed", tr("The colour map from its other end"));
   auto_range_ = new QCheckBox(tr("Auto (2–98 %)"));
-  auto_range_->setToolTip(tr("The range from the 2nd to the 98th percentile of the values shown; the colour bar marks clipped ends"));
-  auto_range_->setObjectName("auto-range");
+  explain(auto_range_, "auto-range", tr("The range from the 2nd to the 98th percentile of the values shown; the colour bar marks clipped ends"));
   auto_range_->setChecked(true);
   range_lo_ = new QDoubleSpinBox;
   range_hi_ = new QDoubleSpinBox;
@@ -284,9 +288,8 @@ QHBoxLayout* ResultPage::buildScaleBar() {
   colormap_->setMinimumContentsLength(8);
   ref_date_label_ = new QLabel(tr("relative to"));
   ref_date_ = new QComboBox;
-  ref_date_->setObjectName("ref-date");
   ref_date_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  ref_date_->setToolTip(tr("The date the time series is shown relative to (0 there), as MintPy's reference date (--ref-date)"));
+  explain(ref_date_, "ref-date", tr("The date the time series is shown relative to (0 there), as MintPy's reference date (--ref-date)"));
   connect(ref_date_, &QComboBox::currentIndexChanged, this, [this] { doc_->setRefDate(ref_date_->currentData().toString()); });
   for (QWidget* w : std::initializer_list<QWidget*>{colormap_, reversed_, auto_range_, new QLabel(tr("from")), range_lo_,
                                                      new QLabel(tr("to")), range_hi_})
@@ -305,8 +308,7 @@ void ResultPage::showRefDates() {
     for (const auto& d : dates) ref_date_->addItem(iso_day(d), QString::fromStdString(d));
   }
   ref_date_->setCurrentIndex(static_cast<int>(doc_->refIndex()));
-  ref_date_->setVisible(!dates.empty());
-  ref_date_label_->setVisible(!dates.empty());
+  for (QWidget* w : std::initializer_list<QWidget*>{ref_date_, ref_date_label_}) w->setVisible(!dates.empty());
 }
 
 void ResultPage::loadSettings() {
@@ -340,9 +342,8 @@ Layer ResultPage::layer() const { return static_cast<Layer>(layer_->currentData(
 int ResultPage::channel() const { return channel_slider_->value(); }
 
 void ResultPage::show(Layer layer, int channel) {
-  const int index = layer_->findData(static_cast<int>(layer));
-  if (index >= 0) layer_->setCurrentIndex(index);
-  update();
+  if (const int index = layer_->findData(static_cast<int>(layer)); index >= 0) layer_->setCurrentIndex(index);
+  update();  // (the channels' range for the layer)
   channel_slider_->setValue(channel);
   update();
 }
@@ -484,6 +485,10 @@ void ResultPage::update() {
   }
   Map m = map(L, channel_slider_->value());
   channel_date_->setText(m.channel);
+  const auto dates = doc_->unknownDates();
+  timeline_->setDates(L == Layer::Solution && dates.size() == static_cast<std::size_t>(n) + 1 ? std::vector(dates.begin() + 1, dates.end())
+                                                                                              : std::vector<std::string>{});
+  channel_slider_->setVisible(!timeline_->isVisibleTo(this));
   if (views_[static_cast<std::size_t>(L)].auto_range) {  // the range in use, shown (and the start of a fixed one)
     const QSignalBlocker b1(range_lo_), b2(range_hi_);
     range_lo_->setValue(m.style.scale.lo);

@@ -26,6 +26,7 @@ namespace cubesolve::ui {
 class Document;
 class ImageView;
 class Playback;
+class Timeline;
 
 enum class Layer {
   Solution, Model, ResidualRms, Rank, Status, Velocity, Amplitude, Peak, StdError, Coherence, Objective, Iterations, VelocityStd
@@ -96,6 +97,7 @@ private:
   QComboBox* layer_ = nullptr;
   QSlider* channel_slider_ = nullptr;
   Playback* playback_ = nullptr;
+  Timeline* timeline_ = nullptr;
   QSpinBox* channel_box_ = nullptr;
   QLabel* channel_label_ = nullptr;
   QLabel* channel_date_ = nullptr;

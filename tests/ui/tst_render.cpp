@@ -5,6 +5,7 @@
 // written to the build's render folder. CUBESOLVE_UPDATE_BASELINES=1 writes
 // the baselines instead.
 #include "gui_fixture.hpp"
+#include "timeline.hpp"
 
 #include <QDir>
 #include <QScreen>
@@ -87,6 +88,7 @@ private slots:
     compare(grabView(w, MainWindow::View::Groups, w.groupsChart()), "groups_insar_selected");
     w.showLayer(MainWindow::Layer::Solution, 3);
     compare(grabView(w, MainWindow::View::Result, w.resultView()), "result_insar");
+    compare(w.findChild<cubesolve::ui::Timeline*>("timeline")->grab().toImage(), "timeline_insar");
     w.showLayer(MainWindow::Layer::Status, 0);
     compare(grabView(w, MainWindow::View::Result, w.resultView()), "status_insar");
     w.showLayer(MainWindow::Layer::Rank, 0);

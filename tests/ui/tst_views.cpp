@@ -6,6 +6,7 @@
 #include "exports.hpp"
 #include "playback.hpp"
 #include "resultpage.hpp"
+#include "timeline.hpp"
 
 #include <QImageReader>
 #include <QXmlStreamReader>
@@ -172,6 +173,39 @@ private slots:
     QCOMPARE(frames[0], 0);
     QCOMPARE(frames[1], 1);
     disconnect(c);
+  }
+
+  // A time series' dates as a timeline: a tick per date placed by its date,
+  // a click choosing the nearest date, missing acquisitions found; only where
+  // the channels are dates (else the slider).
+  void timelineOfTheDates() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 32));
+    w.showView(MainWindow::View::Result);
+    w.showLayer(MainWindow::Layer::Solution, 0);
+    auto* timeline = w.findChild<cubesolve::ui::Timeline*>("timeline");
+    auto* slider = w.findChild<QSlider*>("channel-slider");
+    QVERIFY(timeline->isVisible() && !slider->isVisible());
+    const auto all = w.document().unknownDates();
+    QCOMPARE(timeline->dates(), std::vector<std::string>(all.begin() + 1, all.end()));
+    const std::vector<double> x = timeline->tickPositions();
+    const auto& d = timeline->dates();
+    const double days = static_cast<double>(day_number(d.back()) - day_number(d.front()));
+    for (std::size_t k = 0; k < x.size(); ++k)
+      QVERIFY(std::fabs((x[k] - x[0]) / (x.back() - x[0]) - static_cast<double>(day_number(d[k]) - day_number(d.front())) / days) < 1e-12);
+    QTest::mouseClick(timeline, Qt::LeftButton, {}, QPoint(static_cast<int>(std::lround(x[17])) + 1, timeline->height() / 2));
+    QCOMPARE(w.resultChannel(), 17);
+    QCOMPARE(w.findChild<QLabel*>("channel-date")->text(), cubesolve::ui::iso_day(d[17]));
+    QTest::mouseMove(timeline, QPoint(static_cast<int>(std::lround(x[3])), timeline->height() / 2));
+    QCOMPARE(timeline->hovered(), cubesolve::ui::iso_day(d[3]));
+    w.showLayer(MainWindow::Layer::ResidualRms, 0);
+    QVERIFY(!timeline->isVisible() && slider->isVisible());
+    // Acquisitions 12 days apart, one missing: that interval is the gap.
+    timeline->setDates({"20200101", "20200113", "20200125", "20200218", "20200301"});
+    QCOMPARE(timeline->gaps(), std::vector<int>{2});
+    QCOMPARE(timeline->dateAt(-100), 0);
+    QCOMPARE(timeline->dateAt(1e6), 4);
   }
 
   // The channels as an animated GIF: a frame per date at the playback's rate,
