@@ -23,10 +23,11 @@ namespace {
 
 using Change = Document::Change;
 
-/// A cube read and analysed, as a change.
-Change cube_change(Array cube, const std::string& path, GeoReference geo) {
+/// A cube read and analysed (with its bands' own dates, where it has them), as a change.
+Change cube_change(Array cube, const std::string& path, GeoReference geo, std::vector<std::string> dates = {}) {
   check_cube(cube, path);
   Change c;
+  c.band_dates = std::move(dates);
   c.masks = analyze_masks(cube);
   c.cube = std::make_shared<const Array>(std::move(cube));
   c.geo = std::move(geo);
@@ -70,7 +71,13 @@ Change read_cube_file(const std::string& path, InputOptions options, const Progr
   }
   auto reader = open_cube(path);
   Array cube = read_all(*reader, progress);
-  return cube_change(std::move(cube), path, reader->geo());
+  return cube_change(std::move(cube), path, reader->geo(), reader->band_dates());
+}
+
+/// A built design's times: a times file, else the cube's bands' dates.
+DesignSpec dated(DesignSpec d, const std::vector<std::string>& band_dates) {
+  if (d.times.empty()) d.dates = band_dates;
+  return d;
 }
 
 /// A design for a cube of n rows (0: no cube yet).
@@ -293,6 +300,7 @@ void Document::apply(Change c) {
     reference_ = c.reference;
     if (!c.ref_date.isEmpty()) ref_date_ = c.ref_date;
     inputs_ = std::move(c.inputs);
+    band_dates_ = std::move(c.band_dates);
     result_.reset();
     if (c.drop_weights || (weights_ && weights_->shape() != cube_->shape())) weights_.reset();
   }
@@ -424,7 +432,7 @@ void Document::openDesign(const QString& path) {
 
 void Document::buildDesign(const QString& spec, const QString& pairs, const QString& times) {
   if (!cube_) return fail(tr("Open a cube before building its design matrix."));
-  const DesignSpec d{spec.toStdString(), pairs.toStdString(), times.toStdString()};
+  const DesignSpec d = dated({spec.toStdString(), pairs.toStdString(), times.toStdString()}, band_dates_);
   const std::size_t n = cube_->dim(0);
   load("build design", [d, n](const Progress&) { return design_of(d, n); });
 }
@@ -459,7 +467,7 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
   load("read files", [c, d, w, options](const Progress& progress) {
     Change ch = read_cube_file(c, options, progress);
     if (!d.spec.empty()) {
-      Change dc = design_of(d, ch.cube->dim(0));
+      Change dc = design_of(dated(d, ch.band_dates), ch.cube->dim(0));
       ch.design = std::move(dc.design);
       ch.terms = std::move(dc.terms);
       ch.harmonics = std::move(dc.harmonics);

@@ -51,6 +51,10 @@ public:
   const std::vector<DatePair>& pairs() const { return pairs_; }
   /// The acquisition dates of those pairs, sorted: unknown j is dates()[j + 1].
   std::vector<std::string> dates() const;
+  /// The cube's bands' own dates (YYYYMMDD: a raster's DATE band items or
+  /// band names ending in dates), the times of a design built without a
+  /// times file; none where the cube has none.
+  const std::vector<std::string>& bandDates() const { return band_dates_; }
   /// dates() where they match the design's unknowns (M + 1 of them), else none.
   std::vector<std::string> unknownDates() const;
   /// What x's channels are: the dates after the first of a time series
@@ -223,6 +227,7 @@ public:
     bool unreferenced = false;    // a MintPy stack read without a reference (it has none)
     std::pair<int, int> reference{-1, -1};  // the stack's reference pixel, where it has one
     QString ref_date;             // a MintPy time series' REF_DATE, the date it is shown relative to
+    std::vector<std::string> band_dates;  // the cube's bands' own dates (a raster's DATE or band names)
     std::shared_ptr<const Array> weights;
     QString weights_name;
     bool drop_weights = false;  // the new cube comes without weights (a demo)
@@ -247,6 +252,7 @@ private:
   SolveOptions options_, result_options_, pending_options_;
   QString cube_name_, design_name_, weights_name_;
   std::vector<DatePair> pairs_;
+  std::vector<std::string> band_dates_;
   std::vector<std::string> terms_;
   std::vector<Harmonic> harmonics_;
   InputOptions input_options_;

@@ -79,6 +79,7 @@ public:
 ParametersPanel::ParametersPanel(Document* doc, QWidget* parent) : QWidget(parent), doc_(doc) {
   auto* pl = new QVBoxLayout(this);
   data_ = new QLabel;
+  data_->setObjectName("data-summary");
   data_->setWordWrap(true);
   data_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* data_box = new QGroupBox(tr("Data"));
@@ -367,6 +368,8 @@ void ParametersPanel::updateData() {
                   .arg(m->nan_count)
                   .arg(m->inf_count)
                   .arg(m->valid_histogram()[0]);
+    if (const auto& dates = doc_->bandDates(); !dates.empty())  // the times of a built design
+      text += tr("band dates %1 to %2<br>").arg(iso_day(dates.front()), iso_day(dates.back()));
   } else {
     text += tr("No cube: File ▸ Open cube, or drop a .npy here.<br>");
   }

@@ -137,6 +137,33 @@ private slots:
     }
   }
 
+  // A raster whose bands carry dates: a design built without a times file
+  // takes them (a harmonic fit's annual terms, in decimal years), the data
+  // panel names them, and the solution's GeoTIFF of a time series is dated.
+  void datedRaster() {
+    if (!raster_support()) QSKIP("built without GDAL");
+    const DemoCube d = make_demo("seed", 12);
+    const std::size_t n = d.cube.dim(0);
+    std::vector<std::string> dates;
+    for (std::size_t i = 0; i < n; ++i) dates.push_back(date_of_day(day_number("20190105") + static_cast<long>(11 * i)));
+    const std::string cube = dir_.filePath("dated.tif").toStdString();
+    OutputSet in;
+    write_geotiff(in.add_external(cube), d.cube, {}, dates);
+    in.commit();
+    MainWindow w;
+    w.show();
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(cube)); }));
+    QCOMPARE(w.document().bandDates(), dates);
+    QVERIFY(loads(w, [&] { w.buildDesign("harmonic:1", {}, {}); }));
+    QVERIFY(waitSolved(w));
+    const Array expected = make_design({"harmonic:1", "", "", dates}, n);
+    QCOMPARE(w.design()->cols(), std::size_t{4});
+    for (std::size_t i = 0; i < expected.size(); ++i) QCOMPARE(w.design()->values()[i], expected.value(i));
+    QCOMPARE(w.document().xNames(), (std::vector<std::string>{"offset", "trend", "annual_cos", "annual_sin"}));
+    const QString panel = w.findChild<QLabel*>("data-summary")->text();
+    QVERIFY2(panel.contains("band dates 2019-01-05 to " + cubesolve::ui::iso_day(dates.back())), qPrintable(panel));
+  }
+
   void builtDesigns() {
     MainWindow w;
     QVERIFY(demoSolved(w, "seed", 24));

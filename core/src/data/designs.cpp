@@ -21,10 +21,6 @@ bool is_date(const std::string& s) {
   return s.size() == 8 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-/// A YYYYMMDD date whose month and day exist (leap years included): one
-/// that survives the trip to a day number and back.
-bool is_calendar_date(const std::string& s) { return is_date(s) && date_of_day(day_number(s)) == s; }
-
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return {};
@@ -245,6 +241,20 @@ Array harmonic_design(const std::vector<double>& t, double mean, std::size_t K, 
 
 }  // namespace
 
+bool is_calendar_date(const std::string& s) { return is_date(s) && date_of_day(day_number(s)) == s; }
+
+std::vector<std::string> band_dates(const std::vector<std::string>& names) {
+  std::vector<std::string> dates;
+  for (const auto& name : names) {
+    std::string d = name;
+    d.erase(std::remove(d.begin(), d.end(), '-'), d.end());  // YYYY-MM-DD too
+    if (d.size() > 8) d = d.substr(d.size() - 8);            // ..._YYYYMMDD
+    if (!is_calendar_date(d) || (!dates.empty() && d <= dates.back())) return {};
+    dates.push_back(d);
+  }
+  return dates;
+}
+
 Array build_design(const std::string& spec, std::size_t n, const std::vector<double>& times) {
   std::vector<double> t = times;
   if (t.empty())
@@ -270,7 +280,7 @@ std::vector<std::string> design_terms(const DesignSpec& d) {
     for (std::size_t k = 0; k <= D; ++k) names.push_back(k == 0 ? "offset" : k == 1 ? "trend" : "t^" + std::to_string(k));
   } else if (is_harmonic(parts)) {
     const std::size_t K = spec_integer(d.spec, parts[1]);
-    const bool yearly = !d.times.empty() && harmonic_period(d.spec, parts, true, 0) == 1.0;
+    const bool yearly = (!d.times.empty() || !d.dates.empty()) && harmonic_period(d.spec, parts, true, 0) == 1.0;
     names = {"offset", "trend"};
     for (std::size_t k = 1; k <= K; ++k) {
       const std::string h = yearly && k == 1 ? "annual" : yearly && k == 2 ? "semiannual" : "harmonic" + std::to_string(k);
@@ -287,9 +297,9 @@ std::vector<Harmonic> design_harmonics(const DesignSpec& d, std::size_t n) {
   const std::vector<std::string> parts = spec_parts(d.spec);
   if (!is_harmonic(parts)) return {};
   const std::vector<std::string> terms = design_terms(d);
-  const double period = harmonic_period(d.spec, parts, !d.times.empty(), n);
-  bool dated = !d.times.empty();
-  if (dated)
+  const double period = harmonic_period(d.spec, parts, !d.times.empty() || !d.dates.empty(), n);
+  bool dated = !d.times.empty() || !d.dates.empty();
+  if (!d.times.empty())
     for_each_line(d.times, [&](std::size_t, const std::string& line) { dated = dated && is_date(line); });
   std::vector<Harmonic> out;
   for (std::size_t c = 2; c + 1 < terms.size(); c += 2) {
@@ -310,6 +320,13 @@ Array make_design(const DesignSpec& d, std::size_t n) {
     return a;
   }
   if (is_design_spec(d.spec)) {
+    if (d.times.empty() && !d.dates.empty()) {
+      if (d.dates.size() != n)
+        throw InputError("dates: expected " + std::to_string(n) + " dates (one per band of the cube), found " + std::to_string(d.dates.size()));
+      std::vector<double> t;
+      for (const auto& date : d.dates) t.push_back(decimal_year(date, "the cube's band date"));
+      return build_design(d.spec, n, t);
+    }
     if (d.times.empty()) return build_design(d.spec, n, {});
     const std::vector<double> t = read_times(d.times);
     if (t.size() != n)

@@ -1,3 +1,4 @@
+#include <cubesolve/data/designs.hpp>
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/files.hpp>
@@ -168,6 +169,13 @@ public:
     double t[6];
     if (GDALGetGeoTransform(ds_, t) == CE_None) geo_.transform.assign(t, t + 6);
     if (const char* wkt = GDALGetProjectionRef(ds_)) geo_.projection = wkt;
+    std::vector<std::string> names;  // each band's DATE item, else its description
+    for (int b = 1; b <= N; ++b) {
+      GDALRasterBandH rb = GDALGetRasterBand(ds_, b);
+      const char* date = GDALGetMetadataItem(rb, "DATE", nullptr);
+      names.emplace_back(date && *date ? date : GDALGetDescription(rb));
+    }
+    band_dates_ = cubesolve::band_dates(names);
   }
   ~GdalReader() override { GDALClose(ds_); }
 
@@ -228,6 +236,7 @@ public:
       GDALRasterBandH rb = GDALGetRasterBand(ds_, static_cast<int>(b) + 1);
       GDALSetRasterNoDataValue(rb, std::numeric_limits<double>::quiet_NaN());
       if (b < names.size()) GDALSetDescription(rb, names[b].c_str());
+      if (b < names.size() && is_calendar_date(names[b])) GDALSetMetadataItem(rb, "DATE", names[b].c_str(), nullptr);  // other tools' date
     }
   }
   ~GeoTiffWriter() override {

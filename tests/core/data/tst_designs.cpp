@@ -130,6 +130,16 @@ private slots:
     QCOMPARE(design_terms({"harmonic:2", "", "times.txt"}),
              (std::vector<std::string>{"offset", "trend", "annual_cos", "annual_sin", "semiannual_cos", "semiannual_sin"}));
     QCOMPARE(design_terms({"harmonic:1:10", "", ""}), (std::vector<std::string>{"offset", "trend", "harmonic1_cos", "harmonic1_sin"}));
+    // The cube's own band dates serve as a times file of those dates would.
+    write("dates.txt", "20200101\n20200213\n20200407\n20200630\n20201111\n");
+    const std::vector<std::string> dates{"20200101", "20200213", "20200407", "20200630", "20201111"};
+    for (const char* spec : {"poly:2", "harmonic:2"}) {
+      const Array from_file = make_design({spec, "", file("dates.txt")}, 5), from_bands = make_design({spec, "", "", dates}, 5);
+      QVERIFY(std::memcmp(from_file.raw(), from_bands.raw(), from_file.nbytes()) == 0);
+      QCOMPARE(design_terms({spec, "", "", dates}), design_terms({spec, "", file("dates.txt")}));
+    }
+    QCOMPARE(design_harmonics({"harmonic:1", "", "", dates}, 5)[0].unit_days, 365.25);
+    QVERIFY_THROWS_EXCEPTION(InputError, make_design({"poly:1", "", "", dates}, 4));  // 5 dates for 4 bands
     write("named.csv", "a,b\n1,2\n3,4\n");
     QCOMPARE(design_terms({file("named.csv"), "", ""}), (std::vector<std::string>{"a", "b"}));
     write("unnamed.csv", "1,2\n3,4\n");

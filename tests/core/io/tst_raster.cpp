@@ -8,6 +8,8 @@
 #include <cubesolve/io/formats.hpp>
 #include <cubesolve/io/npy.hpp>
 #include <cubesolve/io/raster.hpp>
+#include <cubesolve/io/stream.hpp>
+#include <cubesolve/data/designs.hpp>
 #include <cubesolve/workflow/results.hpp>
 
 #include <QProcess>
@@ -309,6 +311,36 @@ private slots:
     const Array a = read_cube(file("b16.tif")), b = read_cube(file("ball.tif"));
     QCOMPARE(a.shape(), (Shape{3, h, w}));
     QVERIFY(std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
+  }
+
+  // Bands carry dates: CubeSolve writes a date-named band's DATE item (as
+  // other tools date bands), and reads a raster's bands' dates from DATE
+  // items or from names ending in dates; none unless every band has one.
+  void bandDates() {
+    Array cube(DType::Float32, {3, 2, 2});
+    for (std::size_t i = 0; i < cube.size(); ++i) cube.data<float>()[i] = static_cast<float>(i);
+    {
+      OutputSet o;
+      write_geotiff(o.add_external(file("dated.tif")), cube, {}, {"20200101", "20200113", "20200125"});
+      write_geotiff(o.add_external(file("named.tif")), cube, {}, {"ifg_20190301", "ifg_2019-03-13", "ifg_20190325"});
+      write_geotiff(o.add_external(file("undated.tif")), cube, {}, {"20200101", "offset", "20200125"});
+      o.commit();
+    }
+    QCOMPARE(open_cube(file("dated.tif"))->band_dates(), (std::vector<std::string>{"20200101", "20200113", "20200125"}));
+    QCOMPARE(open_cube(file("named.tif"))->band_dates(), (std::vector<std::string>{"20190301", "20190313", "20190325"}));
+    QVERIFY(open_cube(file("undated.tif"))->band_dates().empty());
+    GDALAllRegister();
+    GDALDatasetH ds = GDALOpen(file("dated.tif").c_str(), GA_ReadOnly);
+    QVERIFY(ds);
+    QCOMPARE(QString(GDALGetMetadataItem(GDALGetRasterBand(ds, 2), "DATE", nullptr)), QString("20200113"));
+    GDALClose(ds);
+    // A DATE item wins over the band's name.
+    ds = GDALOpen(file("undated.tif").c_str(), GA_Update);
+    GDALSetMetadataItem(GDALGetRasterBand(ds, 2), "DATE", "2020-01-13", nullptr);
+    GDALClose(ds);
+    QCOMPARE(open_cube(file("undated.tif"))->band_dates(), (std::vector<std::string>{"20200101", "20200113", "20200125"}));
+    QVERIFY(band_dates({"20200113", "20200101"}).empty());  // not increasing
+    QVERIFY(band_dates({"20200230"}).empty());              // no such day
   }
 
   void badRasters() {

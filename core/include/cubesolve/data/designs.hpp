@@ -55,6 +55,12 @@ Array sbas_velocity_design(const std::vector<DatePair>& pairs, std::vector<doubl
 long day_number(const std::string& yyyymmdd);
 std::string date_of_day(long days);
 
+/// A YYYYMMDD date whose month and day exist (leap years included).
+bool is_calendar_date(const std::string& yyyymmdd);
+/// The dates bands are named with: each name a date YYYYMMDD or YYYY-MM-DD,
+/// or ending in one (ifg_20200113), increasing; none unless every band has one.
+std::vector<std::string> band_dates(const std::vector<std::string>& names);
+
 /// Decimal years of a YYYYMMDD date. Throws InputError naming `what`.
 double decimal_year(const std::string& yyyymmdd, const std::string& what);
 /// MintPy's decimal years of YYYYMMDD dates (ptime.yyyymmdd2years): the
@@ -80,6 +86,9 @@ Array build_design(const std::string& spec, std::size_t n, const std::vector<dou
 /// index without one).
 struct DesignSpec {
   std::string spec, pairs, times;
+  /// The cube's own dates of its bands (YYYYMMDD), the times of a built
+  /// design where no times file is given; none: band index.
+  std::vector<std::string> dates = {};
 };
 
 /// The names of a design's unknowns where it has them: poly:D "offset",

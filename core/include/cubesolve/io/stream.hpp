@@ -23,6 +23,9 @@ public:
   /// The element type rows() returns (float32 or float64).
   DType dtype() const { return dtype_; }
   const GeoReference& geo() const { return geo_; }
+  /// The bands' dates (YYYYMMDD) where every band has one (a raster's DATE
+  /// band metadata, or band names ending in a date), increasing; else none.
+  const std::vector<std::string>& band_dates() const { return band_dates_; }
   /// Rows [r0, r1) of every band, (N, r1 - r0, W). Throws IoError, InputError.
   virtual Array rows(std::size_t r0, std::size_t r1) = 0;
 
@@ -30,6 +33,7 @@ protected:
   Shape shape_;
   DType dtype_ = DType::Float32;
   GeoReference geo_;
+  std::vector<std::string> band_dates_;
 };
 
 /// Calls `each(r0, r1)` for consecutive blocks of rows covering [0, height),
