@@ -275,6 +275,8 @@ private slots:
                          std::vector<unsigned char>(2, 1).data());
     const QString why = failure(w, [&] { w.openCube(dir_.filePath("nodates.h5")); });
     QVERIFY2(why.contains("nodates.h5") && why.contains("'date'"), qPrintable(why));
+    const QString map = failure(w, [&] { w.openCube(dir_.filePath("series/temporalCoherence.h5")); });
+    QVERIFY2(map.contains("temporalCoherence.h5") && map.contains("a MintPy temporalCoherence file: open the timeseries.h5"), qPrintable(map));
   }
 
   // A scripted run's exports: the pins' series as CSV and the solution as

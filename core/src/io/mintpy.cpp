@@ -287,9 +287,14 @@ public:
     if (file_.id < 0) throw IoError(path + ": cannot open the HDF5 file");
     phase_.id = open("unwrapPhase");
     if (phase_.id < 0 && (phase_.id = open("timeseries")) >= 0) name_ = "timeseries";
-    if (phase_.id < 0)
+    if (phase_.id < 0) {  // MintPy's maps of one plane say what they are, and where their time series is
+      const std::string type = attribute(file_.id, "FILE_TYPE").value_or("");
       throw InputError(path + ": expected a dataset 'unwrapPhase' (N, H, W) of an interferogram stack or 'timeseries' (D, H, W) "
-                              "of a time series, found neither");
+                              "of a time series, found neither" +
+                       (type.empty() ? std::string()
+                                     : " (a MintPy " + type + " file: open the timeseries.h5 it comes from, whose velocity, "
+                                       "its standard error and temporal coherence are layers of the result)"));
+    }
     const auto d = dims_of(phase_.id);
     if (d.size() != 3)
       throw InputError(path + ": expected '" + name_ + "' of 3 dimensions (" + (series() ? "D" : "N") + ", H, W), found shape " + shape_text(d));
