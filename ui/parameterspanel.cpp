@@ -215,6 +215,15 @@ QGroupBox* ParametersPanel::buildStack() {
   looks_->setSpecialValueText(tr("the file's"));
   looks_->setToolTip(tr("Independent looks for the variance and Fisher weights; 0: the file's NCORRLOOKS (--looks)"));
   form->addRow(tr("Looks"), looks_);
+  ref_radius_ = new QDoubleSpinBox;
+  ref_radius_->setObjectName("ref-radius");
+  ref_radius_->setRange(0, 1000);
+  ref_radius_->setDecimals(0);
+  ref_radius_->setSpecialValueText(tr("the pixel"));
+  ref_radius_->setSuffix(tr(" px about it"));
+  ref_radius_->setToolTip(tr("The reference: the reference pixel's value, or the mean of the valid values in the (2R + 1)² "
+                             "pixels about it, subtracted from each interferogram (--ref-radius)"));
+  form->addRow(tr("Reference area"), ref_radius_);
   mask_ = new QComboBox;
   mask_->setObjectName("mask-dataset");
   mask_->addItem(tr("none"), "");
@@ -230,7 +239,7 @@ QGroupBox* ParametersPanel::buildStack() {
   mask_threshold_->setToolTip(tr("With the coherence mask: coherence below this leaves the interferogram out (--mask-threshold)"));
   form->addRow(tr("Mask threshold"), mask_threshold_);
   for (QComboBox* c : {formulation_, weight_, mask_}) connect(c, &QComboBox::currentIndexChanged, this, &ParametersPanel::stackEdited);
-  for (QDoubleSpinBox* d : {looks_, mask_threshold_}) {
+  for (QDoubleSpinBox* d : {looks_, ref_radius_, mask_threshold_}) {
     d->setKeyboardTracking(false);  // a stack is read again: once the number is typed
     connect(d, &QDoubleSpinBox::valueChanged, this, &ParametersPanel::stackEdited);
   }
@@ -243,6 +252,7 @@ void ParametersPanel::stackEdited() {
   o.velocity = formulation_->currentData().toString() == "velocity";
   o.stack.weight = weight_->currentData().toString().toStdString();
   o.stack.looks = looks_->value() >= 1 ? looks_->value() : 0;
+  o.stack.ref_radius = std::lround(ref_radius_->value());
   o.stack.mask = mask_->currentData().toString().toStdString();
   o.stack.mask_threshold = mask_threshold_->value();
   doc_->setInputOptions(o);
@@ -250,7 +260,7 @@ void ParametersPanel::stackEdited() {
 
 void ParametersPanel::showStack() {
   const InputOptions& o = doc_->inputOptions();
-  const QSignalBlocker b1(formulation_), b2(weight_), b3(looks_), b4(mask_), b5(mask_threshold_), b6(unit_);
+  const QSignalBlocker b1(formulation_), b2(weight_), b3(looks_), b4(mask_), b5(mask_threshold_), b6(unit_), b7(ref_radius_);
   const bool wavelength = doc_->hasWavelength();
   unit_->setCurrentIndex(wavelength ? std::max(0, unit_->findData(doc_->unit())) : unit_->findData("radian"));
   unit_->setEnabled(wavelength);
@@ -258,6 +268,7 @@ void ParametersPanel::showStack() {
   formulation_->setCurrentIndex(o.velocity ? 1 : 0);
   weight_->setCurrentIndex(std::max(0, weight_->findData(QString::fromStdString(o.stack.weight))));
   looks_->setValue(o.stack.looks);
+  ref_radius_->setValue(static_cast<double>(o.stack.ref_radius));
   mask_->setCurrentIndex(std::max(0, mask_->findData(QString::fromStdString(o.stack.mask))));
   mask_threshold_->setValue(o.stack.mask_threshold);
   mask_threshold_->setEnabled(o.stack.mask == "coherence");
@@ -382,7 +393,11 @@ void ParametersPanel::updateData() {
                 .arg(fmt(d->condition()));
   if (doc_->weights()) text += tr("<b>Weights</b> %1<br>").arg(doc_->weightsName().toHtmlEscaped());
   if (const auto [row, col] = doc_->reference(); row >= 0)
-    text += tr("<b>Reference pixel</b> row %1, column %2 (marked □ on the maps)<br>").arg(row).arg(col);
+    text += tr("<b>Reference pixel</b> row %1, column %2 (marked □ on the maps)%3<br>")
+                .arg(row)
+                .arg(col)
+                .arg(doc_->stackOptions().ref_radius > 0 ? tr(", the mean of the %1 × %1 pixels about it").arg(2 * doc_->stackOptions().ref_radius + 1)
+                                                         : QString());
   if (doc_->unreferenced())
     text += tr("<br><span style='color:#b00020'>Unreferenced: the stack has no reference pixel; right-click a pixel to pick one.</span>");
   if (!notice_.isEmpty()) text += QString("<br><span style='color:#b00020'>%1</span>").arg(notice_.toHtmlEscaped());

@@ -64,6 +64,7 @@ private:
   QComboBox* unit_ = nullptr;
   QComboBox* weight_ = nullptr;
   QDoubleSpinBox* looks_ = nullptr;
+  QDoubleSpinBox* ref_radius_ = nullptr;  // a reference area's half-width (0: the pixel)
   QComboBox* mask_ = nullptr;
   QDoubleSpinBox* mask_threshold_ = nullptr;
 };

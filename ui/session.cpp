@@ -71,6 +71,7 @@ void Session::save(const View& view) const {
   settings.setValue("use_weights", doc_->useWeights());
   const StackOptions& stack = doc_->stackOptions();
   if (doc_->isStack() && stack.ref_y >= 0) settings.setValue("reference", QPoint(static_cast<int>(stack.ref_x), static_cast<int>(stack.ref_y)));
+  if (doc_->isStack() && stack.ref_radius > 0) settings.setValue("reference_radius", static_cast<int>(stack.ref_radius));
   if (doc_->refIndex() > 0) settings.setValue("ref_date", doc_->refDate());
   settings.setValue("view", view.view);
   settings.setValue("layer", view.layer);
@@ -107,11 +108,14 @@ bool Session::restore() {
   p.pin_names = settings.value("pin_names").toStringList();
   doc_->setRefDate(settings.value("ref_date").toString());  // checked against the dates once they are read
   pending_ = p;
-  if (settings.contains("reference")) {  // the reference picked for the stack
-    const QPoint ref = settings.value("reference").toPoint();
+  if (settings.contains("reference") || settings.contains("reference_radius")) {  // the reference picked for the stack
     InputOptions o = doc_->inputOptions();
-    o.stack.ref_y = ref.y();
-    o.stack.ref_x = ref.x();
+    if (settings.contains("reference")) {
+      const QPoint ref = settings.value("reference").toPoint();
+      o.stack.ref_y = ref.y();
+      o.stack.ref_x = ref.x();
+    }
+    o.stack.ref_radius = settings.value("reference_radius", 0).toInt();
     doc_->setInputOptions(o);
   }
   if (!files.isEmpty()) doc_->openFiles(files[0], files.value(1), files.value(2));

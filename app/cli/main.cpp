@@ -23,7 +23,7 @@ usage:
                 [--dtype float32|float64] [--model F.npy] [--residual F.npy]
                 [--method auto|exact] [--memory MB] [--pairs FILE] [--times FILE]
                 [--device-precision mixed|float64] [--device-memory MB] [--nodata V]
-                [MintPy stacks: --ref-yx Y,X | --no-ref] [--keep-zero]
+                [MintPy stacks: --ref-yx Y,X | --no-ref] [--ref-radius R] [--keep-zero]
                 [--mask-dataset connectComponent|coherence] [--mask-threshold T]
                 [--weight-func var|fim|coh|no] [--looks L] [--formulation phase|velocity]
                 [--unit m|cm|mm|radian] [--ref-date YYYYMMDD] [--stderr] [--cov]

@@ -2,6 +2,7 @@
 
 #include <cubesolve/error.hpp>
 
+#include <cmath>
 #include <cstdlib>
 
 namespace cubesolve::cli {
@@ -26,7 +27,7 @@ SolveOptions solve_options(const Args& args) {
 }
 
 const std::set<std::string> kInputFlags{"no-ref", "keep-zero"};
-const std::set<std::string> kInputOptions{"nodata",      "ref-yx", "mask-dataset", "mask-threshold",
+const std::set<std::string> kInputOptions{"nodata",      "ref-yx", "ref-radius",  "mask-dataset", "mask-threshold",
                                           "weight-func", "looks",  "formulation"};
 
 InputOptions input_options(const Args& args, bool stack) {
@@ -46,6 +47,13 @@ InputOptions input_options(const Args& args, bool stack) {
     s.ref_y = y;
     s.ref_x = x;
     if (!s.reference) throw InputError("--ref-yx: expected a reference pixel or --no-ref, found both");
+  }
+  if (const auto r = args.get("ref-radius")) {
+    const double radius = args.number("ref-radius", 0.0);
+    if (!(radius >= 0 && radius <= 1000 && radius == std::floor(radius)))
+      throw InputError("--ref-radius: expected the reference area's half-width in pixels (a whole number from 0 to 1000), found '" + *r + "'");
+    if (!s.reference) throw InputError("--ref-radius: expected a reference area or --no-ref, found both");
+    s.ref_radius = static_cast<long>(radius);
   }
   s.mask = args.get("mask-dataset", "");
   s.mask_threshold = args.number("mask-threshold", 0.4);

@@ -72,6 +72,7 @@ struct Options {
       {"min-valid", "Pixels with fewer valid observations are flagged, not solved.", "K"},
       {"loss", "l2, l1 or huber[:DELTA]: the loss each pixel is fitted under, as the CLI's.", "LOSS"},
       {"ref-yx", "MintPy stack: reference the interferograms at this pixel.", "Y,X"},
+      {"ref-radius", "MintPy stack: reference the interferograms to the mean of the (2R+1)² pixels about the reference pixel.", "R"},
       {"mask-dataset", "MintPy stack: connectComponent or coherence masks interferograms per pixel.", "NAME"},
       {"mask-threshold", "MintPy stack: coherence below T is masked (with --mask-dataset coherence).", "T"},
       {"weight-func", "MintPy stack: weights from the coherence: var, fim, coh or no.", "NAME"},

@@ -275,6 +275,22 @@ private slots:
                          std::vector<unsigned char>(2, 1).data());
     const QString why = failure(w, [&] { w.openCube(dir_.filePath("nodates.h5")); });
     QVERIFY2(why.contains("nodates.h5") && why.contains("'date'"), qPrintable(why));
+    // A reference area, from the panel: the data panel says so, and the CLI with --ref-radius gives the same series.
+    QVERIFY(loads(w, [&] { w.findChild<QDoubleSpinBox*>("ref-radius")->setValue(1); }));
+    QVERIFY(waitSolved(w));
+    QCOMPARE(w.document().stackOptions().ref_radius, 1L);
+    QVERIFY2(w.findChild<QLabel*>("data-summary")->text().contains("the mean of the 3 × 3 pixels about it"),
+             qPrintable(w.findChild<QLabel*>("data-summary")->text()));
+    const QString area = dir_.filePath("area_x.npy");
+    cli.start(CUBESOLVE_CLI, {"solve", ts, "sbas", "-o", area, "--ref-radius", "1"});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    const Array x_area = read_npy(area.toStdString());
+    for (std::size_t i = 0; i < x_area.size(); ++i)
+      QVERIFY(std::isnan(x_area.value(i)) ? std::isnan(w.result()->x.value(i)) : x_area.value(i) == w.result()->x.value(i));
+    double centre = 0;  // the reference pixel is no longer 0 on every date
+    for (std::size_t j = 0; j < 4; ++j) centre += std::fabs(w.result()->x.value(j * P + 1 * W + 2));
+    QVERIFY(centre > 0);
     const QString map = failure(w, [&] { w.openCube(dir_.filePath("series/temporalCoherence.h5")); });
     QVERIFY2(map.contains("temporalCoherence.h5") && map.contains("a MintPy temporalCoherence file: open the timeseries.h5"), qPrintable(map));
   }

@@ -419,6 +419,7 @@ public:
     info.dates = pair_dates(pairs);
     info.ref_y = ref_y_;
     info.ref_x = ref_x_;
+    info.ref_radius = ref_y_ >= 0 ? std::max(0L, options_.ref_radius) : 0;
     info.referenced = referenced();
     info.interferograms = bands_.size();
     Handle bperp(open("bperp"), H5Dclose);
@@ -452,13 +453,26 @@ private:
                          std::to_string(shape_[2]) + " pixels, found (" + std::to_string(y) + ", " + std::to_string(x) + ")");
       ref_y_ = y;
       ref_x_ = x;
-      const Array row = values(static_cast<std::size_t>(y), static_cast<std::size_t>(y) + 1);
-      for (std::size_t k = 0; k < bands_.size(); ++k) ref_phase_.push_back(row.data<float>()[k * shape_[2] + static_cast<std::size_t>(x)]);
-      for (std::size_t k = 0; k < bands_.size(); ++k)
-        if (!std::isfinite(ref_phase_[k]))
-          throw InputError(path_ + ": expected a value at the reference pixel (" + std::to_string(y) + ", " + std::to_string(x) +
-                           ") in every interferogram, found none in interferogram " + std::to_string(bands_[k]) +
-                           " (choose another reference pixel)");
+      // The pixel's value, or the mean of the area's valid ones (a stack's zeros are no data), per interferogram.
+      const long r = std::max(0L, options_.ref_radius), H = static_cast<long>(shape_[1]), W = static_cast<long>(shape_[2]);
+      const long y0 = std::max(0L, y - r), y1 = std::min(H - 1, y + r), x0 = std::max(0L, x - r), x1 = std::min(W - 1, x + r);
+      const Array area = values(static_cast<std::size_t>(y0), static_cast<std::size_t>(y1) + 1);
+      const std::size_t per_band = static_cast<std::size_t>(y1 - y0 + 1) * shape_[2];
+      for (std::size_t k = 0; k < bands_.size(); ++k) {
+        double sum = 0;
+        std::size_t count = 0;
+        for (long yy = y0; yy <= y1; ++yy)
+          for (long xx = x0; xx <= x1; ++xx) {
+            const float v = area.data<float>()[k * per_band + static_cast<std::size_t>((yy - y0) * W + xx)];
+            if (std::isfinite(v) && (r == 0 || series() || v != 0.0f)) sum += v, ++count;
+          }
+        if (!count)
+          throw InputError(path_ + ": expected a value at the reference " +
+                           (r ? "area of " + std::to_string(r) + " pixels about (" : std::string("pixel (")) + std::to_string(y) + ", " +
+                           std::to_string(x) + ") in every interferogram, found none in interferogram " + std::to_string(bands_[k]) +
+                           (r ? " (choose another reference area)" : " (choose another reference pixel)"));
+        ref_phase_.push_back(static_cast<float>(sum / static_cast<double>(count)));
+      }
       return;
     }
     if (series()) return;  // a series without a reference pixel is read as it is

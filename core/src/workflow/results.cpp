@@ -149,6 +149,7 @@ std::vector<std::pair<std::string, std::string>> run_provenance(const std::strin
   if (input && is_stack(cube, design.spec)) {
     const StackOptions& s = input->stack;
     p.emplace_back("reference", !s.reference ? "none" : s.ref_y >= 0 ? std::to_string(s.ref_y) + "," + std::to_string(s.ref_x) : "the file's");
+    if (s.reference && s.ref_radius > 0) p.emplace_back("reference_radius", std::to_string(s.ref_radius));
     p.emplace_back("zero_is_nodata", s.zero_is_nodata ? "yes" : "no");
     p.emplace_back("weight_func", s.weight);
     if (s.looks > 0) p.emplace_back("looks", number(s.looks));

@@ -617,6 +617,39 @@ private slots:
     for (std::size_t i = 0; i < x.size(); ++i)  // but the reference pixel, which refPhase does not name (no data there)
       QVERIFY(x.value(i) == via_ref.value(i) || (std::isnan(x.value(i)) && std::isnan(via_ref.value(i))) ||
               (i % P == ry * W + rx && std::isnan(via_ref.value(i))));
+    // A reference area: each interferogram less the mean of its valid values
+    // (not 0) in the 3 x 3 pixels about (2, 3), as a refPhase of those means
+    // gives; the centre is then not marked as the reference.
+    std::vector<float> area_mean(N);
+    for (std::size_t k = 0; k < N; ++k) {
+      double sum = 0;
+      std::size_t count = 0;
+      for (std::size_t y = ry - 1; y <= ry + 1; ++y)
+        for (std::size_t c = rx - 1; c <= rx + 1; ++c)
+          if (const float v = phase[k * P + y * W + c]; std::isfinite(v) && v != 0.0f) sum += v, ++count;
+      area_mean[k] = static_cast<float>(sum / static_cast<double>(count));
+    }
+    extras.ref_phase = area_mean.data();
+    testing::write_stack(file("areamean.h5"), N, H, W, phase.data(), &dates, keep.data(), extras);
+    auto solve_stack = [&](const QString& stack, const char* out, const QStringList& more) {
+      QProcess r;
+      r.start(CUBESOLVE_CLI, QStringList{"solve", dir_.filePath(stack), "sbas", "-o", dir_.filePath(out), "--dtype", "float64"} + more);
+      r.waitForFinished(60000);
+      return read_npy(file(out));
+    };
+    const Array via_means = solve_stack("areamean.h5", "viameans.npy", {});
+    const Array via_area = solve_stack("rules.h5", "viaarea.npy", {"--ref-radius", "1", "--diag", dir_.filePath("area")});
+    QCOMPARE(via_area.shape(), via_means.shape());
+    for (std::size_t i = 0; i < via_area.size(); ++i)
+      QVERIFY(via_area.value(i) == via_means.value(i) || (std::isnan(via_area.value(i)) && std::isnan(via_means.value(i))));
+    QVERIFY(read_npy(file("area_status.npy")).value(ry * W + rx) != static_cast<double>(PixelStatus::Reference));
+    for (const auto& [more, message] : {std::pair{QStringList{"--ref-radius", "1.5"}, "--ref-radius: expected the reference area's half-width"},
+                                        std::pair{QStringList{"--ref-radius", "1", "--no-ref"}, "--ref-radius: expected a reference area or --no-ref"}}) {
+      QProcess r;
+      r.start(CUBESOLVE_CLI, QStringList{"solve", dir_.filePath("rules.h5"), "sbas", "-o", dir_.filePath("refused.npy")} + more);
+      QVERIFY(r.waitForFinished(60000));
+      QVERIFY(r.exitCode() == 2 && r.readAllStandardError().contains(message));
+    }
     // Stack options on a cube that is no stack are refused.
     OutputSet out;
     out.add_npy(file("plain.npy"), Array(DType::Float32, {2, 2, 2}));

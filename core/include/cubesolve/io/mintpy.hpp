@@ -31,6 +31,10 @@ struct StackOptions {
   /// unless this is false.
   bool reference = true;
   long ref_y = -1, ref_x = -1;
+  /// A reference area instead of a pixel: the mean of each interferogram's
+  /// valid values in the (2 R + 1)² pixels about the reference pixel (cut
+  /// at the edges); 0: the pixel alone.
+  long ref_radius = 0;
   /// A stack without any reference is read unreferenced instead of refused
   /// (InsarStack::referenced says which; the desktop application then
   /// offers to pick a reference pixel).
@@ -78,7 +82,8 @@ struct StackInfo {
   std::vector<std::string> dates;  // the acquisitions of the kept interferograms, sorted
   std::vector<float> pair_bperp;   // per kept interferogram (empty without a 'bperp' dataset)
   std::vector<float> bperp;        // per date, as MintPy estimates it from pair_bperp (zeros without)
-  long ref_y = -1, ref_x = -1;     // the reference pixel used; -1 when none
+  long ref_y = -1, ref_x = -1;     // the reference pixel used (an area's centre); -1 when none
+  long ref_radius = 0;             // the reference area's half-width about it (0: the pixel)
   bool referenced = false;         // whether the interferograms were referenced (at ref_y/ref_x, or by refPhase)
   std::size_t interferograms = 0;  // kept
   /// An attribute's text, or `fallback`.
