@@ -1,4 +1,4 @@
-// The MintPy stack reader on small HDF5 files built from the input: which
+// The MintPy stack (and time series) reader on small HDF5 files built from the input: which
 // datasets exist, their shapes and types, the date strings and the drop
 // flags all come from the fuzzer's bytes (the HDF5 library writes a valid
 // file; what is fuzzed is how the reader judges its content).
@@ -36,7 +36,7 @@ std::string build_stack(fuzz::Bytes& in) {
     if (layout & 2) dims.pop_back();
     std::vector<float> v(N * H * W);
     for (auto& x : v) x = static_cast<float>(static_cast<signed char>(in.byte())) / 8;
-    write_dataset(f, "unwrapPhase", H5T_NATIVE_FLOAT, dims, v.data());
+    write_dataset(f, layout & 128 ? "timeseries" : "unwrapPhase", H5T_NATIVE_FLOAT, dims, v.data());  // a stack, or a time series
   }
   if (layout & 4) {  // date: N x 2 fixed strings of a fuzzed length
     const std::size_t len = in.in(0, 10);
@@ -47,7 +47,8 @@ std::string build_stack(fuzz::Bytes& in) {
     H5Tset_strpad(st, H5T_STR_NULLPAD);
     std::vector<char> buf(rows * 2 * (len ? len : 1), '\0');
     std::copy(text.begin(), text.end(), buf.begin());
-    write_dataset(f, "date", st, {rows, 2}, buf.data());
+    if (layout & 128) write_dataset(f, "date", st, {rows * 2}, buf.data());  // a time series' dates: one per band
+    else write_dataset(f, "date", st, {rows, 2}, buf.data());
     H5Tclose(st);
   }
   if (layout & 16) {  // dropIfgram: bytes, or 4-byte integers
@@ -77,6 +78,11 @@ std::string build_stack(fuzz::Bytes& in) {
   if (extras & 1) attribute("REF_Y", extras & 2 ? std::to_string(in.in(0, 7)) : in.text(in.in(0, 4)));
   if (extras & 1) attribute("REF_X", std::to_string(static_cast<int>(in.in(0, 7)) - 1));
   if (extras & 4) attribute("NCORRLOOKS", in.text(in.in(0, 5)));
+  if (extras & 128) {  // a time series' unit and wavelength
+    static const char* const kUnits[] = {"m", "mm", "radian", "ft"};
+    attribute("UNIT", kUnits[in.byte() & 3]);
+    attribute("WAVELENGTH", in.text(in.in(0, 6)));
+  }
   for (const auto& [name, bit] : {std::pair{"coherence", 8}, std::pair{"connectComponent", 16}})
     if (extras & bit) {  // of unwrapPhase's shape, or not
       const std::vector<hsize_t> dims{N, H, extras & 32 ? W + 1 : W};
@@ -110,6 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const char* const kWeights[] = {"no", "var", "fim", "coh"};
   options.stack.weight = kWeights[(o >> 4) & 3];
   if (o & 64) options.stack.ref_y = options.stack.ref_x = in.in(0, 6);
+  if (o & 128) options.stack.ref_radius = in.in(0, 3);
   try {
     const cubesolve::Inputs inputs = cubesolve::open_inputs(path, {"sbas", "", ""}, "", options);
     cubesolve::Array w;
