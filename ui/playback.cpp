@@ -18,7 +18,7 @@ Playback::Playback(QSlider* slider, QWidget* parent) : QWidget(parent), slider_(
   button_->setToolTip(tr("Play the channels (the dates of a time series) one after another, at the rate beside; again to pause"));
   rate_ = new QDoubleSpinBox;
   rate_->setObjectName("play-rate");
-  rate_->setRange(0.2, 30);
+  rate_->setRange(kMinRate, kMaxRate);
   rate_->setDecimals(1);
   rate_->setSingleStep(1);
   rate_->setValue(4);

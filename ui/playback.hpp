@@ -15,6 +15,8 @@ class Playback : public QWidget {
   Q_OBJECT
 public:
   /// Drives `slider` (the channel's), one step a frame.
+  /// The rates offered, in frames a second.
+  static constexpr double kMinRate = 0.2, kMaxRate = 30;
   explicit Playback(QSlider* slider, QWidget* parent = nullptr);
   bool playing() const { return timer_.isActive(); }
   /// Starts (from the first channel when at the last) or pauses.

@@ -36,50 +36,36 @@ ResolveBench::ResolveBench(Document* doc, ResultPage* page, int changes, bool st
 }
 
 void ResolveBench::change() {
-  if (steps_) {  // the next channel, as the spin box beside the slider sets it
-    auto* box = page_->findChild<QSpinBox*>("channel");
-    times_.emplace_back();
-    waiting_ = true;
-    clock_.start();
+  times_.emplace_back();
+  waiting_ = true;
+  clock_.start();
+  if (steps_) {  // the next channel, as the spin box beside the slider sets it: no solve, the step starts now
     times_.back().started = 1e-9;
+    auto* box = page_->findChild<QSpinBox*>("channel");
     box->setValue(box->value() < box->maximum() ? box->value() + 1 : 0);
     return;
   }
   // A ridge of 0 and 1e-12 in turn: the same work each time, a new result.
   SolveOptions o = doc_->options();
   o.ridge = o.ridge == 0 ? 1e-12 : 0;
-  times_.emplace_back();
-  waiting_ = true;
-  clock_.start();
   doc_->setOptions(o);
 }
 
 void ResolveBench::report() {
-  if (steps_) {
-    std::vector<double> step;
-    std::printf("{\"steps\": [");
-    for (std::size_t k = 0; k < times_.size(); ++k) {
-      const Times& t = times_[k];
-      step.push_back(t.shown);
-      std::printf("%s\n  {\"map_s\": %.4f, \"frame_s\": %.4f, \"step_to_picture_s\": %.4f}", k ? "," : "", t.drawn, t.shown - t.drawn, t.shown);
-    }
-    std::sort(step.begin(), step.end());
-    std::printf("\n], \"median_step_s\": %.4f}\n", step.empty() ? 0.0 : step[step.size() / 2]);
-    std::fflush(stdout);
-    emit done();
-    return;
-  }
-  std::printf("{\"changes\": [");
-  std::vector<double> beyond;
+  std::vector<double> key;  // each change's picture beyond the engine, or each step's picture
+  std::printf(steps_ ? "{\"steps\": [" : "{\"changes\": [");
   for (std::size_t k = 0; k < times_.size(); ++k) {
     const Times& t = times_[k];
-    beyond.push_back(t.shown - t.engine);
-    std::printf("%s\n  {\"queued_s\": %.4f, \"engine_s\": %.4f, \"handover_and_draw_s\": %.4f, \"frame_s\": %.4f, "
-                "\"change_to_picture_s\": %.4f, \"beyond_engine_s\": %.4f}",
-                k ? "," : "", t.started, t.engine, t.drawn - t.started - t.engine, t.shown - t.drawn, t.shown, t.shown - t.engine);
+    key.push_back(t.shown - t.engine);  // (a step's engine is 0)
+    if (steps_)
+      std::printf("%s\n  {\"map_s\": %.4f, \"frame_s\": %.4f, \"step_to_picture_s\": %.4f}", k ? "," : "", t.drawn, t.shown - t.drawn, t.shown);
+    else
+      std::printf("%s\n  {\"queued_s\": %.4f, \"engine_s\": %.4f, \"handover_and_draw_s\": %.4f, \"frame_s\": %.4f, "
+                  "\"change_to_picture_s\": %.4f, \"beyond_engine_s\": %.4f}",
+                  k ? "," : "", t.started, t.engine, t.drawn - t.started - t.engine, t.shown - t.drawn, t.shown, t.shown - t.engine);
   }
-  std::sort(beyond.begin(), beyond.end());
-  std::printf("\n], \"median_beyond_engine_s\": %.4f}\n", beyond.empty() ? 0.0 : beyond[beyond.size() / 2]);
+  std::sort(key.begin(), key.end());
+  std::printf("\n], \"%s\": %.4f}\n", steps_ ? "median_step_s" : "median_beyond_engine_s", key.empty() ? 0.0 : key[key.size() / 2]);
   std::fflush(stdout);
   emit done();
 }

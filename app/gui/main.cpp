@@ -197,9 +197,12 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     QString name = parser.value(o.colormap);
     s.reversed = name.endsWith("_r");
     if (s.reversed) name.chop(2);
-    if (!(s.colormap = cubesolve::colormap_by_name(name.toStdString())))
-      return refuse("--colormap: expected viridis, cividis, batlow, grey, rdbu, vik, roma, broc, balance, twilight, romaO or brocO "
-                    "(_r reversed)", parser.value(o.colormap));
+    if (!(s.colormap = cubesolve::colormap_by_name(name.toStdString()))) {
+      QStringList maps;
+      for (int k = 0; k < cubesolve::kColormapCount; ++k) maps << cubesolve::colormap_name(static_cast<cubesolve::Colormap>(k));
+      const QByteArray expected = ("--colormap: expected " + maps.mid(0, maps.size() - 1).join(", ") + " or " + maps.back() + " (_r reversed)").toUtf8();
+      return refuse(expected.constData(), parser.value(o.colormap));
+    }
   }
   s.channel = parser.value(o.channel);
   for (const QString& p : parser.values(o.pin)) {
@@ -220,7 +223,11 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
   s.animation_file = parser.value(o.export_animation);
   bool ok_rate = false;
   s.rate = parser.value(o.rate).toDouble(&ok_rate);
-  if (!ok_rate || !(s.rate >= 0.2 && s.rate <= 30)) return refuse("--rate: expected frames a second from 0.2 to 30", parser.value(o.rate));
+  using cubesolve::ui::Playback;
+  if (!ok_rate || !(s.rate >= Playback::kMinRate && s.rate <= Playback::kMaxRate)) {
+    const QByteArray expected = QString("--rate: expected frames a second from %1 to %2").arg(Playback::kMinRate).arg(Playback::kMaxRate).toUtf8();
+    return refuse(expected.constData(), parser.value(o.rate));
+  }
   if (!s.animation_file.isEmpty() && !s.animation_file.endsWith(".gif", Qt::CaseInsensitive))
     return refuse("--export-animation: expected a file ending in .gif", s.animation_file);
   if (!s.animation_file.isEmpty() && parser.isSet(o.screenshot))

@@ -206,6 +206,9 @@ double harmonic_period(const std::string& spec, const std::vector<std::string>& 
   return period;
 }
 
+/// Whether a built design has times: a times file, or the cube's band dates.
+bool timed(const DesignSpec& d) { return !d.times.empty() || !d.dates.empty(); }
+
 std::size_t spec_integer(const std::string& spec, const std::string& s) {
   char* end = nullptr;
   const long v = std::strtol(s.c_str(), &end, 10);
@@ -280,7 +283,7 @@ std::vector<std::string> design_terms(const DesignSpec& d) {
     for (std::size_t k = 0; k <= D; ++k) names.push_back(k == 0 ? "offset" : k == 1 ? "trend" : "t^" + std::to_string(k));
   } else if (is_harmonic(parts)) {
     const std::size_t K = spec_integer(d.spec, parts[1]);
-    const bool yearly = (!d.times.empty() || !d.dates.empty()) && harmonic_period(d.spec, parts, true, 0) == 1.0;
+    const bool yearly = timed(d) && harmonic_period(d.spec, parts, true, 0) == 1.0;
     names = {"offset", "trend"};
     for (std::size_t k = 1; k <= K; ++k) {
       const std::string h = yearly && k == 1 ? "annual" : yearly && k == 2 ? "semiannual" : "harmonic" + std::to_string(k);
@@ -297,8 +300,8 @@ std::vector<Harmonic> design_harmonics(const DesignSpec& d, std::size_t n) {
   const std::vector<std::string> parts = spec_parts(d.spec);
   if (!is_harmonic(parts)) return {};
   const std::vector<std::string> terms = design_terms(d);
-  const double period = harmonic_period(d.spec, parts, !d.times.empty() || !d.dates.empty(), n);
-  bool dated = !d.times.empty() || !d.dates.empty();
+  const double period = harmonic_period(d.spec, parts, timed(d), n);
+  bool dated = timed(d);
   if (!d.times.empty())
     for_each_line(d.times, [&](std::size_t, const std::string& line) { dated = dated && is_date(line); });
   std::vector<Harmonic> out;

@@ -46,7 +46,7 @@ std::optional<Colormap> colormap_by_name(std::string_view name) {
   for (int k = 0; k < kColormapCount; ++k) {
     const std::string_view n = kMaps[k].name;
     if (n.size() == name.size() &&
-        std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
+        std::equal(n.begin(), n.end(), name.begin(), [](unsigned char a, unsigned char b) { return std::tolower(a) == std::tolower(b); }))
       return static_cast<Colormap>(k);
   }
   return std::nullopt;

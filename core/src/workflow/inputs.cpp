@@ -101,7 +101,7 @@ void Inputs::to_velocity(Array& x) const {
 }
 
 void Inputs::mark_reference(std::size_t r0, SolveResult& r) const {
-  if (!stack || stack->ref_y < 0 || stack->ref_x < 0 || stack->ref_radius > 0) return;  // (an area's centre is not 0)
+  if (!stack || !stack->pixel_reference()) return;
   const std::size_t R = r.status.dim(0), W = r.status.dim(1), y = static_cast<std::size_t>(stack->ref_y);
   if (y < r0 || y >= r0 + R) return;
   const std::size_t p = (y - r0) * W + static_cast<std::size_t>(stack->ref_x), P = R * W, M = r.x.size() / std::max<std::size_t>(P, 1);

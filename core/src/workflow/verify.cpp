@@ -40,7 +40,7 @@ Verification verify_result(const Inputs& in, CubeReader& x, const std::string& x
   }
   // A stack's reference pixel is 0 by definition (see Inputs::mark_reference),
   // where gelsd finds no data: it agrees when it is that.
-  const std::size_t ref = in.stack && in.stack->ref_y >= 0 && in.stack->ref_x >= 0 && in.stack->ref_radius == 0
+  const std::size_t ref = in.stack && in.stack->pixel_reference()
                               ? static_cast<std::size_t>(in.stack->ref_y) * W + static_cast<std::size_t>(in.stack->ref_x)
                               : P;
   std::vector<std::size_t> all;

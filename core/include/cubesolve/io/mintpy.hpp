@@ -86,6 +86,9 @@ struct StackInfo {
   long ref_radius = 0;             // the reference area's half-width about it (0: the pixel)
   bool referenced = false;         // whether the interferograms were referenced (at ref_y/ref_x, or by refPhase)
   std::size_t interferograms = 0;  // kept
+  /// Whether the reference is the one pixel (ref_y, ref_x), which is then 0
+  /// in every output (not an area's centre, nor none).
+  bool pixel_reference() const { return ref_y >= 0 && ref_x >= 0 && ref_radius == 0; }
   /// An attribute's text, or `fallback`.
   std::string attribute(const std::string& name, const std::string& fallback = "") const;
 };
