@@ -553,8 +553,12 @@ private:
     if (unit == "radian") return 1.0;
     if (unit != "m" && unit != "cm" && unit != "mm")
       throw InputError(path_ + ": expected the time series' UNIT m, cm, mm or radian, found '" + unit + "'");
+    const auto wavelength = number_attribute(file_.id, "WAVELENGTH", path_);
+    if (!wavelength || !(*wavelength > 0))
+      throw InputError(path_ + ": expected the attribute WAVELENGTH (metres, positive) to read a time series in " + unit +
+                       " as phase, found " + (wavelength ? "'" + *attribute(file_.id, "WAVELENGTH") + "'" : std::string("none")));
     StackInfo info;
-    info.attributes.emplace_back("WAVELENGTH", attribute(file_.id, "WAVELENGTH").value_or(""));
+    info.attributes.emplace_back("WAVELENGTH", *attribute(file_.id, "WAVELENGTH"));
     return 1.0 / phase_unit_scale(info, unit, path_);
   }
 
