@@ -1,5 +1,7 @@
-// Colour scales, colour maps and the ticks of colour bars.
+// Colour scales, colour maps, the ticks of colour bars, and profiles.
+#include <cubesolve/error.hpp>
 #include <cubesolve/image/image.hpp>
+#include <cubesolve/image/profile.hpp>
 
 #include <QtTest>
 
@@ -98,6 +100,67 @@ private slots:
     QVERIFY(!colormap_by_name("jet"));
     QCOMPARE(colormap_kind(Colormap::Vik), ColormapKind::Diverging);
     QCOMPARE(colormap_kind(Colormap::Batlow), ColormapKind::Sequential);
+  }
+
+  // A profile's points are the map's values at their nearest pixels, a
+  // pixel apart at most, every vertex one of them, distances along the line.
+  void profileFollowsTheMap() {
+    const std::size_t h = 20, w = 30;
+    std::vector<double> ramp(h * w);
+    for (std::size_t r = 0; r < h; ++r)
+      for (std::size_t c = 0; c < w; ++c) ramp[r * w + c] = 2.0 * r + 3.0 * c;
+    const std::vector<std::array<double, 2>> line{{2, 3}, {15, 25}, {15, 4}};
+    const auto points = profile(ramp.data(), h, w, line);
+    const double first = std::hypot(13, 22);
+    QCOMPARE(points.front().distance, 0.0);
+    QVERIFY(std::abs(points.back().distance - (first + 21)) < 1e-12);
+    std::size_t at_vertex = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const ProfilePoint& p = points[i];
+      QCOMPARE(p.count, std::size_t{1});
+      QCOMPARE(p.mean, 2.0 * std::round(p.row) + 3.0 * std::round(p.col));
+      QCOMPARE(p.std, 0.0);
+      if (i > 0) QVERIFY(p.distance - points[i - 1].distance <= 1 + 1e-12 && p.distance > points[i - 1].distance);
+      for (const auto& v : line) at_vertex += p.row == v[0] && p.col == v[1];
+    }
+    QCOMPARE(at_vertex, line.size());
+    QCOMPARE(points.size(), std::size_t{26 + 21 + 1});  // ceil(25.56) steps, 21 steps, the last vertex
+  }
+
+  // Across the line: the band's values (nearest pixels, one apart), their
+  // mean and population standard deviation; NaN and pixels off the map are
+  // left out, and a point with none has no value.
+  void profileBandAcross() {
+    const std::size_t h = 30, w = 30;
+    std::vector<double> rows(h * w);
+    for (std::size_t r = 0; r < h; ++r)
+      for (std::size_t c = 0; c < w; ++c) rows[r * w + c] = static_cast<double>(r);
+    for (const ProfilePoint& p : profile(rows.data(), h, w, {{{10, 2}, {10, 20}}}, 5)) {  // across: rows 8..12
+      QCOMPARE(p.count, std::size_t{5});
+      QCOMPARE(p.mean, 10.0);
+      QVERIFY(std::abs(p.std - std::sqrt(2.0)) < 1e-12);
+    }
+    for (const ProfilePoint& p : profile(rows.data(), h, w, {{{3, 7}, {25, 7}}}, 7)) {  // across: one row
+      QCOMPARE(p.mean, p.row);
+      QCOMPARE(p.std, 0.0);
+    }
+    rows[9 * w + 5] = std::nan("");
+    const auto gap = profile(rows.data(), h, w, {{{10, 5}, {10, 6}}}, 3);
+    QCOMPARE(gap.front().count, std::size_t{2});  // rows 10 and 11
+    QCOMPARE(gap.front().mean, 10.5);
+    QCOMPARE(gap.front().std, 0.5);
+    const auto edge = profile(rows.data(), h, w, {{{0, -3}, {0, 2}}}, 3);
+    QCOMPARE(edge.front().count, std::size_t{0});
+    QVERIFY(std::isnan(edge.front().mean) && std::isnan(edge.front().std));
+    QCOMPARE(edge.back().count, std::size_t{2});  // row -1 is off the map
+  }
+
+  void profileRefusesWhatIsNoLine() {
+    const std::vector<double> v(4, 1.0);
+    QVERIFY_THROWS_EXCEPTION(InputError, profile(v.data(), 2, 2, {{{0, 0}}}));
+    QVERIFY_THROWS_EXCEPTION(InputError, profile(v.data(), 2, 2, {{{1, 1}, {1, 1}}}));
+    QVERIFY_THROWS_EXCEPTION(InputError, profile(v.data(), 2, 2, {{{0, 0}, {1, 1}}}, 0));
+    QVERIFY_THROWS_EXCEPTION(InputError, profile(v.data(), 2, 2, {{{0, 0}, {std::nan(""), 1}}}));
   }
 };
 
