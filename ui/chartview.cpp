@@ -10,7 +10,10 @@
 #include <vtkContextActor.h>
 #include <vtkContextScene.h>
 #include <vtkDoubleArray.h>
+#include <vtkBrush.h>
+#include <vtkCharArray.h>
 #include <vtkPen.h>
+#include <vtkPlotArea.h>
 #include <vtkPlot.h>
 #include <vtkPlotBar.h>
 #include <vtkPlotPoints.h>
@@ -270,6 +273,73 @@ void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<Ti
   left->SetBehavior(vtkAxis::AUTO);
   left->SetTitle(yTitle.toStdString());
   placeLegend();
+  chart_->SetTitle(title.toStdString());
+  chart_->RecalculateBounds();
+  settle();
+  update();
+}
+
+void ChartView::setProfiles(const std::vector<Profile>& profiles, const QString& xTitle, const QString& yTitle, const QString& title) {
+  chart_->ClearPlots();
+  bars_.clear();
+  selected_ = -1;
+  for (const Profile& p : profiles) {
+    vtkNew<vtkTable> table;
+    vtkNew<vtkDoubleArray> x, v, lo, hi, obs;
+    vtkNew<vtkCharArray> valid;
+    x->SetName("distance");
+    v->SetName(p.label.toUtf8().constData());
+    lo->SetName("lo");
+    hi->SetName("hi");
+    valid->SetName("valid");
+    obs->SetName(tr("%1 observed").arg(p.label).toUtf8().constData());
+    for (vtkAbstractArray* a : std::initializer_list<vtkAbstractArray*>{x, v, lo, hi, valid, obs}) table->AddColumn(a);
+    table->SetNumberOfRows(static_cast<vtkIdType>(p.distance.size()));
+    for (std::size_t i = 0; i < p.distance.size(); ++i) {
+      const auto row = static_cast<vtkIdType>(i);
+      const double m = p.mean[i], s = i < p.std.size() ? p.std[i] : std::nan("");
+      table->SetValue(row, 0, p.distance[i]);
+      table->SetValue(row, 1, m);
+      table->SetValue(row, 2, std::isfinite(s) ? m - s : 0.0);
+      table->SetValue(row, 3, std::isfinite(s) ? m + s : 0.0);
+      table->SetValue(row, 4, static_cast<signed char>(std::isfinite(m) && std::isfinite(s)));
+      table->SetValue(row, 5, i < p.observed.size() ? p.observed[i] : std::nan(""));
+    }
+    const auto r = static_cast<unsigned char>(p.color.red()), g = static_cast<unsigned char>(p.color.green()),
+               b = static_cast<unsigned char>(p.color.blue());
+    if (!p.std.empty()) {  // the band under the line
+      auto* band = vtkPlotArea::SafeDownCast(chart_->AddPlot(vtkChart::AREA));
+      band->SetInputData(table);
+      band->SetInputArray(0, "distance");
+      band->SetInputArray(1, "lo");
+      band->SetInputArray(2, "hi");
+      band->SetValidPointMaskName("valid");
+      band->SetColor(r, g, b, 60);
+      band->SetLegendVisibility(false);
+    }
+    vtkPlot* line = chart_->AddPlot(vtkChart::LINE);
+    line->SetInputData(table, 0, 1);
+    line->SetColor(r, g, b, 255);
+    line->SetWidth(2.0f);
+    if (p.observed.empty()) continue;
+    auto* points = vtkPlotPoints::SafeDownCast(chart_->AddPlot(vtkChart::POINTS));
+    points->SetInputData(table, 0, 5);
+    points->SetColor(r, g, b, 255);
+    points->SetMarkerStyle(vtkPlotPoints::CIRCLE);
+    points->SetMarkerSize(5);
+  }
+  auto* bottom = chart_->GetAxis(vtkAxis::BOTTOM);
+  bottom->SetCustomTickPositions(nullptr, nullptr);
+  bottom->SetBehavior(vtkAxis::AUTO);
+  bottom->SetTitle(xTitle.toStdString());
+  bottom->GetLabelProperties()->SetOrientation(0);
+  auto* left = chart_->GetAxis(vtkAxis::LEFT);
+  left->SetCustomTickPositions(nullptr, nullptr);
+  left->SetBehavior(vtkAxis::AUTO);
+  left->SetTitle(yTitle.toStdString());
+  placeLegend();
+  chart_->GetLegend()->SetHorizontalAlignment(vtkChartLegend::RIGHT);  // beside the plot: a profile chart is wide and low
+  chart_->GetLegend()->SetVerticalAlignment(vtkChartLegend::CENTER);
   chart_->SetTitle(title.toStdString());
   chart_->RecalculateBounds();
   settle();

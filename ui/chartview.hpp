@@ -1,6 +1,7 @@
 #pragma once
 // Charts drawn by VTK (vtkChartXY in a context actor): the histogram of mask
-// group sizes, and a pixel's observations against its fit.
+// group sizes, a pixel's observations against its fit, time series, and
+// values along profiles.
 
 #include "vtkview.hpp"
 
@@ -48,6 +49,16 @@ public:
   /// those at undetermined times marked as such; `labels` name `ticks`.
   void setTimeSeries(const std::vector<double>& t, const std::vector<TimeSeries>& series, const std::vector<double>& ticks,
                      const QStringList& labels, const QString& yTitle, const QString& title);
+
+  /// Values along a profile against the distance along it: the mean across
+  /// the line joined by a line in its colour, a band of ±1 std about it
+  /// (where std is given), and points of the observed values (where given).
+  struct Profile {
+    std::vector<double> distance, mean, std, observed;
+    QString label;
+    QColor color;
+  };
+  void setProfiles(const std::vector<Profile>& profiles, const QString& xTitle, const QString& yTitle, const QString& title);
 
   /// Marks one bar as selected (and names it in a legend); -1 clears it.
   void setSelectedBar(int index);

@@ -246,45 +246,6 @@ bool Document::onCube(int row, int col) const {
   return cube_ && row >= 0 && col >= 0 && static_cast<std::size_t>(row) < cube_->dim(1) && static_cast<std::size_t>(col) < cube_->dim(2);
 }
 
-void Document::selectPixel(int row, int col) {
-  if (!onCube(row, col)) row = col = -1;
-  if (std::pair{row, col} == selected_) return;
-  selected_ = {row, col};
-  emit selectionChanged();
-}
-
-void Document::pin() {
-  if (selected_.first < 0 || std::find(pins_.begin(), pins_.end(), selected_) != pins_.end()) return;
-  pins_.push_back(selected_);
-  pin_names_.emplace_back();
-  emit selectionChanged();
-}
-
-void Document::removePin(std::size_t k) {
-  if (k >= pins_.size()) return;
-  pins_.erase(pins_.begin() + static_cast<std::ptrdiff_t>(k));
-  pin_names_.erase(pin_names_.begin() + static_cast<std::ptrdiff_t>(k));
-  emit selectionChanged();
-}
-
-QString Document::pinName(std::size_t k) const {
-  if (k >= pins_.size()) return {};
-  return pin_names_[k].isEmpty() ? QString("%1_%2").arg(pins_[k].first).arg(pins_[k].second) : pin_names_[k];
-}
-
-void Document::setPinName(std::size_t k, const QString& name) {
-  if (k >= pins_.size() || pinName(k) == name.trimmed()) return;
-  pin_names_[k] = name.trimmed();
-  emit selectionChanged();
-}
-
-void Document::setPins(std::vector<std::pair<int, int>> pins) {
-  pins.erase(std::remove_if(pins.begin(), pins.end(), [this](const auto& p) { return !onCube(p.first, p.second); }), pins.end());
-  pins_ = std::move(pins);
-  pin_names_.assign(pins_.size(), QString());
-  emit selectionChanged();
-}
-
 void Document::apply(Change c) {
   if (c.cube) {
     const bool same_size = cube_ && cube_->dim(1) == c.cube->dim(1) && cube_->dim(2) == c.cube->dim(2);
@@ -292,6 +253,8 @@ void Document::apply(Change c) {
       selected_ = {-1, -1};
       pins_.clear();
       pin_names_.clear();
+      pin_shown_.clear();
+      profiles_.clear();
     }
     cube_ = std::move(c.cube);
     cube_name_ = c.cube_name;

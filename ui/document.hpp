@@ -20,6 +20,7 @@
 #include <QStringList>
 #include <QTimer>
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -69,6 +70,9 @@ public:
   bool unreferenced() const { return unreferenced_; }
   /// A MintPy stack's reference pixel (row, col) as read; (-1, -1) when none.
   std::pair<int, int> reference() const { return reference_; }
+  /// Whether its mark is drawn on the maps; selectionChanged() follows a change.
+  bool referenceShown() const { return reference_shown_; }
+  void setReferenceShown(bool shown);
   /// Reads the stack again referenced at (row, col); loaded() follows.
   void setReference(int row, int col);
   /// How a MintPy stack is read (MintPy's rules, weights, formulation), as
@@ -130,8 +134,9 @@ public:
   /// Whether result() was solved with other parameters than those shown.
   bool stale() const;
 
-  // The selected pixel (row -1: none) and the pixels pinned for comparison;
-  // selectionChanged() follows a change. A new cube keeps what lies on it.
+  // The selected pixel (row -1: none) and the pixels pinned for comparison,
+  // each shown or hidden (on the maps and charts); selectionChanged() follows
+  // a change. A new cube of the same size keeps them (document_marks.cpp).
   std::pair<int, int> selected() const { return selected_; }
   void selectPixel(int row, int col);
   const std::vector<std::pair<int, int>>& pins() const { return pins_; }
@@ -142,6 +147,29 @@ public:
   /// Pin k's name (its Y_X until renamed).
   QString pinName(std::size_t k) const;
   void setPinName(std::size_t k, const QString& name);
+  bool pinShown(std::size_t k) const { return k < pin_shown_.size() && pin_shown_[k]; }
+  void setPinShown(std::size_t k, bool shown);
+
+  // Profiles: polylines on the maps (vertices (row, col) on the cube), each
+  // named and shown or hidden, along which the result page charts the map
+  // shown, its values averaged across `profileBand()` pixels;
+  // profilesChanged() follows a change. A new cube of the same size keeps them.
+  struct Profile {
+    std::vector<std::array<double, 2>> vertices;
+    QString name;
+    bool shown = true;
+  };
+  const std::vector<Profile>& profiles() const { return profiles_; }
+  /// Adds a profile through `vertices` (named "profile K" when `name` is
+  /// empty): false, and nothing added, unless there are two distinct
+  /// vertices and all lie on the cube.
+  bool addProfile(std::vector<std::array<double, 2>> vertices, const QString& name = {});
+  void removeProfile(std::size_t k);
+  void setProfileName(std::size_t k, const QString& name);
+  void setProfileShown(std::size_t k, bool shown);
+  /// How many pixels across a profile its values are averaged over (odd, 1: the line's own).
+  int profileBand() const { return profile_band_; }
+  void setProfileBand(int pixels);
 
   // Jobs. Each ends with loaded() (and a solve when a cube and a design of
   // as many rows are there), exported() or failed(); what was there stays
@@ -204,6 +232,7 @@ signals:
   void solved();
   void solveCancelled();
   void solveFailed(const QString& message);
+  void profilesChanged();
   void exported(const QStringList& paths);
   void failed(const QString& message);
   /// A read or an export was cancelled (Esc): the document is as it was.
@@ -260,6 +289,7 @@ private:
   std::shared_ptr<const Design> solve_design_;  // design_ but with the velocity formulation
   bool unreferenced_ = false;
   std::pair<int, int> reference_{-1, -1};
+  bool reference_shown_ = true;
   bool use_weights_ = true, result_use_weights_ = true, pending_use_weights_ = true, auto_solve_ = true;
   QString parameter_error_;
   QString unit_ = "mm";
@@ -268,6 +298,9 @@ private:
   std::pair<int, int> selected_{-1, -1};
   std::vector<std::pair<int, int>> pins_;
   std::vector<QString> pin_names_;  // as pins_, empty: Y_X
+  std::vector<bool> pin_shown_;     // as pins_
+  std::vector<Profile> profiles_;
+  int profile_band_ = 1;
   int pending_ = 0;  // the solve whose answer is awaited
   int failure_code_ = 0;
 };

@@ -4,6 +4,7 @@
 #include "document.hpp"
 #include "imageview.hpp"
 #include "playback.hpp"
+#include "profilechart.hpp"
 #include "resultpage.hpp"
 
 #include <cubesolve/error.hpp>
@@ -186,6 +187,16 @@ bool Exports::timeSeriesCsv(const QString& path) {
   });
 }
 
+bool Exports::profileCsv(const QString& path) {
+  return written(path, [&] {
+    const ProfileChart* chart = sources_.result->profileChart();
+    if (chart->lines().empty())
+      throw InputError(path.toStdString() + ": expected a profile shown on a solved map (--profile Y0,X0:Y1,X1), found " +
+                       (doc_->result() ? "none shown" : "no solve"));
+    write_whole(path, chart->csv().toUtf8());
+  });
+}
+
 bool Exports::chartFile(const QString& path, const QSize& size, int index) {
   return written(path, [&] {
     const auto charts = sources_.charts();
@@ -254,6 +265,12 @@ void Exports::addActions(QMenu* file) {
       return emit failed(tr("Nothing to export: pin pixels of a solved time series first (right-click a map)."));
     const QString p = QFileDialog::getSaveFileName(window_, tr("Export time series"), "timeseries.csv", tr("CSV files (*.csv)"));
     if (!p.isEmpty()) timeSeriesCsv(p);
+  });
+  file->addAction(tr("Export p&rofiles (CSV)…"), this, [this] {
+    if (sources_.result->profileChart()->lines().empty())
+      return emit failed(tr("Nothing to export: draw a profile on a solved map first (View > Draw a profile)."));
+    const QString p = QFileDialog::getSaveFileName(window_, tr("Export profiles"), "profiles.csv", tr("CSV files (*.csv)"));
+    if (!p.isEmpty()) profileCsv(p);
   });
   file->addAction(tr("Export all channels as figures into a &folder…"), this, [this] {
     if (!doc_->result()) return emit failed(tr("Nothing to export: solve first."));

@@ -69,6 +69,9 @@ public:
   /// MintPy's timeseries.h5; a comment line above names the reference and
   /// the unit.
   bool timeSeriesCsv(const QString& path);
+  /// The profiles shown along the result map, as ProfileChart::csv() writes
+  /// them. False (and failed()) when there is none or it cannot be written.
+  bool profileCsv(const QString& path);
   /// Chart `index` of Sources::charts drawn at `size` pixels with its axes,
   /// titles and units (text grown with the figure): .png, or .svg with vector
   /// lines and text (as outlines). False (and failed()) when it cannot be written.

@@ -15,7 +15,14 @@
 #include <vtkLookupTable.h>
 #include <vtkPointData.h>
 #include <vtkRenderer.h>
+#include <vtkActor.h>
 #include <vtkActor2D.h>
+#include <vtkCellArray.h>
+#include <vtkCellData.h>
+#include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkPolyDataMapper.h>
+#include <vtkProperty.h>
 #include <vtkImageMapper.h>
 #include <vtkUnsignedCharArray.h>
 
@@ -75,6 +82,24 @@ ImageView::ImageView(QWidget* parent) : VtkView(parent) {
   overlay_->VisibilityOff();
   renderer()->AddActor(overlay_);
 
+  // Lines (profiles) over the marks: strips a few screen pixels wide (made
+  // again when the zoom changes; OpenGL's core profile draws no wide lines),
+  // each in its colour over a wider dark strip, so that they show on any colours.
+  for (auto& [poly, actor] : {std::pair{&lines_data_, &lines_actor_}, std::pair{&outline_data_, &outline_actor_}}) {
+    *poly = vtkSmartPointer<vtkPolyData>::New();
+    *actor = vtkSmartPointer<vtkActor>::New();
+    vtkNew<vtkPolyDataMapper> mapper;
+    mapper->SetInputData(*poly);
+    mapper->SetScalarModeToUseCellData();
+    mapper->SetScalarVisibility(actor == &lines_actor_);
+    (*actor)->SetMapper(mapper);
+    (*actor)->GetProperty()->SetColor(0.08, 0.08, 0.08);
+    (*actor)->GetProperty()->LightingOff();
+    (*actor)->SetPosition(0, 0, actor == &lines_actor_ ? 0.3 : 0.2);
+    (*actor)->VisibilityOff();
+    renderer()->AddActor(*actor);
+  }
+
   // The legend and the title have renderers of their own beside and above
   // the map, so that neither covers it; both are pictures painted by the
   // code that paints exported figures.
@@ -102,6 +127,7 @@ ImageView::ImageView(QWidget* parent) : VtkView(parent) {
 }
 
 void ImageView::layoutViewports(int w, int h) {
+  if (!lines_.empty() || drawing_) updateLines();  // (their width is in screen pixels)
   const qreal ratio = devicePixelRatioF();
   const int legend_w = static_cast<int>(kLegendWidth * ratio), title_h = static_cast<int>(kTitleHeight * ratio);
   const double lx = w > 0 ? std::max(0.5, 1.0 - static_cast<double>(legend_w) / w) : 0.85;
@@ -168,6 +194,7 @@ void ImageView::setImage(std::vector<double> values, int height, int width, cons
   if (!same_shape) {  // (the marks stay where they are on another picture of the same shape)
     overlay_mask_.clear();
     updateOverlay();
+    updateLines();
   }
   if (!same_shape || !camera_set_) resetCamera();
   update();
@@ -181,6 +208,7 @@ void ImageView::clear(const QString& message) {
   overlay_mask_.clear();
   actor_->VisibilityOff();
   overlay_->VisibilityOff();
+  updateLines();
   legend_size_ = header_size_ = QSize();
   update();
 }
@@ -197,6 +225,7 @@ void ImageView::resetCamera() {
   cam->SetParallelScale(0.52 * std::max<double>(height_, width_ / std::max(aspect, 0.1)));
   renderer()->ResetCameraClippingRange();
   camera_set_ = true;
+  updateLines();
   update();
 }
 
@@ -284,6 +313,76 @@ void ImageView::updateOverlay() {
   overlay_->VisibilityOn();
 }
 
+void ImageView::setLines(std::vector<Line> lines) {
+  lines_ = std::move(lines);
+  updateLines();
+  update();
+}
+
+void ImageView::updateLines() {
+  // Each segment a rectangle about it (its ends extended by the half width,
+  // which fills the joins), `half` screen pixels each side.
+  const double per_pixel = 2.0 * renderer()->GetActiveCamera()->GetParallelScale() / std::max(1, height() - kTitleHeight);
+  std::vector<std::pair<std::vector<std::array<double, 2>>, QColor>> all;
+  if (height_ > 0) {
+    for (const Line& l : lines_) all.emplace_back(l.vertices, l.color);
+    auto draft = draft_;
+    if (draft_end_) draft.push_back(*draft_end_);
+    all.emplace_back(std::move(draft), Qt::white);
+  }
+  for (const auto& [poly, half] : {std::pair{lines_data_.Get(), 1.5}, std::pair{outline_data_.Get(), 2.75}}) {
+    const double w = half * per_pixel;
+    vtkNew<vtkPoints> points;
+    vtkNew<vtkCellArray> quads;
+    vtkNew<vtkUnsignedCharArray> colors;
+    colors->SetNumberOfComponents(3);
+    for (const auto& [vertices, color] : all)
+      for (std::size_t i = 0; i + 1 < vertices.size(); ++i) {
+        const double x0 = vertices[i][1], y0 = height_ - 1 - vertices[i][0];  // VTK's rows go up
+        const double x1 = vertices[i + 1][1], y1 = height_ - 1 - vertices[i + 1][0];
+        const double length = std::hypot(x1 - x0, y1 - y0);
+        if (length == 0) continue;
+        const double dx = (x1 - x0) / length * w, dy = (y1 - y0) / length * w;
+        const vtkIdType ids[4] = {points->InsertNextPoint(x0 - dx + dy, y0 - dy - dx, 0), points->InsertNextPoint(x1 + dx + dy, y1 + dy - dx, 0),
+                                  points->InsertNextPoint(x1 + dx - dy, y1 + dy + dx, 0), points->InsertNextPoint(x0 - dx - dy, y0 - dy + dx, 0)};
+        quads->InsertNextCell(4, ids);
+        const unsigned char rgb[3] = {static_cast<unsigned char>(color.red()), static_cast<unsigned char>(color.green()),
+                                      static_cast<unsigned char>(color.blue())};
+        colors->InsertNextTypedTuple(rgb);
+      }
+    poly->SetPoints(points);
+    poly->SetPolys(quads);
+    poly->GetCellData()->SetScalars(colors);
+    poly->Modified();
+  }
+  const bool any = lines_data_->GetNumberOfCells() > 0;
+  lines_actor_->SetVisibility(any);
+  outline_actor_->SetVisibility(any);
+}
+
+void ImageView::beginLine() {
+  drawing_ = true;
+  draft_.clear();
+  draft_end_.reset();
+  setCursor(Qt::CrossCursor);
+  setFocus();
+}
+
+void ImageView::cancelLine() {
+  drawing_ = false;
+  draft_.clear();
+  draft_end_.reset();
+  unsetCursor();
+  updateLines();
+  update();
+}
+
+void ImageView::endLine() {
+  const auto vertices = draft_;
+  cancelLine();
+  if (vertices.size() >= 2) emit lineDrawn(vertices);
+}
+
 double ImageView::valueAt(int row, int col) const {
   if (row < 0 || col < 0 || row >= height_ || col >= width_) return std::nan("");
   return values_[static_cast<std::size_t>(row * width_ + col)];
@@ -306,7 +405,14 @@ void ImageView::mousePressEvent(QMouseEvent* e) {
 
 void ImageView::mouseMoveEvent(QMouseEvent* e) {
   int row, col;
-  if (pixelAt(e->pos(), row, col)) emit pixelHovered(row, col, valueAt(row, col));
+  if (pixelAt(e->pos(), row, col)) {
+    emit pixelHovered(row, col, valueAt(row, col));
+    if (drawing_ && !draft_.empty()) {  // the segment to the pointer
+      draft_end_ = std::array<double, 2>{double(row), double(col)};
+      updateLines();
+      update();
+    }
+  }
   if (!dragging_) return;
   const QPoint d = e->pos() - last_;
   if (d.manhattanLength() > 2) moved_ = true;
@@ -330,8 +436,34 @@ void ImageView::mouseMoveEvent(QMouseEvent* e) {
 void ImageView::mouseReleaseEvent(QMouseEvent* e) {
   if (e->button() != Qt::LeftButton) return;
   dragging_ = false;
+  if (swallow_release_) {  // the end of a double click that ended a line
+    swallow_release_ = false;
+    return;
+  }
   int row, col;
-  if (!moved_ && pixelAt(e->pos(), row, col)) emit pixelClicked(row, col);
+  if (moved_ || !pixelAt(e->pos(), row, col)) return;
+  if (!drawing_) return emit pixelClicked(row, col);
+  const std::array<double, 2> v{double(row), double(col)};
+  if (draft_.empty() || draft_.back() != v) draft_.push_back(v);
+  updateLines();
+  update();
+}
+
+bool ImageView::event(QEvent* e) {
+  if (drawing_ && e->type() == QEvent::ShortcutOverride) {  // Esc ends the line being drawn, not the solve
+    const int key = static_cast<QKeyEvent*>(e)->key();
+    if (key == Qt::Key_Escape || key == Qt::Key_Return || key == Qt::Key_Enter) {
+      e->accept();
+      return true;
+    }
+  }
+  return VtkView::event(e);
+}
+
+void ImageView::mouseDoubleClickEvent(QMouseEvent* e) {
+  if (!drawing_ || e->button() != Qt::LeftButton) return VtkView::mouseDoubleClickEvent(e);
+  swallow_release_ = true;
+  endLine();
 }
 
 void ImageView::contextMenuEvent(QContextMenuEvent* e) {
@@ -366,6 +498,7 @@ void ImageView::setCamera(const Camera& c) {
   cam->SetParallelScale(c.scale);
   renderer()->ResetCameraClippingRange();
   camera_set_ = true;
+  updateLines();
   update();
 }
 
@@ -388,8 +521,16 @@ void ImageView::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_Right: return emit stepRequested(0, 1);
     case Qt::Key_Up: return emit stepRequested(-1, 0);
     case Qt::Key_Down: return emit stepRequested(1, 0);
-    default: VtkView::keyPressEvent(e);
+    case Qt::Key_Return:
+    case Qt::Key_Enter:
+      if (drawing_) return endLine();
+      break;
+    case Qt::Key_Escape:
+      if (drawing_) return cancelLine();
+      break;
+    default: break;
   }
+  VtkView::keyPressEvent(e);
 }
 
 }  // namespace cubesolve::ui

@@ -15,10 +15,13 @@
 #include <array>
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
+class vtkActor;
 class vtkActor2D;
+class vtkPolyData;
 class vtkImageActor;
 class vtkImageData;
 class vtkLookupTable;
@@ -50,6 +53,20 @@ public:
   /// The marks of one kind (none: empty).
   void setMarks(Mark kind, std::vector<Marker> marks);
   const std::vector<Marker>& marks(Mark kind) const { return marks_[static_cast<std::size_t>(kind)]; }
+  /// Polylines over the map (vertices (row, col)), each in its colour over a
+  /// dark outline, above the marks' picture.
+  struct Line {
+    std::vector<std::array<double, 2>> vertices;
+    QColor color;
+  };
+  void setLines(std::vector<Line> lines);
+  const std::vector<Line>& lines() const { return lines_; }
+  /// Draws a line with the mouse: each click adds a vertex (at the pixel's
+  /// centre), a double click or Enter ends it (lineDrawn(), with two vertices
+  /// or more), Esc cancels it.
+  void beginLine();
+  void cancelLine();
+  bool drawingLine() const { return drawing_; }
   void resetCamera();
   /// What the view shows: the data point at its centre and the half height
   /// in data rows (the zoom). setCamera() moves there without cameraChanged().
@@ -80,11 +97,15 @@ signals:
   void stepRequested(int rows, int cols);
   /// The user panned or zoomed.
   void cameraChanged();
+  /// A line drawn after beginLine() was ended; `vertices` (row, col).
+  void lineDrawn(const std::vector<std::array<double, 2>>& vertices);
 
 protected:
   void mousePressEvent(QMouseEvent* e) override;
   void mouseMoveEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  bool event(QEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
   void keyPressEvent(QKeyEvent* e) override;
   void contextMenuEvent(QContextMenuEvent* e) override;
@@ -92,6 +113,9 @@ protected:
 
 private:
   void updateOverlay();
+  /// The lines' geometry, the one being drawn (to `draft_end_`) included.
+  void updateLines();
+  void endLine();
   /// The data coordinates (column, row from the bottom) under a widget position.
   std::pair<double, double> worldAt(const QPointF& pos) const;
 
@@ -99,6 +123,10 @@ private:
   MapStyle style_;
   std::vector<std::uint8_t> overlay_mask_;
   std::array<std::vector<Marker>, 3> marks_;
+  std::vector<Line> lines_;
+  std::vector<std::array<double, 2>> draft_;  // the line being drawn
+  std::optional<std::array<double, 2>> draft_end_;  // where the pointer is while drawing
+  bool drawing_ = false, swallow_release_ = false;
   int height_ = 0, width_ = 0;
   bool camera_set_ = false, dragging_ = false, moved_ = false;
   Extent extent_;
@@ -107,6 +135,8 @@ private:
   vtkSmartPointer<vtkRenderer> legend_, header_;
   vtkSmartPointer<vtkImageData> data_, overlay_data_;
   vtkSmartPointer<vtkImageActor> actor_, overlay_;
+  vtkSmartPointer<vtkPolyData> lines_data_, outline_data_;
+  vtkSmartPointer<vtkActor> lines_actor_, outline_actor_;
   vtkSmartPointer<vtkLookupTable> lut_;
   vtkSmartPointer<vtkImageData> legend_image_, header_image_;
   vtkSmartPointer<vtkActor2D> legend_actor_, header_actor_;

@@ -4,9 +4,6 @@
 #include "figure.hpp"
 
 #include <QHBoxLayout>
-#include <QKeyEvent>
-#include <QListWidget>
-#include <QPixmap>
 #include <QPushButton>
 #include <QTextEdit>
 #include <QVBoxLayout>
@@ -38,20 +35,7 @@ InspectorPage::InspectorPage(Document* doc, QWidget* parent) : QWidget(parent), 
   buttons->addWidget(pin);
   buttons->addWidget(unpin_);
   side->addLayout(buttons);
-  pins_ = new QListWidget;
-  pins_->setObjectName("pins");
-  pins_->setToolTip(tr("The pinned pixels in their colours: click one to select it, double-click to rename it, Delete to remove it"));
-  pins_->setMaximumHeight(110);
-  pins_->installEventFilter(this);
-  side->addWidget(pins_);
   side->addWidget(text_, 1);
-  connect(pins_, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
-    doc_->setPinName(static_cast<std::size_t>(pins_->row(item)), item->text());
-  });
-  connect(pins_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
-    const auto [row, col] = doc_->pins()[static_cast<std::size_t>(pins_->row(item))];
-    doc_->selectPixel(row, col);
-  });
   auto* charts = new QVBoxLayout;
   charts->addWidget(chart_, 1);
   charts->addWidget(series_, 1);
@@ -68,32 +52,6 @@ QString InspectorPage::valueTitle(const QString& what) const {
   const QString unit = doc_->unitLabel();
   if (unit.isEmpty()) return tr("%1 (cube units)").arg(what);
   return unit == "rad" ? tr("phase (rad)") : tr("LOS %1 (%2)").arg(what, unit);
-}
-
-bool InspectorPage::eventFilter(QObject* watched, QEvent* event) {
-  if (watched == pins_ && event->type() == QEvent::KeyPress && pins_->currentRow() >= 0 && !pins_->isPersistentEditorOpen(pins_->currentItem())) {
-    const int key = static_cast<QKeyEvent*>(event)->key();
-    if (key == Qt::Key_Delete || key == Qt::Key_Backspace) {
-      doc_->removePin(static_cast<std::size_t>(pins_->currentRow()));
-      return true;
-    }
-  }
-  return QWidget::eventFilter(watched, event);
-}
-
-void InspectorPage::showPins() {
-  const QSignalBlocker block(pins_);
-  const int current = pins_->currentRow();
-  pins_->clear();
-  for (std::size_t k = 0; k < doc_->pins().size(); ++k) {
-    QPixmap swatch(12, 12);
-    swatch.fill(pin_color(k));
-    auto* item = new QListWidgetItem(QIcon(swatch), doc_->pinName(k));
-    item->setFlags(item->flags() | Qt::ItemIsEditable);
-    pins_->addItem(item);
-  }
-  pins_->setCurrentRow(std::min(current, pins_->count() - 1));
-  pins_->setVisible(!doc_->pins().empty());
 }
 
 QString InspectorPage::text() const { return text_->toPlainText(); }
@@ -124,7 +82,6 @@ void InspectorPage::update() {
   const auto cube = doc_->cube();
   const auto [row, col] = doc_->selected();
   unpin_->setEnabled(!doc_->pins().empty());
-  showPins();
   if (!cube || row < 0) {
     chart_->clear();
     series_->hide();
@@ -149,19 +106,20 @@ void InspectorPage::update() {
   } else {
     text += tr("(not solved yet)\n");
   }
-  if (!doc_->pins().empty()) text += tr("\nPinned for comparison:\n");
+  QString pinned;
   for (std::size_t k = 0; k < doc_->pins().size(); ++k) {
     const auto [r, c] = doc_->pins()[k];
-    if (r == row && c == col) continue;
+    if ((r == row && c == col) || !doc_->pinShown(k)) continue;
     series.push_back(pixelSeries(r, c));
     series.back().color = pin_color(k);
     series.back().label = doc_->pinName(k);
     const std::size_t q = static_cast<std::size_t>(r) * W + static_cast<std::size_t>(c);
-    text += QString("  %1 (%2, %3)").arg(doc_->pinName(k)).arg(r).arg(c);
+    pinned += QString("  %1 (%2, %3)").arg(doc_->pinName(k)).arg(r).arg(c);
     if (!series.back().fitted.empty())
-      text += tr(": %1, rss %2").arg(status_name(static_cast<PixelStatus>(result->status.data<std::uint8_t>()[q]))).arg(fmt(result->rss.value(q)));
-    text += "\n";
+      pinned += tr(": %1, rss %2").arg(status_name(static_cast<PixelStatus>(result->status.data<std::uint8_t>()[q]))).arg(fmt(result->rss.value(q)));
+    pinned += "\n";
   }
+  if (!pinned.isEmpty()) text += tr("\nPinned for comparison:\n") + pinned;
   text += showTimeSeries(row, col, series[0]);
   text_->setPlainText(text);
   chart_->setSeries(series, tr("pixel (%1, %2): observations (× missing) and fit").arg(row).arg(col), valueTitle(tr("value")));
@@ -197,7 +155,7 @@ QString InspectorPage::showTimeSeries(int row, int col, const ChartView::Series&
   std::vector<ChartView::TimeSeries> series{timeSeries(row, col)};
   for (std::size_t k = 0; k < doc_->pins().size(); ++k) {
     const auto [r, c] = doc_->pins()[k];
-    if (r == row && c == col) continue;
+    if ((r == row && c == col) || !doc_->pinShown(k)) continue;
     series.push_back(timeSeries(r, c));
     series.back().color = pin_color(k);
     series.back().label = doc_->pinName(k);

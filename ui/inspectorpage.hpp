@@ -1,7 +1,7 @@
 #pragma once
 // The inspector page: the selected pixel's observations and fit, its time
 // series where the design has dates, its numbers, and the pixels pinned for
-// comparison.
+// comparison (those shown; the marks panel lists them).
 
 #include "chartview.hpp"
 
@@ -9,7 +9,6 @@
 
 #include <vector>
 
-class QListWidget;
 class QPushButton;
 class QTextEdit;
 
@@ -29,12 +28,8 @@ public:
   /// The x of the selected pixel (empty when none, or not solved).
   const std::vector<double>& inspectedX() const { return x_; }
 
-protected:
-  bool eventFilter(QObject* watched, QEvent* event) override;
-
 private:
   void update();
-  void showPins();
   ChartView::Series pixelSeries(int row, int col) const;
   /// An axis title for values of `what` in the unit shown.
   QString valueTitle(const QString& what) const;
@@ -50,7 +45,6 @@ private:
   ChartView* series_ = nullptr;
   QTextEdit* text_ = nullptr;
   QPushButton* unpin_ = nullptr;
-  QListWidget* pins_ = nullptr;
 };
 
 }  // namespace cubesolve::ui

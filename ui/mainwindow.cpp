@@ -5,6 +5,8 @@
 #include "groupspage.hpp"
 #include "imageview.hpp"
 #include "inspectorpage.hpp"
+#include "markspanel.hpp"
+#include "profilechart.hpp"
 #include "parameterspanel.hpp"
 #include "session.hpp"
 
@@ -59,6 +61,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new Document
   dock_->setObjectName("data-dock");
   dock_->setWidget(panel_ = new ParametersPanel(doc_));
   addDockWidget(Qt::LeftDockWidgetArea, dock_);
+  marks_dock_ = new QDockWidget(tr("Points and profiles"), this);
+  marks_dock_->setObjectName("marks-dock");
+  marks_dock_->setWidget(marks_ = new MarksPanel(doc_));
+  addDockWidget(Qt::RightDockWidgetArea, marks_dock_);
   session_ = new Session(doc_, this);  // after the pages: what it restores once a cube is read lands on them
   exports_ = new Exports(doc_, this,
                          {[this] { return currentView() == View::Gaps ? gaps_->view() : currentView() == View::Result ? result_->view() : nullptr; },
@@ -187,6 +193,10 @@ void MainWindow::buildOtherMenus() {
   toggle->setText(tr("&Data and parameters panel"));
   toggle->setShortcut(QKeySequence(tr("Ctrl+P")));
   view->addAction(toggle);
+  auto* marks = marks_dock_->toggleViewAction();
+  marks->setText(tr("P&oints and profiles panel"));
+  view->addAction(marks);
+  view->addAction(tr("Draw a &profile on the result map"), QKeySequence(tr("Ctrl+L")), this, &MainWindow::drawProfile);
   view->addAction(tr("Reset &zoom"), QKeySequence(tr("Ctrl+0")), this, [this] {
     gaps_->view()->resetCamera();
     result_->view()->resetCamera();
@@ -288,15 +298,28 @@ void MainWindow::connectMaps() {
     // The reference pixel, the pins (each its colour) and the selection on every map.
     auto mark = [this, v] {
       std::vector<ImageView::Marker> pins;
-      for (std::size_t k = 0; k < doc_->pins().size(); ++k) pins.push_back({doc_->pins()[k].first, doc_->pins()[k].second, pin_color(k)});
+      for (std::size_t k = 0; k < doc_->pins().size(); ++k)
+        if (doc_->pinShown(k)) pins.push_back({doc_->pins()[k].first, doc_->pins()[k].second, pin_color(k)});
       v->setMarks(ImageView::Mark::Pin, std::move(pins));
       const auto [ref_row, ref_col] = doc_->reference();
-      v->setMarks(ImageView::Mark::Reference, ref_row >= 0 ? std::vector<ImageView::Marker>{{ref_row, ref_col, Qt::white}}
-                                                          : std::vector<ImageView::Marker>{});
+      v->setMarks(ImageView::Mark::Reference, ref_row >= 0 && doc_->referenceShown() ? std::vector<ImageView::Marker>{{ref_row, ref_col, Qt::white}}
+                                                                                    : std::vector<ImageView::Marker>{});
       v->setMarker(doc_->selected().first, doc_->selected().second);
+    };
+    auto lines = [this, v] {
+      std::vector<ImageView::Line> shown;
+      for (std::size_t k = 0; k < doc_->profiles().size(); ++k)
+        if (doc_->profiles()[k].shown) shown.push_back({doc_->profiles()[k].vertices, pin_color(k)});
+      v->setLines(std::move(shown));
     };
     connect(doc_, &Document::selectionChanged, v, mark);
     connect(doc_, &Document::loaded, v, mark);
+    connect(doc_, &Document::profilesChanged, v, lines);
+    connect(doc_, &Document::loaded, v, lines);
+    connect(v, &ImageView::lineDrawn, doc_, [this](const std::vector<std::array<double, 2>>& vertices) {
+      doc_->addProfile(vertices);
+      statusBar()->clearMessage();
+    });
     connect(v, &ImageView::stepRequested, doc_, [this, v](int rows, int cols) {
       const auto [row, col] = doc_->selected();
       if (row < 0) return doc_->selectPixel(v->imageHeight() / 2, v->imageWidth() / 2);
@@ -345,6 +368,7 @@ QImage MainWindow::picture(int scale) const {
 
 std::vector<std::pair<QString, ChartView*>> MainWindow::exportableCharts() {
   if (currentView() == View::Groups) return {{tr("Histogram of mask groups"), groups_->chart()}};
+  if (currentView() == View::Result && result_->profileChart()->isVisibleTo(result_)) return {{tr("Profiles"), result_->profileChart()}};
   if (doc_->selected().first < 0) return {};
   showView(View::Inspector);
   QCoreApplication::sendPostedEvents();
@@ -357,6 +381,13 @@ std::vector<std::pair<QString, ChartView*>> MainWindow::exportableCharts() {
 bool MainWindow::exportViewPng(const QString& path, int scale) { return exports_->viewPng(path, scale); }
 void MainWindow::exportChannels(const QString& folder, int scale, const QString& format, bool per_channel) {
   exports_->channels(folder, scale, format, per_channel);
+}
+
+void MainWindow::drawProfile() {
+  if (result_->view()->imageHeight() == 0) return statusBar()->showMessage(tr("Solve first: a profile is drawn on the result map"), 8000);
+  showView(View::Result);
+  result_->view()->beginLine();
+  statusBar()->showMessage(tr("Profile: click its points on the map; double-click or Enter ends it, Esc cancels it"), 30000);
 }
 
 void MainWindow::showPixelMenu(int row, int col, const QPoint& global) {

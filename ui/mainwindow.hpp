@@ -33,6 +33,7 @@ class GapsPage;
 class GroupsPage;
 class ImageView;
 class InspectorPage;
+class MarksPanel;
 class ParametersPanel;
 class Session;
 
@@ -87,6 +88,8 @@ public:
   /// Keeps the selected pixel on the inspector's chart (and in the session).
   void pinPixel() { doc_->pin(); }
   void clearPins() { doc_->setPins({}); }
+  /// Starts drawing a profile on the result map (the points panel lists it).
+  void drawProfile();
   const std::vector<std::pair<int, int>>& pinned() const { return doc_->pins(); }
 
   /// The current view as a PNG: a map as a figure at data resolution (each
@@ -178,6 +181,8 @@ private:
   QLabel* status_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   QDockWidget* dock_ = nullptr;
+  QDockWidget* marks_dock_ = nullptr;
+  MarksPanel* marks_ = nullptr;
   QAction* link_maps_ = nullptr;
 };
 

@@ -3,6 +3,7 @@
 #include "document.hpp"
 #include "imageview.hpp"
 #include "playback.hpp"
+#include "profilechart.hpp"
 #include "timeline.hpp"
 
 #include <cubesolve/image/image.hpp>
@@ -15,6 +16,7 @@
 #include <QLabel>
 #include <QSettings>
 #include <QSlider>
+#include <QSplitter>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -232,7 +234,14 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   layout->addWidget(timeline_);
   layout->addLayout(buildScaleBar());
   view_ = new ImageView;
-  layout->addWidget(view_, 1);
+  profiles_ = new ProfileChart(doc_, this);
+  auto* split = new QSplitter(Qt::Vertical);  // the profiles' chart under the map, where there are profiles
+  split->addWidget(view_);
+  split->addWidget(profiles_);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 1);
+  split->setChildrenCollapsible(false);
+  layout->addWidget(split, 1);
 
   loadSettings();
   offerLayers();

@@ -26,6 +26,7 @@ namespace cubesolve::ui {
 class Document;
 class ImageView;
 class Playback;
+class ProfileChart;
 class Timeline;
 
 enum class Layer {
@@ -39,6 +40,8 @@ public:
   explicit ResultPage(Document* doc, QWidget* parent = nullptr);
 
   ImageView* view() const { return view_; }
+  /// The chart of the profiles along the map shown.
+  ProfileChart* profileChart() const { return profiles_; }
   /// Play and pause through the channels.
   Playback* playback() const { return playback_; }
   /// Shows `layer` (where it applies to the design) at `channel`.
@@ -94,6 +97,7 @@ private:
   Document* doc_;
   std::array<LayerView, kLayerCount> views_{};
   ImageView* view_ = nullptr;
+  ProfileChart* profiles_ = nullptr;
   QComboBox* layer_ = nullptr;
   QSlider* channel_slider_ = nullptr;
   Playback* playback_ = nullptr;

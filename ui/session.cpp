@@ -85,6 +85,24 @@ void Session::save(const View& view) const {
   QStringList names;
   for (std::size_t k = 0; k < doc_->pins().size(); ++k) names << doc_->pinName(k);
   settings.setValue("pin_names", names);
+  QVariantList hidden;  // the indices of those hidden
+  for (std::size_t k = 0; k < doc_->pins().size(); ++k)
+    if (!doc_->pinShown(k)) hidden << static_cast<int>(k);
+  settings.setValue("pins_hidden", hidden);
+  QStringList profiles, profile_names;  // each as Y0,X0:Y1,X1:... (--profile)
+  hidden.clear();
+  for (std::size_t k = 0; k < doc_->profiles().size(); ++k) {
+    const Document::Profile& p = doc_->profiles()[k];
+    QStringList vertices;
+    for (const auto& v : p.vertices) vertices << QString("%1,%2").arg(v[0], 0, 'g', 17).arg(v[1], 0, 'g', 17);
+    profiles << vertices.join(':');
+    profile_names << p.name;
+    if (!p.shown) hidden << static_cast<int>(k);
+  }
+  settings.setValue("profiles", profiles);
+  settings.setValue("profile_names", profile_names);
+  settings.setValue("profiles_hidden", hidden);
+  settings.setValue("profile_band", doc_->profileBand());
 }
 
 bool Session::restore() {
@@ -106,6 +124,15 @@ bool Session::restore() {
   p.col = pixel.x();
   for (const QVariant& v : settings.value("pinned").toList()) p.pins.emplace_back(v.toPoint().y(), v.toPoint().x());
   p.pin_names = settings.value("pin_names").toStringList();
+  p.pins_hidden = settings.value("pins_hidden").toList();
+  for (const QString& line : settings.value("profiles").toStringList()) {
+    std::vector<std::array<double, 2>> vertices;
+    for (const QString& v : line.split(':')) vertices.push_back({v.section(',', 0, 0).toDouble(), v.section(',', 1, 1).toDouble()});
+    p.profiles.push_back(std::move(vertices));
+  }
+  p.profile_names = settings.value("profile_names").toStringList();
+  p.profiles_hidden = settings.value("profiles_hidden").toList();
+  doc_->setProfileBand(settings.value("profile_band", 1).toInt());
   doc_->setRefDate(settings.value("ref_date").toString());  // checked against the dates once they are read
   pending_ = p;
   if (settings.contains("reference") || settings.contains("reference_radius")) {  // the reference picked for the stack
@@ -130,6 +157,9 @@ void Session::apply() {
   doc_->setUseWeights(p.use_weights);
   doc_->setPins(p.pins);
   for (int k = 0; k < p.pin_names.size(); ++k) doc_->setPinName(static_cast<std::size_t>(k), p.pin_names[k]);
+  for (const QVariant& k : p.pins_hidden) doc_->setPinShown(k.toUInt(), false);
+  for (std::size_t k = 0; k < p.profiles.size(); ++k) doc_->addProfile(p.profiles[k], p.profile_names.value(static_cast<int>(k)));
+  for (const QVariant& k : p.profiles_hidden) doc_->setProfileShown(k.toUInt(), false);
   doc_->selectPixel(p.row, p.col);
   emit restored(p.view);
 }

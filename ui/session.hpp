@@ -1,10 +1,14 @@
 #pragma once
 // What outlives the window, written from the document: the solve parameters
 // (in the settings, as they change) and the session (the files, the pixel,
-// the pins and what the window showed), reopened on the next start.
+// the pins, the profiles and what the window showed), reopened on the next start.
 
 #include <QObject>
 #include <QStringList>
+#include <QVariantList>
+
+#include <array>
+#include <vector>
 
 #include <optional>
 
@@ -44,6 +48,10 @@ private:
     int row = -1, col = -1;
     std::vector<std::pair<int, int>> pins;
     QStringList pin_names;
+    QVariantList pins_hidden;
+    std::vector<std::vector<std::array<double, 2>>> profiles;
+    QStringList profile_names;
+    QVariantList profiles_hidden;
   };
   std::optional<Pending> pending_;
 };

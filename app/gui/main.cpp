@@ -57,6 +57,11 @@ struct Options {
   QCommandLineOption export_animation{"export-animation", "After solving, write the solution's channels (a time series' dates) as an "
                                                           "animated GIF at --rate frames a second, then exit.", "FILE.gif"};
   QCommandLineOption rate{"rate", "Frames a second of playback and of --export-animation (default 4).", "FPS", "4"};
+  QCommandLineOption profile{"profile", "A profile to draw on the maps once read (repeatable): its vertices as rows and columns; "
+                                        "the result view charts the map shown along it.", "Y0,X0:Y1,X1[:...]"};
+  QCommandLineOption profile_width{"profile-width", "How many pixels across a profile its values are averaged over, with ±1 std (odd; default 1).", "N", "1"};
+  QCommandLineOption export_profile{"export-profile", "After solving, write the profiles along the map shown to FILE.csv (distance, "
+                                                      "row, col, map coordinates, mean, std, count), then exit.", "FILE.csv"};
   QCommandLineOption export_chart{"export-chart", "After solving, draw the inspected pixel's chart (its time series where the design "
                                                   "has dates, else its observations and fit; the histogram with --view groups) to "
                                                   "FILE.png or FILE.svg at --chart-size; then exit.", "FILE"};
@@ -87,7 +92,7 @@ struct Options {
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy or a raster; DESIGN .npy, .csv, or built: sbas, poly:D, harmonic:K[:P])",
                                  "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, unit, layer, colormap, channel, exports, export_ts, export_chart, export_animation, rate, chart_size, pairs, times, ref_date, bench_resolve, bench_step, std_errors});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, profile, profile_width, export_profile, unit, layer, colormap, channel, exports, export_ts, export_chart, export_animation, rate, chart_size, pairs, times, ref_date, bench_resolve, bench_step, std_errors});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -171,13 +176,18 @@ struct Script {
   bool reversed = false;
   QString channel;
   std::vector<std::pair<int, int>> pins;
+  std::vector<std::vector<std::array<double, 2>>> profiles;  // --profile
+  int profile_width = 1;
   std::vector<std::pair<MainWindow::Layer, QString>> layer_files;  // --export LAYER=FILE
   QString ts_file;                                                 // --export-ts
+  QString profile_file;                                            // --export-profile
   QString chart_file;                                              // --export-chart
   QString animation_file;                                          // --export-animation
   double rate = 4;
   QSize chart_size;
-  bool exporting() const { return !layer_files.empty() || !ts_file.isEmpty() || !chart_file.isEmpty() || !animation_file.isEmpty(); }
+  bool exporting() const {
+    return !layer_files.empty() || !ts_file.isEmpty() || !profile_file.isEmpty() || !chart_file.isEmpty() || !animation_file.isEmpty();
+  }
 };
 
 /// The script's options read, or a message (exit 2) for one that is wrong.
@@ -211,6 +221,21 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     if (yx.size() == 2) s.pins.emplace_back(yx[0].toInt(&ok_y), yx[1].toInt(&ok_x));
     if (!ok_y || !ok_x) return refuse("--pin: expected Y,X (two whole numbers)", p);
   }
+  for (const QString& line : parser.values(o.profile)) {
+    std::vector<std::array<double, 2>> vertices;
+    for (const QString& v : line.split(':')) {
+      const QStringList yx = v.split(',');
+      bool ok_y = false, ok_x = false;
+      if (yx.size() == 2) vertices.push_back({yx[0].toDouble(&ok_y), yx[1].toDouble(&ok_x)});
+      if (!ok_y || !ok_x) return refuse("--profile: expected vertices Y,X (rows and columns) joined by ':'", line);
+    }
+    if (vertices.size() < 2) return refuse("--profile: expected two vertices or more, Y0,X0:Y1,X1", line);
+    s.profiles.push_back(std::move(vertices));
+  }
+  bool ok_width = false;
+  s.profile_width = parser.value(o.profile_width).toInt(&ok_width);
+  if (!ok_width || s.profile_width < 1 || s.profile_width > 101 || s.profile_width % 2 == 0)
+    return refuse("--profile-width: expected an odd number of pixels from 1 to 101", parser.value(o.profile_width));
   for (const QString& e : parser.values(o.exports)) {
     const auto eq = e.indexOf('=');
     const auto l = eq > 0 ? cubesolve::ui::ResultPage::layerNamed(e.left(eq)) : std::nullopt;
@@ -219,6 +244,7 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     s.layer_files.emplace_back(*l, e.mid(eq + 1));
   }
   s.ts_file = parser.value(o.export_ts);
+  s.profile_file = parser.value(o.export_profile);
   s.chart_file = parser.value(o.export_chart);
   s.animation_file = parser.value(o.export_animation);
   bool ok_rate = false;
@@ -266,6 +292,7 @@ void exportThenExit(MainWindow& window, const Script& s, bool screenshot, const 
     for (const auto& [l, file] : s.layer_files)
       ok = ok && window.exports().layerFile(l, file, l == window.resultLayer() ? window.resultChannel() : 0);
     if (ok && !s.ts_file.isEmpty()) ok = window.exports().timeSeriesCsv(s.ts_file);
+    if (ok && !s.profile_file.isEmpty()) ok = window.exports().profileCsv(s.profile_file);
     if (ok && !s.chart_file.isEmpty()) {
       if (window.document().selected().first < 0) select();
       ok = window.exports().chartFile(s.chart_file, s.chart_size);
@@ -339,6 +366,17 @@ int main(int argc, char** argv) {
   if (script->layer || !script->channel.isEmpty()) showAsAsked(window, *script);
   if (!script->pins.empty())
     QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, pins = script->pins] { window.document().setPins(pins); });
+  window.document().setProfileBand(script->profile_width);
+  if (!script->profiles.empty())
+    QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, profiles = script->profiles] {
+      for (const auto& p : profiles)
+        if (!window.document().addProfile(p)) {
+          const auto cube = window.document().cube();
+          std::fprintf(stderr, "cubesolve: --profile: expected two distinct vertices or more within the cube's %zu rows and %zu columns, found one off it or all at one point\n",
+                       cube->dim(1), cube->dim(2));
+          QApplication::exit(2);
+        }
+    });
   if (parser.isSet(o.ref_date))  // checked against the series' dates once they are read
     QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, d = parser.value(o.ref_date)] { window.document().setRefDate(d); });
   if (script->exporting()) exportThenExit(window, *script, parser.isSet(o.screenshot), select);

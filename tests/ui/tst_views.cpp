@@ -1,14 +1,16 @@
 // The desktop application's views under Xvfb: what the maps and charts draw
 // and count, the layers and their scales, the inspector and pins, dates
-// through the views, navigation, the layout at its minimum size, shortcuts
-// and tooltips.
+// through the views, profiles, navigation, the layout at its minimum size,
+// shortcuts and tooltips.
 #include "gui_fixture.hpp"
 #include "exports.hpp"
 #include "playback.hpp"
+#include "profilechart.hpp"
 #include "resultpage.hpp"
 #include "timeline.hpp"
 
 #include <QImageReader>
+#include <QTreeWidget>
 #include <QXmlStreamReader>
 
 #include <numeric>
@@ -347,20 +349,116 @@ private slots:
       QVERIFY(map->marks(ImageView::Mark::Selection).size() == 1 && map->marks(ImageView::Mark::Selection)[0].row == 10);
     }
     // The list of pins: renamed in place, removed with Delete.
-    auto* list = w.findChild<QListWidget*>("pins");
-    QCOMPARE(list->count(), 2);
-    QCOMPARE(list->item(0)->text(), QString("5_6"));
-    list->item(0)->setText("well A");
+    // The marks panel lists them: renamed in place, hidden with the box
+    // (off the maps and charts), removed with Delete.
+    auto* tree = w.findChild<QTreeWidget*>("marks");
+    QTreeWidgetItem* points = tree->topLevelItem(0);
+    QCOMPARE(points->childCount(), 2);
+    QCOMPARE(points->child(0)->text(0), QString("5_6"));
+    points->child(0)->setText(0, "well A");
     QCOMPARE(w.document().pinName(0), QString("well A"));
     QVERIFY(w.inspectorText().contains("well A (5, 6)"));
-    list->setCurrentRow(1);
-    QTest::keyClick(list, Qt::Key_Delete);
+    points->child(0)->setCheckState(0, Qt::Unchecked);
+    QVERIFY(!w.document().pinShown(0));
+    QCOMPARE(w.resultView()->marks(ImageView::Mark::Pin).size(), std::size_t{1});
+    QCOMPARE(w.inspectorChart()->plotCount(), single + 2);
+    QVERIFY(!w.inspectorText().contains("well A"));
+    tree->topLevelItem(0)->child(0)->setCheckState(0, Qt::Checked);
+    QCOMPARE(w.resultView()->marks(ImageView::Mark::Pin).size(), std::size_t{2});
+    tree->setCurrentItem(tree->topLevelItem(0)->child(1));
+    QTest::keyClick(tree, Qt::Key_Delete);
     QCOMPARE(w.pinned().size(), std::size_t{1});
     QCOMPARE(w.document().pinName(0), QString("well A"));
     QCOMPARE(w.resultView()->marks(ImageView::Mark::Pin).size(), std::size_t{1});
     w.clearPins();
     QCOMPARE(w.inspectorChart()->plotCount(), single);
     QVERIFY(w.resultView()->marks(ImageView::Mark::Pin).empty());
+  }
+
+  // A profile drawn with the mouse on the result map: on every map, charted
+  // along the map shown (its values at the nearest pixels, a band across
+  // with its std), following the channel and layer (with the observed values
+  // on a model layer); listed in the marks panel, hidden, renamed, removed.
+  void profilesAlongTheMap() {
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 32));
+    Document& doc = w.document();
+    ImageView* map = w.resultView();
+    ui::ProfileChart* chart = w.resultPage()->profileChart();
+    w.showView(MainWindow::View::Result);
+    QTest::qWait(50);  // (drawn: the map's place on the widget is known)
+    QVERIFY(!chart->isVisibleTo(w.resultPage()));
+    auto at = [map](int row, int col) {  // a place on the widget over pixel (row, col)
+      int r = -1, c = -1;
+      for (int y = 0; y < map->height(); ++y)
+        for (int x = 0; x < map->width(); ++x)
+          if (map->pixelAt({x, y}, r, c) && r == row && c == col) return QPoint(x, y);
+      return QPoint(-1, -1);
+    };
+    w.selectPixel(1, 1);
+    w.drawProfile();  // Esc cancels
+    QTest::mouseClick(map, Qt::LeftButton, {}, at(4, 5));
+    QTest::keyClick(map, Qt::Key_Escape);
+    QVERIFY(!map->drawingLine() && doc.profiles().empty() && !doc.solving());
+    w.drawProfile();
+    QVERIFY(map->drawingLine());
+    QTest::mouseClick(map, Qt::LeftButton, {}, at(4, 5));
+    QTest::mouseClick(map, Qt::LeftButton, {}, at(25, 28));
+    QTest::mouseDClick(map, Qt::LeftButton, {}, at(25, 28));
+    QVERIFY(!map->drawingLine());
+    QCOMPARE(doc.profiles().size(), std::size_t{1});
+    QCOMPARE(doc.profiles()[0].vertices, (std::vector<std::array<double, 2>>{{4, 5}, {25, 28}}));
+    QCOMPARE(doc.profiles()[0].name, QString("profile 1"));
+    QCOMPARE(doc.selected(), (std::pair{1, 1}));  // the clicks drew; they selected nothing
+    for (ImageView* v : {w.gapsView(), map}) QCOMPARE(v->lines().size(), std::size_t{1});
+    QVERIFY(chart->isVisibleTo(w.resultPage()));
+    auto followsTheMap = [&] {
+      const auto& points = chart->lines().at(0).points;
+      if (points.size() != 33) return false;  // ceil(hypot(21, 23)) steps, and the last vertex
+      for (const ProfilePoint& p : points) {
+        const double v = map->valueAt(static_cast<int>(std::lround(p.row)), static_cast<int>(std::lround(p.col)));
+        if (!(p.mean == v || (std::isnan(v) && std::isnan(p.mean)))) return false;
+      }
+      return true;
+    };
+    QVERIFY(followsTheMap());
+    w.showLayer(MainWindow::Layer::Solution, 20);
+    QVERIFY(followsTheMap());
+    // The model layer: the observed values along it too, where they are valid.
+    w.showLayer(MainWindow::Layer::Model, 3);
+    QVERIFY(followsTheMap());
+    const auto cube = doc.cube();
+    const std::size_t H = cube->dim(1), W = cube->dim(2);
+    std::size_t observed = 0;
+    for (const ProfilePoint& p : chart->lines()[0].observed) {
+      const double v = cube->value(3 * H * W + static_cast<std::size_t>(std::lround(p.row)) * W + static_cast<std::size_t>(std::lround(p.col)));
+      QVERIFY(p.mean == v || (std::isnan(v) && std::isnan(p.mean)));
+      observed += std::isfinite(v);
+    }
+    QVERIFY(observed > 0);
+    // A band across: the mean and std of its pixels.
+    w.findChild<QSpinBox*>("profile-band")->setValue(3);
+    QCOMPARE(doc.profileBand(), 3);
+    bool spread = false;
+    for (const ProfilePoint& p : chart->lines()[0].points) spread = spread || (p.count > 1 && p.std > 0);
+    QVERIFY(spread);
+    // The marks panel: hidden, renamed, removed.
+    auto* tree = w.findChild<QTreeWidget*>("marks");
+    QTreeWidgetItem* item = tree->topLevelItem(1)->child(0);
+    QCOMPARE(item->text(0), QString("profile 1"));
+    item->setCheckState(0, Qt::Unchecked);
+    QVERIFY(map->lines().empty() && !chart->isVisibleTo(w.resultPage()));
+    tree->topLevelItem(1)->child(0)->setCheckState(0, Qt::Checked);
+    tree->topLevelItem(1)->child(0)->setText(0, "across the bowl");
+    QCOMPARE(doc.profiles()[0].name, QString("across the bowl"));
+    QCOMPARE(chart->lines()[0].name, QString("across the bowl"));
+    tree->setCurrentItem(tree->topLevelItem(1)->child(0));
+    QTest::keyClick(tree, Qt::Key_Delete);
+    QVERIFY(doc.profiles().empty() && map->lines().empty() && !chart->isVisibleTo(w.resultPage()));
+    // What is no line is refused.
+    QVERIFY(!doc.addProfile({{1, 1}}) && !doc.addProfile({{1, 1}, {1, 1}}) && !doc.addProfile({{1, 1}, {40, 1}}));
+    QVERIFY(doc.profiles().empty());
   }
 
   // The time series shown relative to a date chosen (MintPy's REF_DATE):
