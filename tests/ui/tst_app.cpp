@@ -4,6 +4,8 @@
 
 #include <QImageReader>
 
+#include <set>
+
 class TestApp : public QObject, GuiFixture {
   Q_OBJECT
 
@@ -11,7 +13,7 @@ private slots:
   void initTestCase() { QVERIFY(isolate()); }
   void init() { QSettings().clear(); }  // each test starts as on a new machine
 
-  // Parameters, files, view, channel, pixel and pins come back after quit
+  // Parameters, files, view, channel, pixel, pins and profiles come back after quit
   // and start; reading the settings at start-up does not rewrite them.
   void settingsRoundTrip() {
     const auto files = demoFiles("insar", 40, "session");
@@ -38,6 +40,13 @@ private slots:
       w.showLayer(MainWindow::Layer::Solution, 7);
       w.selectPixel(3, 4);
       w.pinPixel();
+      w.selectPixel(5, 6);
+      w.pinPixel();
+      w.document().setPinShown(1, false);
+      QVERIFY(w.document().addProfile({{1, 2}, {30, 31}, {2, 39}}, "across"));
+      QVERIFY(w.document().addProfile({{0, 0}, {39, 0}}));
+      w.document().setProfileShown(1, false);
+      w.document().setProfileBand(5);
       w.selectPixel(11, 12);
       w.showView(MainWindow::View::Inspector);
       w.close();
@@ -59,8 +68,14 @@ private slots:
     QCOMPARE(w.currentView(), MainWindow::View::Inspector);
     QCOMPARE(w.findChild<QSpinBox*>("channel")->value(), 7);
     QCOMPARE(w.inspectedX().size(), std::size_t{29});
-    QCOMPARE(w.pinned().size(), std::size_t{1});
+    QCOMPARE(w.pinned().size(), std::size_t{2});
     QCOMPARE(w.pinned()[0], (std::pair{3, 4}));
+    QVERIFY(w.document().pinShown(0) && !w.document().pinShown(1));
+    const auto& profiles = w.document().profiles();
+    QCOMPARE(profiles.size(), std::size_t{2});
+    QCOMPARE(profiles[0].vertices, (std::vector<std::array<double, 2>>{{1, 2}, {30, 31}, {2, 39}}));
+    QVERIFY(profiles[0].name == "across" && profiles[0].shown && profiles[1].name == "profile 1" && !profiles[1].shown);
+    QCOMPARE(w.document().profileBand(), 5);
     QCOMPARE(w.findChild<QComboBox*>("colormap")->currentData().toInt(), int(Colormap::RomaO));
     QCOMPARE(QSettings().value("view/layer0/colormap").toString(), QString("romaO"));  // kept by name
     QCOMPARE(w.resultView()->style().scale.map, Colormap::RomaO);
@@ -145,6 +160,54 @@ private slots:
       QVERIFY2(app.exitCode() == 2 && err.contains(message), qPrintable(args.join(' ') + ": " + err));
     }
     QVERIFY(!QFile::exists(dir_.filePath("never.gif")) && !QFile::exists(dir_.filePath("a.mp4")));
+  }
+
+  // --profile draws profiles once read; --export-profile writes them along
+  // the map shown: at band 1 each point's value is the map's at its nearest
+  // pixel (the layer exported beside it); bad profiles are refused.
+  void profileOption() {
+    const QString csv = dir_.filePath("profiles.csv"), x = dir_.filePath("x.npy"), chart = dir_.filePath("profiles.png");
+    QProcess app;
+    app.start(CUBESOLVE_GUI_APP, {"--demo", "insar", "--size", "40", "--channel", "5", "--profile", "2,3:30,35", "--profile", "20,0:20,39:39,39",
+                                  "--export-profile", csv, "--export", "solution=" + x});
+    QVERIFY(app.waitForFinished(60000));
+    QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+    const Array solution = read_npy(x.toStdString());
+    QFile file(csv);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QStringList lines = QString(file.readAll()).split('\n', Qt::SkipEmptyParts);
+    QVERIFY(lines[0].startsWith("# ") && lines[0].contains("x[5]"));
+    QCOMPARE(lines[2], QString("profile,distance,row,col,mean,std,count"));
+    std::set<QString> names;
+    int finite = 0;
+    for (int i = 3; i < lines.size(); ++i) {
+      const QStringList f = lines[i].split(',');
+      QCOMPARE(f.size(), 7);
+      names.insert(f[0]);
+      const auto r = static_cast<std::size_t>(std::lround(f[2].toDouble())), c = static_cast<std::size_t>(std::lround(f[3].toDouble()));
+      const double v = solution.value(5 * 40 * 40 + r * 40 + c);
+      QVERIFY2(std::isnan(v) ? f[4].isEmpty() && f[6] == "0" : f[4].toDouble() == v && f[5] == "0" && f[6] == "1", qPrintable(lines[i]));
+      finite += std::isfinite(v);
+    }
+    QCOMPARE(lines.size() - 3, (43 + 1) + (39 + 19 + 1));  // ceil(hypot(28, 32)) steps, 39 + 19, and each last vertex
+    QVERIFY(names == (std::set<QString>{"profile 1", "profile 2"}) && finite > 50);
+    // Its chart, at a band 3 pixels wide.
+    app.start(CUBESOLVE_GUI_APP, {"--demo", "insar", "--size", "40", "--profile", "2,3:30,35", "--profile-width", "3", "--export-chart", chart});
+    QVERIFY(app.waitForFinished(60000));
+    QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+    QCOMPARE(QImage(chart).size(), QSize(1200, 800));
+    for (const auto& [args, message] : {std::pair{QStringList{"--profile", "2,3"}, QString("--profile: expected two vertices or more")},
+                                        std::pair{QStringList{"--profile", "2,3:a,b"}, QString("--profile: expected vertices Y,X")},
+                                        std::pair{QStringList{"--profile", "2,3:2,3"}, QString("two distinct vertices or more within the cube's 40 rows")},
+                                        std::pair{QStringList{"--profile", "2,3:2,45"}, QString("two distinct vertices or more within the cube's 40 rows")},
+                                        std::pair{QStringList{"--profile", "2,3:4,5", "--profile-width", "4"}, QString("--profile-width: expected an odd number")},
+                                        std::pair{QStringList{}, QString("expected a profile shown on a solved map")}}) {
+      app.start(CUBESOLVE_GUI_APP, QStringList{"--demo", "insar", "--size", "40"} + args + QStringList{"--export-profile", dir_.filePath("never.csv")});
+      QVERIFY(app.waitForFinished(60000));
+      const QString err = app.readAllStandardError();
+      QVERIFY2(app.exitCode() == 2 && err.contains(message), qPrintable(args.join(' ') + ": " + err));
+    }
+    QVERIFY(!QFile::exists(dir_.filePath("never.csv")));
   }
 
   // --export-chart draws the inspected pixel's chart at --chart-size, then exits.

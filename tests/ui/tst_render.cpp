@@ -5,6 +5,7 @@
 // written to the build's render folder. CUBESOLVE_UPDATE_BASELINES=1 writes
 // the baselines instead.
 #include "gui_fixture.hpp"
+#include "profilechart.hpp"
 #include "timeline.hpp"
 
 #include <QDir>
@@ -111,6 +112,11 @@ private slots:
     const QString png = dir_.filePath("figure.png");
     QVERIFY(w.exportViewPng(png, 3));
     compare(QImage(png), "export_insar");
+    // A profile across the bowl, 5 pixels wide: drawn on the map, charted under it.
+    QVERIFY(w.document().addProfile({{10, 8}, {80, 90}, {80, 20}}));
+    w.document().setProfileBand(5);
+    compare(grabView(w, MainWindow::View::Result, w.resultView()), "profile_map_insar");
+    compare(w.resultPage()->profileChart()->grab(), "profile_insar");
   }
 
 #ifdef CUBESOLVE_TEST_HDF5
