@@ -64,7 +64,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new Document
   marks_dock_ = new QDockWidget(tr("Points and profiles"), this);
   marks_dock_->setObjectName("marks-dock");
   marks_dock_->setWidget(marks_ = new MarksPanel(doc_));
-  addDockWidget(Qt::RightDockWidgetArea, marks_dock_);
+  addDockWidget(Qt::LeftDockWidgetArea, marks_dock_);
+  tabifyDockWidget(dock_, marks_dock_);  // a tab beside the data and parameters: the window keeps its size
+  dock_->raise();
   session_ = new Session(doc_, this);  // after the pages: what it restores once a cube is read lands on them
   exports_ = new Exports(doc_, this,
                          {[this] { return currentView() == View::Gaps ? gaps_->view() : currentView() == View::Result ? result_->view() : nullptr; },
@@ -368,7 +370,7 @@ QImage MainWindow::picture(int scale) const {
 
 std::vector<std::pair<QString, ChartView*>> MainWindow::exportableCharts() {
   if (currentView() == View::Groups) return {{tr("Histogram of mask groups"), groups_->chart()}};
-  if (currentView() == View::Result && result_->profileChart()->isVisibleTo(result_)) return {{tr("Profiles"), result_->profileChart()}};
+  if (currentView() == View::Result && result_->profileChart()->shown()) return {{tr("Profiles"), result_->profileChart()}};
   if (doc_->selected().first < 0) return {};
   showView(View::Inspector);
   QCoreApplication::sendPostedEvents();
@@ -386,6 +388,8 @@ void MainWindow::exportChannels(const QString& folder, int scale, const QString&
 void MainWindow::drawProfile() {
   if (result_->view()->imageHeight() == 0) return statusBar()->showMessage(tr("Solve first: a profile is drawn on the result map"), 8000);
   showView(View::Result);
+  marks_dock_->show();
+  marks_dock_->raise();  // where the profile will be listed
   result_->view()->beginLine();
   statusBar()->showMessage(tr("Profile: click its points on the map; double-click or Enter ends it, Esc cancels it"), 30000);
 }

@@ -12,7 +12,6 @@ namespace cubesolve::ui {
 ProfileChart::ProfileChart(Document* doc, const ResultPage* page, QWidget* parent) : ChartView(parent), doc_(doc), page_(page) {
   setObjectName("profile-chart");
   setMinimumHeight(200);
-  hide();
   connect(doc_, &Document::profilesChanged, this, &ProfileChart::refresh);
   connect(page_, &ResultPage::drawn, this, &ProfileChart::refresh);
 }
@@ -47,7 +46,7 @@ void ProfileChart::refresh() {
     series.push_back(std::move(s));
     lines_.push_back(std::move(line));
   }
-  setVisible(!lines_.empty());
+  if (shown_ != !lines_.empty()) emit shownChanged(shown_ = !lines_.empty());
   if (lines_.empty()) return clear();
   const MapStyle& style = map->style();
   const QString unit = style.unit.isEmpty() ? tr("value") : tr("value (%1)").arg(style.unit);

@@ -2,7 +2,7 @@
 // The chart of the profiles along the map the result page shows: each shown
 // profile's values, averaged across the document's band with ±1 std about
 // them, in the profile's colour; on a model layer also the observed values
-// of that observation. Hidden while no profile is shown.
+// of that observation. Folded away (shownChanged()) while no profile is shown.
 
 #include "chartview.hpp"
 
@@ -36,11 +36,17 @@ public:
   /// comment lines naming the map, its unit and the band.
   QString csv() const;
   void refresh();
+  /// Whether it charts a profile (it is folded away otherwise).
+  bool shown() const { return shown_; }
+
+signals:
+  void shownChanged(bool shown);
 
 private:
   Document* doc_;
   const ResultPage* page_;
   std::vector<Line> lines_;
+  bool shown_ = false;
 };
 
 }  // namespace cubesolve::ui

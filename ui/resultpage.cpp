@@ -235,12 +235,21 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   layout->addLayout(buildScaleBar());
   view_ = new ImageView;
   profiles_ = new ProfileChart(doc_, this);
-  auto* split = new QSplitter(Qt::Vertical);  // the profiles' chart under the map, where there are profiles
+  // The profiles' chart under the map, folded away while there is none
+  // (folded, not hidden: a GL view first shown into a window on screen may
+  // show black until the window is laid out again).
+  auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(view_);
   split->addWidget(profiles_);
-  split->setStretchFactor(0, 2);
-  split->setStretchFactor(1, 1);
-  split->setChildrenCollapsible(false);
+  split->setCollapsible(0, false);
+  split->setSizes({1, 0});
+  const int handle = split->handleWidth();
+  split->setHandleWidth(0);  // (no room taken while folded)
+  connect(profiles_, &ProfileChart::shownChanged, split, [split, handle](bool shown) {
+    const int h = split->height();
+    split->setHandleWidth(shown ? handle : 0);
+    split->setSizes(shown ? QList<int>{h - h / 3, h / 3} : QList<int>{h, 0});
+  });
   layout->addWidget(split, 1);
 
   loadSettings();

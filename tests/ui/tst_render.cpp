@@ -116,7 +116,7 @@ private slots:
     QVERIFY(w.document().addProfile({{10, 8}, {80, 90}, {80, 20}}));
     w.document().setProfileBand(5);
     compare(grabView(w, MainWindow::View::Result, w.resultView()), "profile_map_insar");
-    compare(w.resultPage()->profileChart()->grab(), "profile_insar");
+    compare(grabView(w, MainWindow::View::Result, w.resultPage()->profileChart()), "profile_insar");
   }
 
 #ifdef CUBESOLVE_TEST_HDF5
@@ -150,6 +150,7 @@ private slots:
     // The map alone sizes the grab: the data panel's width (its stack options)
     // follows the fonts of the machine.
     w.findChild<QDockWidget*>("data-dock")->hide();
+    w.findChild<QDockWidget*>("marks-dock")->hide();
     QCOMPARE(w.document().unitLabel(), QString("mm"));
     w.showLayer(MainWindow::Layer::Solution, 2);
     QCOMPARE(w.resultView()->style().unit, QString("mm"));

@@ -388,7 +388,7 @@ private slots:
     ui::ProfileChart* chart = w.resultPage()->profileChart();
     w.showView(MainWindow::View::Result);
     QTest::qWait(50);  // (drawn: the map's place on the widget is known)
-    QVERIFY(!chart->isVisibleTo(w.resultPage()));
+    QVERIFY(!chart->shown());
     auto at = [map](int row, int col) {  // a place on the widget over pixel (row, col)
       int r = -1, c = -1;
       for (int y = 0; y < map->height(); ++y)
@@ -412,7 +412,7 @@ private slots:
     QCOMPARE(doc.profiles()[0].name, QString("profile 1"));
     QCOMPARE(doc.selected(), (std::pair{1, 1}));  // the clicks drew; they selected nothing
     for (ImageView* v : {w.gapsView(), map}) QCOMPARE(v->lines().size(), std::size_t{1});
-    QVERIFY(chart->isVisibleTo(w.resultPage()));
+    QVERIFY(chart->shown() && chart->height() >= chart->minimumHeight());
     auto followsTheMap = [&] {
       const auto& points = chart->lines().at(0).points;
       if (points.size() != 33) return false;  // ceil(hypot(21, 23)) steps, and the last vertex
@@ -448,14 +448,14 @@ private slots:
     QTreeWidgetItem* item = tree->topLevelItem(1)->child(0);
     QCOMPARE(item->text(0), QString("profile 1"));
     item->setCheckState(0, Qt::Unchecked);
-    QVERIFY(map->lines().empty() && !chart->isVisibleTo(w.resultPage()));
+    QVERIFY(map->lines().empty() && !chart->shown());
     tree->topLevelItem(1)->child(0)->setCheckState(0, Qt::Checked);
     tree->topLevelItem(1)->child(0)->setText(0, "across the bowl");
     QCOMPARE(doc.profiles()[0].name, QString("across the bowl"));
     QCOMPARE(chart->lines()[0].name, QString("across the bowl"));
     tree->setCurrentItem(tree->topLevelItem(1)->child(0));
     QTest::keyClick(tree, Qt::Key_Delete);
-    QVERIFY(doc.profiles().empty() && map->lines().empty() && !chart->isVisibleTo(w.resultPage()));
+    QVERIFY(doc.profiles().empty() && map->lines().empty() && !chart->shown());
     // What is no line is refused.
     QVERIFY(!doc.addProfile({{1, 1}}) && !doc.addProfile({{1, 1}, {1, 1}}) && !doc.addProfile({{1, 1}, {40, 1}}));
     QVERIFY(doc.profiles().empty());
