@@ -123,7 +123,98 @@ ImageView::ImageView(QWidget* parent) : VtkView(parent) {
     r->AddActor2D(actor);
     addRenderer(r);
   }
+  // The minimap: the whole map, its lines and marks again, in a corner of
+  // the view over it (a renderer of its own in a layer above), with the part
+  // in view outlined; shown while the view shows part of the map.
+  minimap_ = vtkSmartPointer<vtkRenderer>::New();
+  minimap_->SetLayer(1);
+  minimap_->SetPreserveColorBuffer(false);
+  minimap_->SetBackground(kPanel.redF(), kPanel.greenF(), kPanel.blueF());
+  minimap_->InteractiveOff();
+  minimap_->GetActiveCamera()->ParallelProjectionOn();
+  for (vtkImageActor* shown : {actor_.Get(), overlay_.Get()}) {
+    vtkNew<vtkImageActor> copy;
+    copy->SetMapper(shown->GetMapper());
+    copy->SetProperty(shown->GetProperty());
+    copy->SetPosition(shown->GetPosition());
+    minimap_->AddActor(copy);
+  }
+  vtkNew<vtkActor> lines;
+  lines->SetMapper(lines_actor_->GetMapper());
+  lines->SetProperty(lines_actor_->GetProperty());
+  lines->SetPosition(lines_actor_->GetPosition());
+  minimap_->AddActor(lines);
+  viewed_ = vtkSmartPointer<vtkPolyData>::New();
+  vtkNew<vtkPolyDataMapper> viewed_mapper;
+  viewed_mapper->SetInputData(viewed_);
+  vtkNew<vtkActor> viewed;
+  viewed->SetMapper(viewed_mapper);
+  viewed_mapper->SetScalarModeToUseCellData();
+  viewed->GetProperty()->LightingOff();
+  viewed->SetPosition(0, 0, 0.5);
+  minimap_->AddActor(viewed);
+  minimap_->DrawOff();
+  addRenderer(minimap_);
   renderer()->GetActiveCamera()->ParallelProjectionOn();
+}
+
+QRect ImageView::minimapRect() const {
+  if (height_ == 0 || !minimap_->GetDraw()) return {};
+  const int map_w = width() - kLegendWidth, map_h = height() - kTitleHeight;
+  const double aspect = static_cast<double>(width_) / height_;
+  int w = std::min(180, map_w / 4), h = static_cast<int>(std::lround(w / aspect));
+  if (h > map_h / 3) h = map_h / 3, w = static_cast<int>(std::lround(h * aspect));
+  return {8, height() - 8 - h, std::max(w, 8), std::max(h, 8)};
+}
+
+std::array<double, 4> ImageView::viewedPart() const {
+  const Camera c = camera();
+  const double half_h = c.scale, half_w = c.scale * std::max(1, width() - kLegendWidth) / std::max(1, height() - kTitleHeight);
+  // Rows count down from the top; VTK's y goes up from the last row.
+  return {height_ - 1 - (c.y + half_h), height_ - 1 - (c.y - half_h), c.x - half_w, c.x + half_w};
+}
+
+bool ImageView::minimapShown() const { return height_ > 0 && minimap_->GetDraw(); }
+
+void ImageView::updateMinimap() {
+  const auto [r0, r1, c0, c1] = viewedPart();
+  const bool part = height_ > 0 && (r0 > -0.5 || c0 > -0.5 || r1 < height_ - 0.5 || c1 < width_ - 0.5);
+  minimap_->SetDraw(part);
+  if (!part) return;
+  // The outline, clipped to the map: a white frame over a dark one, a few
+  // of the minimap's pixels wide, and a dark frame about the whole map.
+  const QRect m = minimapRect();
+  const double px = static_cast<double>(height_) / std::max(1, m.height());  // map pixels per minimap pixel
+  const double x0 = std::max(c0, -0.5), x1 = std::min(c1, width_ - 0.5);
+  const double y0 = height_ - 1 - std::min(r1, height_ - 0.5), y1 = height_ - 1 - std::max(r0, -0.5);
+  vtkNew<vtkPoints> points;
+  vtkNew<vtkCellArray> quads;
+  vtkNew<vtkUnsignedCharArray> colors;
+  colors->SetNumberOfComponents(3);
+  auto frame = [&](double a0, double b0, double a1, double b1, double t, unsigned char grey, double z) {
+    const double sides[4][4] = {{a0 - t, b0 - t, a1 + t, b0 + t}, {a0 - t, b1 - t, a1 + t, b1 + t}, {a0 - t, b0, a0 + t, b1}, {a1 - t, b0, a1 + t, b1}};
+    for (const auto& q : sides) {
+      const vtkIdType ids[4] = {points->InsertNextPoint(q[0], q[1], z), points->InsertNextPoint(q[2], q[1], z), points->InsertNextPoint(q[2], q[3], z),
+                                points->InsertNextPoint(q[0], q[3], z)};
+      quads->InsertNextCell(4, ids);
+      const unsigned char rgb[3] = {grey, grey, grey};
+      colors->InsertNextTypedTuple(rgb);
+    }
+  };
+  frame(-0.5, -0.5, width_ - 0.5, height_ - 0.5, 1.0 * px, 20, 0);
+  frame(x0, y0, x1, y1, 2.0 * px, 20, 0);
+  frame(x0, y0, x1, y1, 1.0 * px, 255, 0.1);
+  viewed_->SetPoints(points);
+  viewed_->SetPolys(quads);
+  viewed_->GetCellData()->SetScalars(colors);
+  viewed_->Modified();
+  auto* cam = minimap_->GetActiveCamera();
+  const double cx = (width_ - 1) / 2.0, cy = (height_ - 1) / 2.0;
+  cam->SetFocalPoint(cx, cy, 0);
+  cam->SetPosition(cx, cy, 1000);
+  cam->SetViewUp(0, 1, 0);
+  cam->SetParallelScale(0.5 * height_);
+  minimap_->ResetCameraClippingRange();
 }
 
 void ImageView::layoutViewports(int w, int h) {
@@ -133,6 +224,8 @@ void ImageView::layoutViewports(int w, int h) {
   const double lx = w > 0 ? std::max(0.5, 1.0 - static_cast<double>(legend_w) / w) : 0.85;
   const double ty = h > 0 ? std::max(0.5, 1.0 - static_cast<double>(title_h) / h) : 0.95;
   renderer()->SetViewport(0, 0, lx, ty);
+  if (const QRect m = minimapRect(); !m.isEmpty() && w > 0 && h > 0)  // (VTK's y goes up)
+    minimap_->SetViewport(m.left() * ratio / w, (height() - m.bottom() - 1) * ratio / h, (m.right() + 1) * ratio / w, (height() - m.top()) * ratio / h);
   legend_->SetViewport(lx, 0, 1, ty);
   header_->SetViewport(0, ty, 1, 1);
   const QSize legend(w - static_cast<int>(lx * w), static_cast<int>(ty * h)), header(w, h - static_cast<int>(ty * h));
@@ -209,6 +302,7 @@ void ImageView::clear(const QString& message) {
   actor_->VisibilityOff();
   overlay_->VisibilityOff();
   updateLines();
+  minimap_->DrawOff();
   legend_size_ = header_size_ = QSize();
   update();
 }
@@ -226,6 +320,7 @@ void ImageView::resetCamera() {
   renderer()->ResetCameraClippingRange();
   camera_set_ = true;
   updateLines();
+  updateMinimap();
   update();
 }
 
@@ -398,6 +493,15 @@ bool ImageView::pixelAt(const QPoint& pos, int& row, int& col) const {
 
 void ImageView::mousePressEvent(QMouseEvent* e) {
   if (e->button() != Qt::LeftButton) return;  // the right button opens the pixel's menu
+  if (const QRect m = minimapRect(); m.contains(e->pos())) {  // a click on the minimap: the view goes there
+    Camera c = camera();
+    c.x = (e->position().x() - m.left()) / m.width() * width_ - 0.5;
+    c.y = (m.bottom() + 1 - e->position().y()) / m.height() * height_ - 0.5;
+    setCamera(c);
+    emit cameraChanged();
+    swallow_release_ = true;  // (not a click on the map under it)
+    return;
+  }
   dragging_ = true;
   moved_ = false;
   last_ = e->pos();
@@ -429,6 +533,7 @@ void ImageView::mouseMoveEvent(QMouseEvent* e) {
   cam->SetFocalPoint(f);
   cam->SetPosition(p);
   last_ = e->pos();
+  updateMinimap();
   update();
   emit cameraChanged();
 }
@@ -436,7 +541,7 @@ void ImageView::mouseMoveEvent(QMouseEvent* e) {
 void ImageView::mouseReleaseEvent(QMouseEvent* e) {
   if (e->button() != Qt::LeftButton) return;
   dragging_ = false;
-  if (swallow_release_) {  // the end of a double click that ended a line
+  if (swallow_release_) {  // the end of a double click that ended a line, or of a click on the minimap
     swallow_release_ = false;
     return;
   }
@@ -499,6 +604,7 @@ void ImageView::setCamera(const Camera& c) {
   renderer()->ResetCameraClippingRange();
   camera_set_ = true;
   updateLines();
+  updateMinimap();
   update();
 }
 

@@ -75,6 +75,14 @@ public:
   };
   Camera camera() const;
   void setCamera(const Camera& camera);
+  /// Whether the overview of the whole map (the minimap, lower left, the
+  /// part in view outlined) is shown: while the view shows part of the map.
+  bool minimapShown() const;
+  /// The part in view as the minimap outlines it: the first and last row
+  /// and column (fractional, may lie beyond the map).
+  std::array<double, 4> viewedPart() const;
+  /// Where the minimap lies on the widget (logical pixels); empty when hidden.
+  QRect minimapRect() const;
   int imageHeight() const { return height_; }
   int imageWidth() const { return width_; }
   double valueAt(int row, int col) const;
@@ -115,6 +123,9 @@ private:
   void updateOverlay();
   /// The lines' geometry, the one being drawn (to `draft_end_`) included.
   void updateLines();
+  /// The minimap's outline of the part in view, and whether it shows.
+  void updateMinimap();
+
   void endLine();
   /// The data coordinates (column, row from the bottom) under a widget position.
   std::pair<double, double> worldAt(const QPointF& pos) const;
@@ -132,7 +143,8 @@ private:
   Extent extent_;
   QSize legend_size_, header_size_;  // of the pictures shown (device pixels); empty: to paint
   QPoint last_;
-  vtkSmartPointer<vtkRenderer> legend_, header_;
+  vtkSmartPointer<vtkRenderer> legend_, header_, minimap_;
+  vtkSmartPointer<vtkPolyData> viewed_;  // the outline of the part in view, on the minimap
   vtkSmartPointer<vtkImageData> data_, overlay_data_;
   vtkSmartPointer<vtkImageActor> actor_, overlay_;
   vtkSmartPointer<vtkPolyData> lines_data_, outline_data_;

@@ -73,7 +73,10 @@ void VtkView::paintGL() {
 
 vtkRenderer* VtkView::renderer() const { return renderer_; }
 
-void VtkView::addRenderer(vtkRenderer* r) { window_->AddRenderer(r); }
+void VtkView::addRenderer(vtkRenderer* r) {
+  if (r->GetLayer() >= window_->GetNumberOfLayers()) window_->SetNumberOfLayers(r->GetLayer() + 1);  // (drawn over the layers below)
+  window_->AddRenderer(r);
+}
 
 QImage VtkView::grab() { return grabFramebuffer(); }
 

@@ -461,6 +461,37 @@ private slots:
     QVERIFY(doc.profiles().empty());
   }
 
+  // Zoomed in, the minimap shows the whole map with the part in view
+  // outlined; a click on it takes the view there (selecting nothing);
+  // zoomed out again, it goes.
+  void minimapOfTheWholeMap() {
+    MainWindow w;
+    QVERIFY(shown(w, 1100, 800));
+    QVERIFY(demoSolved(w, "insar", 64));
+    w.showView(MainWindow::View::Result);
+    QTest::qWait(50);
+    ImageView* view = w.resultView();
+    QVERIFY(!view->minimapShown() && view->minimapRect().isEmpty());
+    ImageView::Camera c = view->camera();
+    c.scale /= 4;
+    view->setCamera(c);
+    QVERIFY(view->minimapShown());
+    std::array<double, 4> part = view->viewedPart();  // rows r0, r1, columns c0, c1
+    QVERIFY(part[1] - part[0] < 20 && part[0] > 15 && part[1] < 48);  // about a quarter of the 64 rows, about the middle
+    QTest::qWait(50);
+    w.screen()->grabWindow(w.winId()).save("/tmp/prof/minimap.png");
+    const QRect m = view->minimapRect();
+    QVERIFY(!m.isEmpty() && m.width() <= 180 && m.bottom() < view->height());
+    w.selectPixel(3, 3);
+    QTest::mouseClick(view, Qt::LeftButton, {}, QPoint(m.right() - 1, m.bottom() - 1));  // its lower right corner
+    part = view->viewedPart();
+    QVERIFY((part[0] + part[1]) / 2 > 60 && (part[2] + part[3]) / 2 > 60);
+    QCOMPARE(w.document().selected(), (std::pair{3, 3}));
+    QCOMPARE(w.gapsView()->camera().x, view->camera().x);  // the linked map follows
+    view->resetCamera();
+    QVERIFY(!view->minimapShown());
+  }
+
   // The time series shown relative to a date chosen (MintPy's REF_DATE):
   // maps, the inspector's series, the velocity unchanged; kept in the session.
   void referenceDate() {
