@@ -4,6 +4,7 @@
 #include "imageview.hpp"
 #include "playback.hpp"
 #include "profilechart.hpp"
+#include "rangehistogram.hpp"
 #include "timeline.hpp"
 
 #include <cubesolve/image/image.hpp>
@@ -233,6 +234,8 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   layout->addLayout(top);
   layout->addWidget(timeline_);
   layout->addLayout(buildScaleBar());
+  histogram_ = new RangeHistogram;
+  layout->addWidget(histogram_);
   view_ = new ImageView;
   profiles_ = new ProfileChart(doc_, this);
   // The profiles' chart under the map, folded away while there is none
@@ -264,6 +267,13 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   connect(auto_range_, &QCheckBox::toggled, this, &ResultPage::settingsChanged);
   connect(range_lo_, &QDoubleSpinBox::valueChanged, this, &ResultPage::settingsChanged);
   connect(range_hi_, &QDoubleSpinBox::valueChanged, this, &ResultPage::settingsChanged);
+  connect(histogram_, &RangeHistogram::rangeChanged, this, [this](double lo, double hi) {  // a range dragged: fixed from then on
+    const QSignalBlocker b1(range_lo_), b2(range_hi_), b3(auto_range_);
+    auto_range_->setChecked(false);
+    range_lo_->setValue(lo);
+    range_hi_->setValue(hi);
+    settingsChanged();
+  });
   connect(doc_, &Document::loaded, this, [this] {
     offerLayers();
     update();
@@ -484,6 +494,32 @@ std::optional<Layer> ResultPage::layerNamed(const QString& name) {
   return std::nullopt;
 }
 
+void ResultPage::showHistogram(Layer L, const Map& m) {
+  if (!m.style.categories.empty()) return histogram_->setCounts({}, {}, 0, 1);  // (categories have no range)
+  // All channels' values: a sample of at most 64 channels of 65536 values
+  // each, kept until the result, the layer or what is shown changes.
+  const auto key = std::make_tuple(static_cast<int>(L), doc_->result().get(), doc_->unitScale(), doc_->refIndex());
+  if (key != all_key_) {
+    all_key_ = key;
+    all_values_.clear();
+    const int n = channels(L);
+    const int every = std::max(1, n / 64);
+    for (int ch = 0; ch < n; ch += every) {
+      const std::vector<double> v = ch == channel() ? m.values : map(L, ch).values;
+      const std::size_t stride = std::max<std::size_t>(1, v.size() / 65536);
+      for (std::size_t p = 0; p < v.size(); p += stride) all_values_.push_back(v[p]);
+    }
+  }
+  // The axis: all but the outermost 0.1 % of all channels' values, and the range shown.
+  auto [lo, hi] = robust_range(all_values_.data(), all_values_.size(), false, 0.001);
+  lo = std::min(lo, m.style.scale.lo);
+  hi = std::max(hi, m.style.scale.hi);
+  constexpr int kBins = 80;
+  histogram_->setCounts(histogram(m.values.data(), m.values.size(), lo, hi, kBins), histogram(all_values_.data(), all_values_.size(), lo, hi, kBins),
+                        lo, hi);
+  histogram_->setRange(m.style.scale.lo, m.style.scale.hi);
+}
+
 void ResultPage::update() {
   const auto result = doc_->result();
   const auto design = doc_->design();
@@ -512,6 +548,7 @@ void ResultPage::update() {
     range_lo_->setValue(m.style.scale.lo);
     range_hi_->setValue(m.style.scale.hi);
   }
+  showHistogram(L, m);
   view_->setImage(std::move(m.values), m.height, m.width, m.style);
   const auto [row, col] = doc_->selected();
   view_->setMarker(row, col);

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 class QCheckBox;
@@ -27,6 +28,7 @@ class Document;
 class ImageView;
 class Playback;
 class ProfileChart;
+class RangeHistogram;
 class Timeline;
 
 enum class Layer {
@@ -40,6 +42,8 @@ public:
   explicit ResultPage(Document* doc, QWidget* parent = nullptr);
 
   ImageView* view() const { return view_; }
+  /// The histograms the colour range is set on.
+  RangeHistogram* rangeHistogram() const { return histogram_; }
   /// The chart of the profiles along the map shown.
   ProfileChart* profileChart() const { return profiles_; }
   /// Play and pause through the channels.
@@ -87,6 +91,8 @@ private:
   void showRefDates();
   /// The colour map, reversal and range controls.
   QHBoxLayout* buildScaleBar();
+  /// The histograms of `m`'s values and of its layer's channels, its range marked.
+  void showHistogram(Layer layer, const Map& m);
 
   /// Each layer's colours and range.
   struct LayerView {
@@ -98,6 +104,9 @@ private:
   std::array<LayerView, kLayerCount> views_{};
   ImageView* view_ = nullptr;
   ProfileChart* profiles_ = nullptr;
+  RangeHistogram* histogram_ = nullptr;
+  std::tuple<int, const void*, double, std::size_t> all_key_{-1, nullptr, 0, 0};  // what all_values_ sample
+  std::vector<double> all_values_;
   QComboBox* layer_ = nullptr;
   QSlider* channel_slider_ = nullptr;
   Playback* playback_ = nullptr;

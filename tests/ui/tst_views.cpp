@@ -6,6 +6,7 @@
 #include "exports.hpp"
 #include "playback.hpp"
 #include "profilechart.hpp"
+#include "rangehistogram.hpp"
 #include "resultpage.hpp"
 #include "timeline.hpp"
 
@@ -42,7 +43,7 @@ private slots:
       int checked = 0, matched = 0;
       std::set<QRgb> colours;
       const qreal ratio = view->devicePixelRatioF();
-      for (int sy = 20; sy < view->height() - 20; sy += 13)
+      for (int sy = 20; sy < view->height() - 20; sy += 11)
         for (int sx = 20; sx < view->width() - 20; sx += 17) {
           int row, col;
           if (sx > view->width() * 0.85 || !view->pixelAt(QPoint(sx, sy), row, col)) continue;  // not the colour bar
@@ -459,6 +460,41 @@ private slots:
     // What is no line is refused.
     QVERIFY(!doc.addProfile({{1, 1}}) && !doc.addProfile({{1, 1}, {1, 1}}) && !doc.addProfile({{1, 1}, {40, 1}}));
     QVERIFY(doc.profiles().empty());
+  }
+
+  // The colour range on the histograms: the channel's values counted over
+  // the axis, beside all channels'; a drag across sets the range, a handle
+  // moves one end; categories have none.
+  void rangeOnTheHistogram() {
+    MainWindow w;
+    QVERIFY(shown(w, 1100, 800));
+    QVERIFY(demoSolved(w, "insar", 48));
+    w.showView(MainWindow::View::Result);
+    w.showLayer(MainWindow::Layer::Solution, 20);
+    QTest::qWait(50);
+    auto* hist = w.resultPage()->rangeHistogram();
+    ImageView* map = w.resultView();
+    QVERIFY(hist->isVisible());
+    QCOMPARE(hist->rangeLo(), map->style().scale.lo);
+    QCOMPARE(hist->rangeHi(), map->style().scale.hi);
+    auto dragged = [&](double from, double to) {
+      QTest::mousePress(hist, Qt::LeftButton, {}, QPoint(static_cast<int>(std::lround(hist->xOf(from))), hist->height() / 2));
+      QMouseEvent move(QEvent::MouseMove, QPointF(std::lround(hist->xOf(to)), hist->height() / 2.0), hist->mapToGlobal(QPointF(0, 0)),
+                       Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+      QCoreApplication::sendEvent(hist, &move);
+      QTest::mouseRelease(hist, Qt::LeftButton, {}, QPoint(static_cast<int>(std::lround(hist->xOf(to))), hist->height() / 2));
+    };
+    dragged(-5, 2);  // across
+    const double lo = map->style().scale.lo, hi = map->style().scale.hi;
+    QVERIFY2(std::fabs(lo + 5) < 1 && std::fabs(hi - 2) < 1, qPrintable(QString("%1 %2").arg(lo).arg(hi)));
+    QVERIFY(!w.findChild<QCheckBox*>("auto-range")->isChecked());
+    QCOMPARE(w.findChild<QDoubleSpinBox*>("range-lo")->value(), lo);
+    QCOMPARE(hist->rangeLo(), lo);
+    dragged(hi, 6);  // the upper handle
+    QCOMPARE(map->style().scale.lo, lo);
+    QVERIFY(std::fabs(map->style().scale.hi - 6) < 1);
+    w.showLayer(MainWindow::Layer::Status, 0);
+    QVERIFY(!hist->isVisible());
   }
 
   // Zoomed in, the minimap shows the whole map with the part in view

@@ -89,7 +89,7 @@ std::string tick_label(double value, double step) {
   return buf;
 }
 
-std::pair<double, double> robust_range(const double* values, std::size_t count, bool symmetric) {
+std::pair<double, double> robust_range(const double* values, std::size_t count, bool symmetric, double tail) {
   std::vector<double> v;
   v.reserve(count);
   for (std::size_t i = 0; i < count; ++i)
@@ -102,17 +102,29 @@ std::pair<double, double> robust_range(const double* values, std::size_t count, 
   };
   double lo, hi;
   if (symmetric) {
-    hi = at(0.98);
+    hi = at(1 - tail);
     lo = -hi;
   } else {
-    lo = at(0.02);
-    hi = at(0.98);
+    lo = at(tail);
+    hi = at(1 - tail);
   }
   if (!(hi > lo)) {
     lo -= 0.5;
     hi += 0.5;
   }
   return {lo, hi};
+}
+
+std::vector<std::size_t> histogram(const double* values, std::size_t count, double lo, double hi, int bins) {
+  std::vector<std::size_t> counts(static_cast<std::size_t>(std::max(bins, 0)), 0);
+  if (!(hi > lo) || counts.empty()) return counts;
+  const double per = bins / (hi - lo);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double v = values[i];
+    if (!(v >= lo && v <= hi)) continue;  // (NaN fails both)
+    ++counts[std::min(static_cast<std::size_t>((v - lo) * per), counts.size() - 1)];
+  }
+  return counts;
 }
 
 Image colorize(const double* values, std::size_t height, std::size_t width, const ColorScale& scale, bool colorbar) {

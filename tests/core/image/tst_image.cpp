@@ -102,6 +102,16 @@ private slots:
     QCOMPARE(colormap_kind(Colormap::Batlow), ColormapKind::Sequential);
   }
 
+  // Equal bins over [lo, hi], hi in the last; outside values and NaN not counted.
+  void histogramCounts() {
+    const std::vector<double> v{0, 0.5, 0.99, 1, 2.5, 4, 4.0000001, -1e-9, std::nan(""), 3.999};
+    QCOMPARE(histogram(v.data(), v.size(), 0, 4, 4), (std::vector<std::size_t>{3, 1, 1, 2}));
+    QCOMPARE(histogram(v.data(), v.size(), 1, 1, 3), (std::vector<std::size_t>{0, 0, 0}));
+    const auto wide = robust_range(v.data(), v.size(), false, 0.0);
+    QCOMPARE(wide.first, -1e-9);
+    QCOMPARE(wide.second, 4.0000001);
+  }
+
   // A profile's points are the map's values at their nearest pixels, a
   // pixel apart at most, every vertex one of them, distances along the line.
   void profileFollowsTheMap() {

@@ -53,9 +53,15 @@ std::vector<double> nice_ticks(double lo, double hi, int count, bool integers = 
 /// A tick's label: as few digits as tell the ticks `step` apart.
 std::string tick_label(double value, double step);
 
-/// The 2nd and 98th percentiles of the finite values (symmetric about 0 when
-/// `symmetric`); {0, 1} when there is none.
-std::pair<double, double> robust_range(const double* values, std::size_t count, bool symmetric);
+/// The `tail` and 1 - `tail` quantiles of the finite values (by default the
+/// 2nd and 98th percentiles; symmetric about 0 when `symmetric`); {0, 1}
+/// when there is none.
+std::pair<double, double> robust_range(const double* values, std::size_t count, bool symmetric, double tail = 0.02);
+
+/// How many of the finite values fall in each of `bins` equal bins over
+/// [lo, hi] (hi in the last); values outside it are not counted. All zero
+/// when hi <= lo.
+std::vector<std::size_t> histogram(const double* values, std::size_t count, double lo, double hi, int bins);
 
 /// Maps a (height, width) plane of values to colours; values outside
 /// [lo, hi] are clamped, NaN is drawn mid-grey. When `colorbar` is true a
