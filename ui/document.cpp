@@ -6,6 +6,7 @@
 #include <cubesolve/data/designs.hpp>
 #include <cubesolve/error.hpp>
 #include <cubesolve/image/image.hpp>
+#include <cubesolve/image/profile.hpp>
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/npy.hpp>
@@ -255,6 +256,7 @@ void Document::apply(Change c) {
       pin_names_.clear();
       pin_shown_.clear();
       profiles_.clear();
+      reference_area_.reset();
     }
     cube_ = std::move(c.cube);
     cube_name_ = c.cube_name;
@@ -359,6 +361,14 @@ std::vector<double> Document::series(std::size_t p) const {
   std::vector<double> s(D, 0.0);
   if (!result_ || D == 0 || result_->x.dim(0) + 1 != D) return {};
   for (std::size_t d = 1; d < D; ++d) s[d] = result_->x.value((d - 1) * P + p);
+  if (reference_area_) {  // less the area's mean on each date
+    const auto& [r0, c0, r1, c1] = *reference_area_;
+    const Array rows = take_rows(result_->x, static_cast<std::size_t>(r0), static_cast<std::size_t>(r1) + 1);
+    for (std::size_t d = 1; d < D; ++d) {
+      const std::vector<double> v = plane(rows, d - 1);
+      s[d] -= area_mean(v.data(), rows.dim(1), rows.dim(2), 0, c0, r1 - r0, c1);
+    }
+  }
   const double at_ref = s[ref], k = unitScale();
   for (double& v : s) v = (v - at_ref) * k;
   return s;

@@ -70,9 +70,17 @@ public:
   bool unreferenced() const { return unreferenced_; }
   /// A MintPy stack's reference pixel (row, col) as read; (-1, -1) when none.
   std::pair<int, int> reference() const { return reference_; }
-  /// Whether its mark is drawn on the maps; selectionChanged() follows a change.
+  /// Whether its mark (and the reference area's outline) is drawn on the
+  /// maps; selectionChanged() follows a change.
   bool referenceShown() const { return reference_shown_; }
   void setReferenceShown(bool shown);
+  /// A reference area (rows r0..r1, columns c0..c1, on the cube), besides
+  /// any reference pixel: the mean of its values is subtracted from every
+  /// map of values (the solution, the model, the velocity) and from every
+  /// time series shown; none when not set. unitChanged() follows a change.
+  const std::optional<std::array<int, 4>>& referenceArea() const { return reference_area_; }
+  /// False, and nothing changed, for an area not on the cube.
+  bool setReferenceArea(std::optional<std::array<int, 4>> area);
   /// Reads the stack again referenced at (row, col); loaded() follows.
   void setReference(int row, int col);
   /// How a MintPy stack is read (MintPy's rules, weights, formulation), as
@@ -96,8 +104,9 @@ public:
   void setRefDate(const QString& yyyymmdd);
   /// Its index among unknownDates() (0: the first).
   std::size_t refIndex() const;
-  /// Pixel p's time series in the unit shown, relative to refDate(): a value
-  /// per unknownDates() (the first date's is 0 - the reference date's).
+  /// Pixel p's time series in the unit shown, relative to refDate() (and to
+  /// the reference area's mean series, where one is set): a value per
+  /// unknownDates() (the first date's is 0 - the reference date's).
   std::vector<double> series(std::size_t p) const;
   /// Whether the open stack can be shown as a displacement (it has WAVELENGTH).
   bool hasWavelength() const;
@@ -290,6 +299,7 @@ private:
   bool unreferenced_ = false;
   std::pair<int, int> reference_{-1, -1};
   bool reference_shown_ = true;
+  std::optional<std::array<int, 4>> reference_area_;
   bool use_weights_ = true, result_use_weights_ = true, pending_use_weights_ = true, auto_solve_ = true;
   QString parameter_error_;
   QString unit_ = "mm";

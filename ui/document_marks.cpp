@@ -61,6 +61,20 @@ void Document::setReferenceShown(bool shown) {
   emit selectionChanged();
 }
 
+bool Document::setReferenceArea(std::optional<std::array<int, 4>> area) {
+  if (area) {
+    auto& [r0, c0, r1, c1] = *area;
+    if (r0 > r1) std::swap(r0, r1);
+    if (c0 > c1) std::swap(c0, c1);
+    if (!onCube(r0, c0) || !onCube(r1, c1)) return false;
+  }
+  if (area == reference_area_) return true;
+  reference_area_ = area;
+  emit unitChanged();
+  emit selectionChanged();  // (its outline)
+  return true;
+}
+
 bool Document::addProfile(std::vector<std::array<double, 2>> vertices, const QString& name) {
   bool distinct = false;
   for (const auto& v : vertices) {

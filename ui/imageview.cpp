@@ -423,6 +423,8 @@ void ImageView::updateLines() {
     for (const Line& l : lines_) all.emplace_back(l.vertices, l.color);
     auto draft = draft_;
     if (draft_end_) draft.push_back(*draft_end_);
+    if (rectangle_ && draft.size() == 2)  // the rectangle with these corners
+      draft = {draft[0], {draft[0][0], draft[1][1]}, draft[1], {draft[1][0], draft[0][1]}, draft[0]};
     all.emplace_back(std::move(draft), Qt::white);
   }
   for (const auto& [poly, half] : {std::pair{lines_data_.Get(), 1.5}, std::pair{outline_data_.Get(), 2.75}}) {
@@ -463,8 +465,13 @@ void ImageView::beginLine() {
   setFocus();
 }
 
+void ImageView::beginRectangle() {
+  beginLine();
+  rectangle_ = true;
+}
+
 void ImageView::cancelLine() {
-  drawing_ = false;
+  drawing_ = rectangle_ = false;
   draft_.clear();
   draft_end_.reset();
   unsetCursor();
@@ -505,6 +512,10 @@ void ImageView::mousePressEvent(QMouseEvent* e) {
   dragging_ = true;
   moved_ = false;
   last_ = e->pos();
+  if (int row, col; rectangle_ && pixelAt(e->pos(), row, col)) {  // a rectangle's first corner
+    draft_ = {{double(row), double(col)}};
+    draft_end_ = draft_[0];
+  }
 }
 
 void ImageView::mouseMoveEvent(QMouseEvent* e) {
@@ -517,7 +528,7 @@ void ImageView::mouseMoveEvent(QMouseEvent* e) {
       update();
     }
   }
-  if (!dragging_) return;
+  if (!dragging_ || rectangle_) return;  // (a rectangle is drawn, not the view moved)
   const QPoint d = e->pos() - last_;
   if (d.manhattanLength() > 2) moved_ = true;
   if (!moved_) return;
@@ -545,9 +556,16 @@ void ImageView::mouseReleaseEvent(QMouseEvent* e) {
     swallow_release_ = false;
     return;
   }
+  if (int r, c; rectangle_ && !draft_.empty() && pixelAt(e->pos(), r, c)) draft_end_ = std::array<double, 2>{double(r), double(c)};
+  if (rectangle_ && !draft_.empty() && draft_end_) {  // its second corner
+    const auto a = draft_[0], b = *draft_end_;
+    cancelLine();
+    return emit rectangleDrawn(static_cast<int>(a[0]), static_cast<int>(a[1]), static_cast<int>(b[0]), static_cast<int>(b[1]));
+  }
   int row, col;
   if (moved_ || !pixelAt(e->pos(), row, col)) return;
   if (!drawing_) return emit pixelClicked(row, col);
+  if (rectangle_) return;
   const std::array<double, 2> v{double(row), double(col)};
   if (draft_.empty() || draft_.back() != v) draft_.push_back(v);
   updateLines();
@@ -566,7 +584,7 @@ bool ImageView::event(QEvent* e) {
 }
 
 void ImageView::mouseDoubleClickEvent(QMouseEvent* e) {
-  if (!drawing_ || e->button() != Qt::LeftButton) return VtkView::mouseDoubleClickEvent(e);
+  if (!drawing_ || rectangle_ || e->button() != Qt::LeftButton) return VtkView::mouseDoubleClickEvent(e);
   swallow_release_ = true;
   endLine();
 }
@@ -629,7 +647,7 @@ void ImageView::keyPressEvent(QKeyEvent* e) {
     case Qt::Key_Down: return emit stepRequested(1, 0);
     case Qt::Key_Return:
     case Qt::Key_Enter:
-      if (drawing_) return endLine();
+      if (drawing_ && !rectangle_) return endLine();
       break;
     case Qt::Key_Escape:
       if (drawing_) return cancelLine();

@@ -65,6 +65,9 @@ public:
   /// centre), a double click or Enter ends it (lineDrawn(), with two vertices
   /// or more), Esc cancels it.
   void beginLine();
+  /// Draws a rectangle with the mouse: press at one corner, release at the
+  /// other (rectangleDrawn()); Esc cancels it.
+  void beginRectangle();
   void cancelLine();
   bool drawingLine() const { return drawing_; }
   void resetCamera();
@@ -107,6 +110,8 @@ signals:
   void cameraChanged();
   /// A line drawn after beginLine() was ended; `vertices` (row, col).
   void lineDrawn(const std::vector<std::array<double, 2>>& vertices);
+  /// A rectangle drawn after beginRectangle(): its corners' rows and columns.
+  void rectangleDrawn(int r0, int c0, int r1, int c1);
 
 protected:
   void mousePressEvent(QMouseEvent* e) override;
@@ -137,7 +142,7 @@ private:
   std::vector<Line> lines_;
   std::vector<std::array<double, 2>> draft_;  // the line being drawn
   std::optional<std::array<double, 2>> draft_end_;  // where the pointer is while drawing
-  bool drawing_ = false, swallow_release_ = false;
+  bool drawing_ = false, rectangle_ = false, swallow_release_ = false;
   int height_ = 0, width_ = 0;
   bool camera_set_ = false, dragging_ = false, moved_ = false;
   Extent extent_;

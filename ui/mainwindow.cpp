@@ -65,6 +65,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), doc_(new Document
   marks_dock_->setObjectName("marks-dock");
   marks_dock_->setWidget(marks_ = new MarksPanel(doc_));
   addDockWidget(Qt::LeftDockWidgetArea, marks_dock_);
+  connect(marks_, &MarksPanel::drawProfile, this, &MainWindow::drawProfile);
+  connect(marks_, &MarksPanel::drawReferenceArea, this, &MainWindow::drawReferenceArea);
   tabifyDockWidget(dock_, marks_dock_);  // a tab beside the data and parameters: the window keeps its size
   dock_->raise();
   session_ = new Session(doc_, this);  // after the pages: what it restores once a cube is read lands on them
@@ -199,6 +201,7 @@ void MainWindow::buildOtherMenus() {
   marks->setText(tr("P&oints and profiles panel"));
   view->addAction(marks);
   view->addAction(tr("Draw a &profile on the result map"), QKeySequence(tr("Ctrl+L")), this, &MainWindow::drawProfile);
+  view->addAction(tr("Draw a reference &area on the result map"), this, &MainWindow::drawReferenceArea);
   view->addAction(tr("Reset &zoom"), QKeySequence(tr("Ctrl+0")), this, [this] {
     gaps_->view()->resetCamera();
     result_->view()->resetCamera();
@@ -308,18 +311,27 @@ void MainWindow::connectMaps() {
                                                                                     : std::vector<ImageView::Marker>{});
       v->setMarker(doc_->selected().first, doc_->selected().second);
     };
-    auto lines = [this, v] {
+    auto lines = [this, v] {  // the profiles, and the reference area's outline
       std::vector<ImageView::Line> shown;
       for (std::size_t k = 0; k < doc_->profiles().size(); ++k)
         if (doc_->profiles()[k].shown) shown.push_back({doc_->profiles()[k].vertices, pin_color(k)});
+      if (const auto& area = doc_->referenceArea(); area && doc_->referenceShown()) {
+        const double r0 = (*area)[0] - 0.5, c0 = (*area)[1] - 0.5, r1 = (*area)[2] + 0.5, c1 = (*area)[3] + 0.5;  // about its pixels
+        shown.push_back({{{r0, c0}, {r0, c1}, {r1, c1}, {r1, c0}, {r0, c0}}, Qt::white});
+      }
       v->setLines(std::move(shown));
     };
     connect(doc_, &Document::selectionChanged, v, mark);
     connect(doc_, &Document::loaded, v, mark);
     connect(doc_, &Document::profilesChanged, v, lines);
+    connect(doc_, &Document::selectionChanged, v, lines);
     connect(doc_, &Document::loaded, v, lines);
     connect(v, &ImageView::lineDrawn, doc_, [this](const std::vector<std::array<double, 2>>& vertices) {
       doc_->addProfile(vertices);
+      statusBar()->clearMessage();
+    });
+    connect(v, &ImageView::rectangleDrawn, doc_, [this](int r0, int c0, int r1, int c1) {
+      doc_->setReferenceArea(std::array{r0, c0, r1, c1});
       statusBar()->clearMessage();
     });
     connect(v, &ImageView::stepRequested, doc_, [this, v](int rows, int cols) {
@@ -392,6 +404,13 @@ void MainWindow::drawProfile() {
   marks_dock_->raise();  // where the profile will be listed
   result_->view()->beginLine();
   statusBar()->showMessage(tr("Profile: click its points on the map; double-click or Enter ends it, Esc cancels it"), 30000);
+}
+
+void MainWindow::drawReferenceArea() {
+  if (result_->view()->imageHeight() == 0) return statusBar()->showMessage(tr("Solve first: a reference area is drawn on the result map"), 8000);
+  showView(View::Result);
+  result_->view()->beginRectangle();
+  statusBar()->showMessage(tr("Reference area: press at one corner and release at the other; Esc cancels"), 30000);
 }
 
 void MainWindow::showPixelMenu(int row, int col, const QPoint& global) {

@@ -90,6 +90,9 @@ public:
   void clearPins() { doc_->setPins({}); }
   /// Starts drawing a profile on the result map (the points panel lists it).
   void drawProfile();
+  /// Starts drawing a reference area (a rectangle whose mean is subtracted)
+  /// on the result map.
+  void drawReferenceArea();
   const std::vector<std::pair<int, int>>& pinned() const { return doc_->pins(); }
 
   /// The current view as a PNG: a map as a figure at data resolution (each

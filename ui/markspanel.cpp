@@ -16,7 +16,7 @@
 namespace cubesolve::ui {
 
 namespace {
-enum Kind { Point = 1, Profile, Reference };  // an item's kind (its type), its index in the document (its data)
+enum Kind { Point = 1, Profile, Reference, ReferenceArea };  // an item's kind (its type), its index in the document (its data)
 constexpr int kIndex = Qt::UserRole;
 
 QIcon swatch(const QColor& color) {
@@ -39,10 +39,15 @@ MarksPanel::MarksPanel(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   auto* draw = new QPushButton(tr("Draw &profile"));
   draw->setObjectName("draw-profile");
   draw->setToolTip(tr("Click points on the result map; a double click or Enter ends the line, Esc cancels it"));
+  auto* area = new QPushButton(tr("Reference &area"));
+  area->setObjectName("draw-reference-area");
+  area->setToolTip(tr("Press at one corner of an area on the result map and release at the other: the mean of its values is "
+                      "subtracted from every map and time series of values"));
   remove_ = new QPushButton(tr("Remove"));
   remove_->setToolTip(tr("Remove the point or profile chosen (Delete)"));
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(draw);
+  buttons->addWidget(area);
   buttons->addWidget(remove_);
   layout->addLayout(buttons);
   band_ = new QSpinBox;
@@ -56,6 +61,7 @@ MarksPanel::MarksPanel(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   across->addWidget(band_, 1);
   layout->addLayout(across);
   connect(draw, &QPushButton::clicked, this, &MarksPanel::drawProfile);
+  connect(area, &QPushButton::clicked, this, &MarksPanel::drawReferenceArea);
   connect(remove_, &QPushButton::clicked, this, &MarksPanel::removeCurrent);
   connect(band_, &QSpinBox::valueChanged, doc_, &Document::setProfileBand);
   connect(tree_, &QTreeWidget::itemChanged, this, &MarksPanel::changed);
@@ -66,7 +72,8 @@ MarksPanel::MarksPanel(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
       doc_->selectPixel(row, col);
     }
   });
-  for (auto signal : {&Document::loaded, &Document::selectionChanged, &Document::profilesChanged}) connect(doc_, signal, this, &MarksPanel::refill);
+  for (auto signal : {&Document::loaded, &Document::selectionChanged, &Document::profilesChanged, &Document::unitChanged})
+    connect(doc_, signal, this, &MarksPanel::refill);
   refill();
 }
 
@@ -98,14 +105,20 @@ void MarksPanel::refill() {
   auto* profiles = group(tr("Profiles"));
   for (std::size_t k = 0; k < doc_->profiles().size(); ++k)
     add(profiles, Profile, k, doc_->profiles()[k].name, pin_color(k), doc_->profiles()[k].shown, true);
-  if (const auto [row, col] = doc_->reference(); row >= 0) {
+  const auto [row, col] = doc_->reference();
+  const auto& area = doc_->referenceArea();
+  QTreeWidgetItem* reference = row >= 0 || area ? group(tr("Reference")) : nullptr;
+  if (row >= 0) {
     const int radius = static_cast<int>(doc_->stackOptions().ref_radius);
     const QString what = radius > 0 ? tr("mean of %1 × %1 pixels about (%2, %3)").arg(2 * radius + 1).arg(row).arg(col)
                                     : tr("pixel (%1, %2)").arg(row).arg(col);
-    add(group(tr("Reference")), Reference, 0, what, Qt::white, doc_->referenceShown(), false);
+    add(reference, Reference, 0, what, Qt::white, doc_->referenceShown(), false);
   }
+  if (area)
+    add(reference, ReferenceArea, 0, tr("area: rows %1–%2, columns %3–%4").arg((*area)[0]).arg((*area)[2]).arg((*area)[1]).arg((*area)[3]), Qt::white,
+        doc_->referenceShown(), false);
   tree_->expandAll();
-  remove_->setEnabled(tree_->currentItem() && tree_->currentItem()->type() != Reference);
+  remove_->setEnabled(tree_->currentItem() && tree_->currentItem()->type() != Reference && tree_->currentItem()->parent());
   const QSignalBlocker block_band(band_);
   band_->setValue(doc_->profileBand());
 }
@@ -123,7 +136,8 @@ void MarksPanel::changed(QTreeWidgetItem* item) {
       doc_->setProfileShown(k, shown);
       doc_->setProfileName(k, item->text(0));
       break;
-    case Reference: doc_->setReferenceShown(shown); break;
+    case Reference:
+    case ReferenceArea: doc_->setReferenceShown(shown); break;
     default: break;
   }
   editing_ = false;
@@ -139,6 +153,7 @@ void MarksPanel::removeCurrent() {
   const std::size_t k = item->data(0, kIndex).toULongLong();
   if (item->type() == Point) doc_->removePin(k);
   else if (item->type() == Profile) doc_->removeProfile(k);
+  else if (item->type() == ReferenceArea) doc_->setReferenceArea(std::nullopt);
 }
 
 bool MarksPanel::eventFilter(QObject* watched, QEvent* event) {

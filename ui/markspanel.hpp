@@ -1,6 +1,6 @@
 #pragma once
 // The marks panel: the points pinned, the profiles drawn and the stack's
-// reference, listed in one place, each shown or hidden (its box), renamed
+// reference (pixel and area), listed in one place, each shown or hidden (its box), renamed
 // (double click), removed (Delete, or the button); a profile is drawn from
 // here and its band across set.
 
@@ -23,8 +23,9 @@ public:
   QTreeWidget* tree() const { return tree_; }
 
 signals:
-  /// "Draw profile" was asked for.
+  /// "Draw profile" or "Reference area" was asked for.
   void drawProfile();
+  void drawReferenceArea();
 
 protected:
   bool eventFilter(QObject* watched, QEvent* event) override;

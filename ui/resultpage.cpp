@@ -8,6 +8,7 @@
 #include "timeline.hpp"
 
 #include <cubesolve/image/image.hpp>
+#include <cubesolve/image/profile.hpp>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -473,6 +474,12 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
     if (k != 1.0)
       for (double& v : m.values) v *= k;
     if (!doc_->unitLabel().isEmpty()) m.style.unit = doc_->unitLabel() + e.per;
+  }
+  if (const auto& area = doc_->referenceArea(); area && e.is_signed && e.per) {  // values less the reference area's mean
+    const auto [r0, c0, r1, c1] = *area;
+    const double mean = area_mean(m.values.data(), doc_->result()->x.dim(1), doc_->result()->x.dim(2), r0, c0, r1, c1);
+    for (double& v : m.values) v -= mean;
+    m.style.title += tr(", less the mean of rows %1–%2, columns %3–%4").arg(r0).arg(r1).arg(c0).arg(c1);
   }
   m.style.scale = scale(L, m.values);
   if (L == Layer::Peak && views_[static_cast<std::size_t>(L)].auto_range) {  // the whole cycle: the colours wrap as the days do

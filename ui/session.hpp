@@ -52,6 +52,8 @@ private:
     std::vector<std::vector<std::array<double, 2>>> profiles;
     QStringList profile_names;
     QVariantList profiles_hidden;
+    std::optional<std::array<int, 4>> reference_area;
+    bool reference_shown = true;
   };
   std::optional<Pending> pending_;
 };

@@ -16,6 +16,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSize>
 #include <QSurfaceFormat>
@@ -59,6 +60,8 @@ struct Options {
   QCommandLineOption rate{"rate", "Frames a second of playback and of --export-animation (default 4).", "FPS", "4"};
   QCommandLineOption profile{"profile", "A profile to draw on the maps once read (repeatable): its vertices as rows and columns; "
                                         "the result view charts the map shown along it.", "Y0,X0:Y1,X1[:...]"};
+  QCommandLineOption ref_area{"ref-area", "A reference area once read: the mean of its values (rows Y0..Y1, columns X0..X1) is subtracted "
+                                          "from every map and time series of values shown and exported.", "Y0,X0:Y1,X1"};
   QCommandLineOption profile_width{"profile-width", "How many pixels across a profile its values are averaged over, with ±1 std (odd; default 1).", "N", "1"};
   QCommandLineOption export_profile{"export-profile", "After solving, write the profiles along the map shown to FILE.csv (distance, "
                                                       "row, col, map coordinates, mean, std, count), then exit.", "FILE.csv"};
@@ -92,7 +95,7 @@ struct Options {
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy or a raster; DESIGN .npy, .csv, or built: sbas, poly:D, harmonic:K[:P])",
                                  "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, profile, profile_width, export_profile, unit, layer, colormap, channel, exports, export_ts, export_chart, export_animation, rate, chart_size, pairs, times, ref_date, bench_resolve, bench_step, std_errors});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, profile, profile_width, export_profile, ref_area, unit, layer, colormap, channel, exports, export_ts, export_chart, export_animation, rate, chart_size, pairs, times, ref_date, bench_resolve, bench_step, std_errors});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -177,6 +180,7 @@ struct Script {
   QString channel;
   std::vector<std::pair<int, int>> pins;
   std::vector<std::vector<std::array<double, 2>>> profiles;  // --profile
+  std::optional<std::array<int, 4>> ref_area;                 // --ref-area
   int profile_width = 1;
   std::vector<std::pair<MainWindow::Layer, QString>> layer_files;  // --export LAYER=FILE
   QString ts_file;                                                 // --export-ts
@@ -231,6 +235,14 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     }
     if (vertices.size() < 2) return refuse("--profile: expected two vertices or more, Y0,X0:Y1,X1", line);
     s.profiles.push_back(std::move(vertices));
+  }
+  if (parser.isSet(o.ref_area)) {
+    const QStringList corners = parser.value(o.ref_area).split(QRegularExpression("[,:]"));
+    std::array<int, 4> area{};
+    bool ok = corners.size() == 4;
+    for (int k = 0; ok && k < 4; ++k) area[static_cast<std::size_t>(k)] = corners[k].toInt(&ok);
+    if (!ok) return refuse("--ref-area: expected Y0,X0:Y1,X1 (whole rows and columns)", parser.value(o.ref_area));
+    s.ref_area = area;
   }
   bool ok_width = false;
   s.profile_width = parser.value(o.profile_width).toInt(&ok_width);
@@ -376,6 +388,15 @@ int main(int argc, char** argv) {
                        cube->dim(1), cube->dim(2));
           QApplication::exit(2);
         }
+    });
+  if (script->ref_area)
+    QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, area = *script->ref_area] {
+      if (!window.document().setReferenceArea(area)) {
+        const auto cube = window.document().cube();
+        std::fprintf(stderr, "cubesolve: --ref-area: expected corners within the cube's %zu rows and %zu columns, found %d,%d:%d,%d\n", cube->dim(1),
+                     cube->dim(2), area[0], area[1], area[2], area[3]);
+        QApplication::exit(2);
+      }
     });
   if (parser.isSet(o.ref_date))  // checked against the series' dates once they are read
     QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, d = parser.value(o.ref_date)] { window.document().setRefDate(d); });

@@ -10,6 +10,8 @@
 #include "resultpage.hpp"
 #include "timeline.hpp"
 
+#include <cubesolve/image/profile.hpp>
+
 #include <QImageReader>
 #include <QTreeWidget>
 #include <QXmlStreamReader>
@@ -19,6 +21,15 @@
 
 class TestViews : public QObject, GuiFixture {
   Q_OBJECT
+
+  /// A place on the map's widget over pixel (row, col); (-1, -1) for none.
+  static QPoint placeOf(const ImageView* map, int row, int col) {
+    int r = -1, c = -1;
+    for (int y = 0; y < map->height(); ++y)
+      for (int x = 0; x < map->width(); ++x)
+        if (map->pixelAt({x, y}, r, c) && r == row && c == col) return QPoint(x, y);
+    return QPoint(-1, -1);
+  }
 
 private slots:
   void initTestCase() { QVERIFY(isolate()); }
@@ -390,13 +401,7 @@ private slots:
     w.showView(MainWindow::View::Result);
     QTest::qWait(50);  // (drawn: the map's place on the widget is known)
     QVERIFY(!chart->shown());
-    auto at = [map](int row, int col) {  // a place on the widget over pixel (row, col)
-      int r = -1, c = -1;
-      for (int y = 0; y < map->height(); ++y)
-        for (int x = 0; x < map->width(); ++x)
-          if (map->pixelAt({x, y}, r, c) && r == row && c == col) return QPoint(x, y);
-      return QPoint(-1, -1);
-    };
+    auto at = [map](int row, int col) { return placeOf(map, row, col); };
     w.selectPixel(1, 1);
     w.drawProfile();  // Esc cancels
     QTest::mouseClick(map, Qt::LeftButton, {}, at(4, 5));
@@ -460,6 +465,49 @@ private slots:
     // What is no line is refused.
     QVERIFY(!doc.addProfile({{1, 1}}) && !doc.addProfile({{1, 1}, {1, 1}}) && !doc.addProfile({{1, 1}, {40, 1}}));
     QVERIFY(doc.profiles().empty());
+  }
+
+  // A reference area drawn with the mouse (press at one corner, release at
+  // the other), outlined on every map: the mean of its values is subtracted
+  // from the maps of values and from the time series, not from counts;
+  // listed in the panel and removed there.
+  void referenceArea() {
+    MainWindow w;
+    QVERIFY(shown(w, 1100, 800));
+    QVERIFY(demoSolved(w, "insar", 40));
+    Document& doc = w.document();
+    w.showView(MainWindow::View::Result);
+    w.showLayer(MainWindow::Layer::Solution, 10);
+    QTest::qWait(50);
+    ImageView* map = w.resultView();
+    const std::vector<double> before = map->values(), rank = (w.showLayer(MainWindow::Layer::Rank, 0), map->values());
+    w.showLayer(MainWindow::Layer::Solution, 10);
+    w.selectPixel(30, 31);
+    w.drawReferenceArea();
+    QTest::mousePress(map, Qt::LeftButton, {}, placeOf(map, 5, 6));
+    QTest::mouseMove(map, placeOf(map, 9, 10));
+    QTest::mouseRelease(map, Qt::LeftButton, {}, placeOf(map, 12, 15));
+    QVERIFY(doc.referenceArea() && *doc.referenceArea() == (std::array{5, 6, 12, 15}));
+    QCOMPARE(doc.selected(), (std::pair{30, 31}));  // drawn, not clicked
+    for (ImageView* v : {w.gapsView(), map}) QCOMPARE(v->lines().size(), std::size_t{1});
+    const double mean = area_mean(before.data(), 40, 40, 5, 6, 12, 15);
+    QVERIFY(std::isfinite(mean) && std::fabs(mean) > 1e-3);
+    const std::vector<double>& after = map->values();
+    for (std::size_t p = 0; p < before.size(); ++p) QVERIFY(std::isnan(before[p]) ? std::isnan(after[p]) : std::fabs(after[p] - (before[p] - mean)) < 1e-12);
+    QVERIFY(std::fabs(area_mean(after.data(), 40, 40, 5, 6, 12, 15)) < 1e-12);
+    QVERIFY(map->style().title.contains("less the mean of rows 5–12"));
+    QVERIFY(std::fabs(doc.series(30 * 40 + 31)[11] - map->valueAt(30, 31)) < 1e-9);  // the series as the map
+    w.showLayer(MainWindow::Layer::Rank, 0);
+    QVERIFY(map->values() == rank);  // counts are not referenced
+    w.showLayer(MainWindow::Layer::Solution, 10);
+    auto* tree = w.findChild<QTreeWidget*>("marks");
+    QTreeWidgetItem* reference = tree->topLevelItem(2);
+    QVERIFY(reference && reference->child(0)->text(0).contains("rows 5–12, columns 6–15"));
+    tree->setCurrentItem(reference->child(0));
+    QTest::keyClick(tree, Qt::Key_Delete);
+    QVERIFY(!doc.referenceArea() && map->lines().empty());
+    for (std::size_t p = 0; p < before.size(); ++p) QVERIFY(std::isnan(before[p]) ? std::isnan(map->values()[p]) : map->values()[p] == before[p]);
+    QVERIFY(!doc.setReferenceArea(std::array{0, 0, 40, 3}));  // off the cube
   }
 
   // The colour range on the histograms: the channel's values counted over

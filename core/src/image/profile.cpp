@@ -2,7 +2,9 @@
 
 #include <cubesolve/error.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace cubesolve {
@@ -65,6 +67,21 @@ std::vector<ProfilePoint> profile(const double* values, std::size_t height, std:
   across(last, values, height, width, nr, nc, band);
   points.push_back(last);
   return points;
+}
+
+double area_mean(const double* values, std::size_t height, std::size_t width, long r0, long c0, long r1, long c1) {
+  if (r0 > r1) std::swap(r0, r1);
+  if (c0 > c1) std::swap(c0, c1);
+  r0 = std::max(r0, 0L), c0 = std::max(c0, 0L);
+  r1 = std::min(r1, static_cast<long>(height) - 1), c1 = std::min(c1, static_cast<long>(width) - 1);
+  double sum = 0;
+  std::size_t n = 0;
+  for (long r = r0; r <= r1; ++r)
+    for (long c = c0; c <= c1; ++c) {
+      const double v = values[static_cast<std::size_t>(r) * width + static_cast<std::size_t>(c)];
+      if (std::isfinite(v)) sum += v, ++n;
+    }
+  return n ? sum / static_cast<double>(n) : std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace cubesolve

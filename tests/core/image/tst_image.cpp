@@ -165,6 +165,18 @@ private slots:
     QCOMPARE(edge.back().count, std::size_t{2});  // row -1 is off the map
   }
 
+  // An area's mean: its finite values only, corners in either order, clipped to the plane.
+  void areaMean() {
+    std::vector<double> v(4 * 5);
+    for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<double>(k);  // row r, column c: 5r + c
+    QCOMPARE(area_mean(v.data(), 4, 5, 1, 1, 2, 3), (6 + 7 + 8 + 11 + 12 + 13) / 6.0);
+    QCOMPARE(area_mean(v.data(), 4, 5, 2, 3, 1, 1), (6 + 7 + 8 + 11 + 12 + 13) / 6.0);
+    QCOMPARE(area_mean(v.data(), 4, 5, 3, 4, 9, 9), 19.0);  // clipped
+    v[19] = std::nan("");
+    QVERIFY(std::isnan(area_mean(v.data(), 4, 5, 3, 4, 9, 9)));
+    QVERIFY(std::isnan(area_mean(v.data(), 4, 5, 5, 0, 7, 2)));  // off the plane
+  }
+
   void profileRefusesWhatIsNoLine() {
     const std::vector<double> v(4, 1.0);
     QVERIFY_THROWS_EXCEPTION(InputError, profile(v.data(), 2, 2, {{{0, 0}}}));

@@ -1,5 +1,5 @@
 #pragma once
-// Values along a line drawn on a map: a profile.
+// Values along a line drawn on a map (a profile), and over an area of it.
 
 #include <array>
 #include <cstddef>
@@ -29,5 +29,10 @@ struct ProfilePoint {
 /// vertex that is not finite, or a band below 1.
 std::vector<ProfilePoint> profile(const double* values, std::size_t height, std::size_t width,
                                   const std::vector<std::array<double, 2>>& vertices, int band = 1);
+
+/// The mean of the finite values of a (height, width) plane in rows r0..r1
+/// and columns c0..c1 (inclusive, in either order, clipped to the plane);
+/// NaN where there is none.
+double area_mean(const double* values, std::size_t height, std::size_t width, long r0, long c0, long r1, long c1);
 
 }  // namespace cubesolve
