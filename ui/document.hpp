@@ -223,7 +223,8 @@ public:
   /// `figures` into `folder` as NAME.png or NAME.pdf (`format`), all or none,
   /// each value `scale` pixels wide (0: so that the map is about 600 pixels).
   void exportFigures(const QString& folder, std::vector<Figure> figures, const QString& format = "png", int scale = 0);
-  /// `figures` as one animated GIF at `path`, `fps` frames a second.
+  /// `figures` as one animated GIF, or an MP4 video, at `path` (by its
+  /// extension), `fps` frames a second.
   void exportAnimation(const QString& path, std::vector<Figure> figures, double fps, int scale = 0);
 
   Worker& worker() { return *worker_; }

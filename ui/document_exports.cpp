@@ -85,7 +85,9 @@ void Document::exportAnimation(const QString& path, std::vector<Figure> figures,
           frames.push_back(render_figure(f.values, f.height, f.width, f.style, scale > 0 ? scale : default_figure_scale(f.height, f.width)));
         }
         OutputSet out;
-        write_gif(out.add(path.toStdString()), frames, fps, path.toStdString());
+        const std::string p = path.toStdString();
+        if (has_extension(p, ".mp4")) write_mp4(out.add_external(p), frames, fps, p);
+        else write_gif(out.add(p), frames, fps, p);
         out.commit();
         return QStringList{path};
       },

@@ -67,8 +67,8 @@ void Exports::channels(const QString& folder, int scale, const QString& format, 
 
 void Exports::animation(const QString& path, double fps, int scale) {
   if (!sources_.result->applies(Layer::Solution)) return emit failed(tr("Nothing to export: solve first."));
-  if (!has_extension(path.toStdString(), ".gif"))
-    return emit failed(tr("%1: expected an animation ending in .gif, found another extension").arg(path));
+  if (!has_extension(path.toStdString(), ".gif") && !has_extension(path.toStdString(), ".mp4"))
+    return emit failed(tr("%1: expected an animation ending in .gif or .mp4, found another extension").arg(path));
   doc_->exportAnimation(path, channelFigures(false), fps, scale);
 }
 
@@ -288,9 +288,10 @@ void Exports::addActions(QMenu* file) {
     const QString d = QFileDialog::getExistingDirectory(window_, tr("Folder for channel figures"));
     if (!d.isEmpty()) channels(d, scale, format == formats[1] ? "pdf" : "png", range == ranges[1]);
   });
-  file->addAction(tr("Export channels as an &animation (GIF)…"), this, [this] {
+  file->addAction(tr("Export channels as an &animation (GIF or MP4)…"), this, [this] {
     if (!doc_->result()) return emit failed(tr("Nothing to export: solve first."));
-    const QString p = QFileDialog::getSaveFileName(window_, tr("Export animation"), "timeseries.gif", tr("GIF animations (*.gif)"));
+    const QString p = QFileDialog::getSaveFileName(window_, tr("Export animation"), "timeseries.gif",
+                                                   tr("GIF animations (*.gif);;MP4 videos (*.mp4)"));
     if (!p.isEmpty()) animation(p, sources_.result->playback()->rate());
   });
 }

@@ -56,7 +56,7 @@ struct Options {
   QCommandLineOption export_ts{"export-ts", "After solving, write the pinned pixels' time series to FILE.csv (date, then Y_X per pin, "
                                             "in the unit shown, referenced as timeseries.h5); then exit.", "FILE.csv"};
   QCommandLineOption export_animation{"export-animation", "After solving, write the solution's channels (a time series' dates) as an "
-                                                          "animated GIF at --rate frames a second, then exit.", "FILE.gif"};
+                                                          "animated GIF or an MP4 video (by its extension) at --rate frames a second, then exit.", "FILE.gif|FILE.mp4"};
   QCommandLineOption rate{"rate", "Frames a second of playback and of --export-animation (default 4).", "FPS", "4"};
   QCommandLineOption profile{"profile", "A profile to draw on the maps once read (repeatable): its vertices as rows and columns; "
                                         "the result view charts the map shown along it.", "Y0,X0:Y1,X1[:...]"};
@@ -266,8 +266,8 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     const QByteArray expected = QString("--rate: expected frames a second from %1 to %2").arg(Playback::kMinRate).arg(Playback::kMaxRate).toUtf8();
     return refuse(expected.constData(), parser.value(o.rate));
   }
-  if (!s.animation_file.isEmpty() && !s.animation_file.endsWith(".gif", Qt::CaseInsensitive))
-    return refuse("--export-animation: expected a file ending in .gif", s.animation_file);
+  if (!s.animation_file.isEmpty() && !s.animation_file.endsWith(".gif", Qt::CaseInsensitive) && !s.animation_file.endsWith(".mp4", Qt::CaseInsensitive))
+    return refuse("--export-animation: expected a file ending in .gif or .mp4", s.animation_file);
   if (!s.animation_file.isEmpty() && parser.isSet(o.screenshot))
     return refuse("--export-animation: expected it without --screenshot (one of them per run)", parser.value(o.screenshot));
   const QStringList wh = parser.value(o.chart_size).split('x');
