@@ -149,6 +149,81 @@ void write_mp4(const std::string&, const std::vector<QImage>&, double, const std
 
 bool video_support() { return true; }
 
+namespace {
+
+/// Everything FFmpeg allocates for one video, freed however it ends, and
+/// the one way its failures are reported.
+struct Video {
+  std::string name;
+  AVFormatContext* format = nullptr;
+  AVCodecContext* context = nullptr;
+  AVStream* stream = nullptr;
+  AVFrame* picture = nullptr;
+  AVPacket* packet = nullptr;
+  SwsContext* convert = nullptr;
+  ~Video() {
+    sws_freeContext(convert);
+    av_packet_free(&packet);
+    av_frame_free(&picture);
+    avcodec_free_context(&context);
+    if (format && format->pb) avio_closep(&format->pb);
+    avformat_free_context(format);
+  }
+  void check(int error, const char* what) const {
+    if (error >= 0) return;
+    char text[AV_ERROR_MAX_STRING_SIZE] = {};
+    av_strerror(error, text, sizeof text);
+    throw IoError(name + ": cannot write the MP4 video (" + what + ": " + text + ")");
+  }
+  /// The container at `file`, one stream of `codec` at W x H, its header written.
+  void open(const std::string& file, const AVCodec* codec, int W, int H, double fps) {
+    check(avformat_alloc_output_context2(&format, nullptr, "mp4", file.c_str()), "container");
+    stream = avformat_new_stream(format, nullptr);
+    context = avcodec_alloc_context3(codec);
+    if (!stream || !context) check(AVERROR(ENOMEM), "encoder");
+    context->width = W;
+    context->height = H;
+    context->pix_fmt = AV_PIX_FMT_YUV420P;
+    context->time_base = AVRational{1, 1000};  // milliseconds: any rate of playback
+    context->framerate = av_d2q(fps, 1000);
+    context->gop_size = 12;
+    if (codec->id == AV_CODEC_ID_H264) {
+      av_opt_set(context->priv_data, "crf", "18", 0);  // visually lossless
+      av_opt_set(context->priv_data, "preset", "medium", 0);
+    } else {
+      context->flags |= AV_CODEC_FLAG_QSCALE;
+      context->global_quality = FF_QP2LAMBDA * 2;
+    }
+    if (format->oformat->flags & AVFMT_GLOBALHEADER) context->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    check(avcodec_open2(context, codec, nullptr), "encoder");
+    check(avcodec_parameters_from_context(stream->codecpar, context), "stream");
+    stream->time_base = context->time_base;
+    check(avio_open(&format->pb, file.c_str(), AVIO_FLAG_WRITE), "file");
+    check(avformat_write_header(format, nullptr), "header");
+    convert = sws_getContext(W, H, AV_PIX_FMT_RGB32, W, H, AV_PIX_FMT_YUV420P, SWS_BICUBIC, nullptr, nullptr, nullptr);
+    picture = av_frame_alloc();
+    packet = av_packet_alloc();
+    if (!convert || !picture || !packet) check(AVERROR(ENOMEM), "frames");
+    picture->format = AV_PIX_FMT_YUV420P;
+    picture->width = W;
+    picture->height = H;
+    check(av_frame_get_buffer(picture, 0), "frames");
+  }
+  /// Encodes `frame` (null: the encoder's last packets), each packet lasting `duration` ms.
+  void encode(AVFrame* frame, std::int64_t duration) {
+    check(avcodec_send_frame(context, frame), "encoding");
+    for (int got; (got = avcodec_receive_packet(context, packet)) != AVERROR(EAGAIN) && got != AVERROR_EOF;) {
+      check(got, "encoding");
+      packet->duration = duration;  // (the last frame's too: else players drop it)
+      av_packet_rescale_ts(packet, context->time_base, stream->time_base);
+      packet->stream_index = stream->index;
+      check(av_interleaved_write_frame(format, packet), "writing");
+    }
+  }
+};
+
+}  // namespace
+
 void write_mp4(const std::string& file, const std::vector<QImage>& frames, double fps, const std::string& name) {
   if (frames.empty()) throw InputError(name + ": expected frames to animate, found none");
   int W = 0, H = 0;
@@ -158,85 +233,20 @@ void write_mp4(const std::string& file, const std::vector<QImage>& frames, doubl
   if (!codec) codec = avcodec_find_encoder(AV_CODEC_ID_MPEG4);
   if (!codec) throw InputError(name + ": expected an H.264 or MPEG-4 encoder in this build's FFmpeg, found none");
   av_log_set_level(AV_LOG_ERROR);  // (the encoders' statistics are not for the user)
-  // Everything FFmpeg allocates, freed however this ends.
-  AVFormatContext* format = nullptr;
-  AVCodecContext* context = nullptr;
-  AVFrame* picture = nullptr;
-  AVPacket* packet = nullptr;
-  SwsContext* convert = nullptr;
-  struct Free {
-    AVFormatContext*& format;
-    AVCodecContext*& context;
-    AVFrame*& picture;
-    AVPacket*& packet;
-    SwsContext*& convert;
-    ~Free() {
-      sws_freeContext(convert);
-      av_packet_free(&packet);
-      av_frame_free(&picture);
-      avcodec_free_context(&context);
-      if (format && format->pb) avio_closep(&format->pb);
-      avformat_free_context(format);
-    }
-  } free_all{format, context, picture, packet, convert};
-  auto check = [&](int error, const char* what) {
-    if (error >= 0) return;
-    char text[AV_ERROR_MAX_STRING_SIZE] = {};
-    av_strerror(error, text, sizeof text);
-    throw IoError(name + ": cannot write the MP4 video (" + what + ": " + text + ")");
-  };
-  check(avformat_alloc_output_context2(&format, nullptr, "mp4", file.c_str()), "container");
-  AVStream* stream = avformat_new_stream(format, nullptr);
-  context = avcodec_alloc_context3(codec);
-  if (!stream || !context) check(AVERROR(ENOMEM), "encoder");
-  context->width = W;
-  context->height = H;
-  context->pix_fmt = AV_PIX_FMT_YUV420P;
-  context->time_base = AVRational{1, 1000};  // milliseconds: any rate of playback
-  context->framerate = av_d2q(fps, 1000);
-  context->gop_size = 12;
-  if (codec->id == AV_CODEC_ID_H264) {
-    av_opt_set(context->priv_data, "crf", "18", 0);  // visually lossless
-    av_opt_set(context->priv_data, "preset", "medium", 0);
-  } else {
-    context->flags |= AV_CODEC_FLAG_QSCALE;
-    context->global_quality = FF_QP2LAMBDA * 2;
-  }
-  if (format->oformat->flags & AVFMT_GLOBALHEADER) context->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-  check(avcodec_open2(context, codec, nullptr), "encoder");
-  check(avcodec_parameters_from_context(stream->codecpar, context), "stream");
-  stream->time_base = context->time_base;
-  check(avio_open(&format->pb, file.c_str(), AVIO_FLAG_WRITE), "file");
-  check(avformat_write_header(format, nullptr), "header");
-  convert = sws_getContext(W, H, AV_PIX_FMT_RGB32, W, H, AV_PIX_FMT_YUV420P, SWS_BICUBIC, nullptr, nullptr, nullptr);
-  picture = av_frame_alloc();
-  packet = av_packet_alloc();
-  if (!convert || !picture || !packet) check(AVERROR(ENOMEM), "frames");
-  picture->format = AV_PIX_FMT_YUV420P;
-  picture->width = W;
-  picture->height = H;
-  check(av_frame_get_buffer(picture, 0), "frames");
-  auto encode = [&](AVFrame* frame) {  // (null: the encoder's last packets)
-    check(avcodec_send_frame(context, frame), "encoding");
-    for (int got; (got = avcodec_receive_packet(context, packet)) != AVERROR(EAGAIN) && got != AVERROR_EOF;) {
-      check(got, "encoding");
-      packet->duration = std::llround(1000 / fps);  // (the last frame's too: else players drop it)
-      av_packet_rescale_ts(packet, context->time_base, stream->time_base);
-      packet->stream_index = stream->index;
-      check(av_interleaved_write_frame(format, packet), "writing");
-    }
-  };
+  Video video{name};
+  video.open(file, codec, W, H, fps);
+  const std::int64_t duration = std::llround(1000 / fps);
   for (std::size_t k = 0; k < frames.size(); ++k) {
     const QImage frame = placed(frames[k], W, H);  // (QImage's RGB32 is FFmpeg's: 0xAARRGGBB, native order)
-    check(av_frame_make_writable(picture), "frames");
+    video.check(av_frame_make_writable(video.picture), "frames");
     const std::uint8_t* from[1] = {frame.constBits()};
     const int stride[1] = {static_cast<int>(frame.bytesPerLine())};
-    sws_scale(convert, from, stride, 0, H, picture->data, picture->linesize);
-    picture->pts = std::llround(static_cast<double>(k) * 1000 / fps);
-    encode(picture);
+    sws_scale(video.convert, from, stride, 0, H, video.picture->data, video.picture->linesize);
+    video.picture->pts = std::llround(static_cast<double>(k) * 1000 / fps);
+    video.encode(video.picture, duration);
   }
-  encode(nullptr);
-  check(av_write_trailer(format), "trailer");
+  video.encode(nullptr, duration);
+  video.check(av_write_trailer(video.format), "trailer");
 }
 
 #endif

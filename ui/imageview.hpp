@@ -125,6 +125,7 @@ protected:
   void layoutViewports(int w, int h) override;
 
 private:
+  static constexpr int kTitleHeight = 30;  // pixels above the map
   void updateOverlay();
   /// The lines' geometry, the one being drawn (to `draft_end_`) included.
   void updateLines();
