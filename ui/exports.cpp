@@ -84,7 +84,7 @@ std::vector<Document::Figure> Exports::channelFigures(bool per_channel) const {
     ResultPage::Map m = page.map(Layer::Solution, k);
     Document::Figure f{QString("x%1").arg(k, 3, 10, QChar('0')), std::move(m.values), m.height, m.width, m.style};
     if (!dates.empty()) {
-      f.name = QString::fromStdString(dates[static_cast<std::size_t>(k) + 1]);
+      f.name = QString("%1_%2").arg(k + 1, 3, 10, QChar('0')).arg(QString::fromStdString(dates[static_cast<std::size_t>(k) + 1]));  // numbered and dated
       f.style.title = doc_->unitLabel().isEmpty() || doc_->unitLabel() == "rad"
                           ? tr("%1, relative to %2").arg(iso_day(dates[static_cast<std::size_t>(k) + 1]), iso_day(doc_->refDate().toStdString()))
                           : tr("%1: line-of-sight displacement since %2")

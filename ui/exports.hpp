@@ -48,8 +48,9 @@ public:
   bool viewPng(const QString& path, int scale = 0);
   /// Every channel of x as a figure (`format` "png" or "pdf") in the
   /// solution layer's colours and the unit shown, on the worker thread (the
-  /// document's exported() or failed() follows): named and titled by date
-  /// (YYYYMMDD) where the design has dates, else xNNN; one colour range for
+  /// document's exported() or failed() follows): named NNN_YYYYMMDD (the
+  /// date's index in the series, and the date) and titled by date where the
+  /// design has dates, else xNNN; one colour range for
   /// all channels, so that they compare, or each its own.
   void channels(const QString& folder, int scale = 0, const QString& format = "png", bool per_channel = false);
   /// Every channel of x, as channels() draws them over one range, as an

@@ -380,7 +380,8 @@ private slots:
     const QStringList files = exports(w, [&] { w.exportChannels(folder, 2); });
     QCOMPARE(files.size(), 29);
     const std::string day7 = w.document().unknownDates()[8];
-    const QImage x7(QDir(folder).filePath(QString::fromStdString(day7) + ".png"));
+    const QString name7 = "008_" + QString::fromStdString(day7) + ".png";  // numbered and dated
+    const QImage x7(QDir(folder).filePath(name7));
     QVERIFY(!x7.isNull());
     std::vector<double> all;
     for (std::size_t j = 0; j < 29; ++j) {
@@ -396,12 +397,12 @@ private slots:
     QCOMPARE(x7.pixel(12 + 2 * 20, 32 + 2 * 20), qRgb(rgb[0], rgb[1], rgb[2]));
     QCOMPARE(exports(w, [&] { w.exportChannels(own, 2, "png", true); }).size(), 29);
     rgb = s7.color(v7[20 * 40 + 20]);
-    QCOMPARE(QImage(QDir(own).filePath(QString::fromStdString(day7) + ".png")).pixel(12 + 2 * 20, 32 + 2 * 20), qRgb(rgb[0], rgb[1], rgb[2]));
+    QCOMPARE(QImage(QDir(own).filePath(name7)).pixel(12 + 2 * 20, 32 + 2 * 20), qRgb(rgb[0], rgb[1], rgb[2]));
     // As PDF pages.
     const QString pdfs = dir_.filePath("figures_pdf");
     QVERIFY(QDir().mkpath(pdfs));
     QCOMPARE(exports(w, [&] { w.exportChannels(pdfs, 2, "pdf"); }).size(), 29);
-    QFile pdf(QDir(pdfs).filePath(QString::fromStdString(day7) + ".pdf"));
+    QFile pdf(QDir(pdfs).filePath("008_" + QString::fromStdString(day7) + ".pdf"));
     QVERIFY(pdf.open(QIODevice::ReadOnly) && pdf.read(5) == "%PDF-");
   }
 
