@@ -283,7 +283,10 @@ ResultPage::ResultPage(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
     offerLayers();
     update();
   });
-  connect(doc_, &Document::unitChanged, this, &ResultPage::update);
+  connect(doc_, &Document::unitChanged, this, [this] {  // (the unit, the reference date or area: other values for every channel)
+    all_key_ = {};
+    update();
+  });
 }
 
 QHBoxLayout* ResultPage::buildScaleBar() {
@@ -505,7 +508,7 @@ void ResultPage::showHistogram(Layer L, const Map& m) {
   if (!m.style.categories.empty()) return histogram_->setCounts({}, {}, 0, 1);  // (categories have no range)
   // All channels' values: a sample of at most 64 channels of 65536 values
   // each, kept until the result, the layer or what is shown changes.
-  const auto key = std::make_tuple(static_cast<int>(L), doc_->result().get(), doc_->unitScale(), doc_->refIndex());
+  const auto key = std::make_pair(static_cast<int>(L), static_cast<const void*>(doc_->result().get()));
   if (key != all_key_) {
     all_key_ = key;
     all_values_.clear();

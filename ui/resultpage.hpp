@@ -11,7 +11,7 @@
 
 #include <array>
 #include <optional>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 class QCheckBox;
@@ -105,7 +105,7 @@ private:
   ImageView* view_ = nullptr;
   ProfileChart* profiles_ = nullptr;
   RangeHistogram* histogram_ = nullptr;
-  std::tuple<int, const void*, double, std::size_t> all_key_{-1, nullptr, 0, 0};  // what all_values_ sample
+  std::pair<int, const void*> all_key_{-1, nullptr};  // the layer and result all_values_ sample (reset when the unit or reference changes)
   std::vector<double> all_values_;
   QComboBox* layer_ = nullptr;
   QSlider* channel_slider_ = nullptr;
