@@ -3,6 +3,7 @@
 #include "document.hpp"
 #include "figure.hpp"
 
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeyEvent>
@@ -45,10 +46,10 @@ MarksPanel::MarksPanel(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
                       "subtracted from every map and time series of values"));
   remove_ = new QPushButton(tr("Remove"));
   remove_->setToolTip(tr("Remove the point or profile chosen (Delete)"));
-  auto* buttons = new QHBoxLayout;
-  buttons->addWidget(draw);
-  buttons->addWidget(area);
-  buttons->addWidget(remove_);
+  auto* buttons = new QGridLayout;  // (two a row: the panel is no wider than the data panel it sits beside)
+  buttons->addWidget(draw, 0, 0);
+  buttons->addWidget(remove_, 0, 1);
+  buttons->addWidget(area, 1, 0, 1, 2);
   layout->addLayout(buttons);
   band_ = new QSpinBox;
   band_->setObjectName("profile-band");
