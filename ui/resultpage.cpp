@@ -507,26 +507,32 @@ std::optional<Layer> ResultPage::layerNamed(const QString& name) {
 void ResultPage::showHistogram(Layer L, const Map& m) {
   if (!m.style.categories.empty()) return histogram_->setCounts({}, {}, 0, 1);  // (categories have no range)
   // All channels' values: a sample of at most 64 channels of 65536 values
-  // each, kept until the result, the layer or what is shown changes.
+  // each, its axis (all but the outermost 0.1 %) and its counts, kept until
+  // the result, the layer or what is shown changes: a step through the
+  // channels counts only the channel shown.
+  constexpr int kBins = 80;
   const auto key = std::make_pair(static_cast<int>(L), static_cast<const void*>(doc_->result().get()));
   if (key != all_key_) {
     all_key_ = key;
-    all_values_.clear();
+    std::vector<double> sample;
     const int n = channels(L);
     const int every = std::max(1, n / 64);
     for (int ch = 0; ch < n; ch += every) {
       const std::vector<double> v = ch == channel() ? m.values : map(L, ch).values;
       const std::size_t stride = std::max<std::size_t>(1, v.size() / 65536);
-      for (std::size_t p = 0; p < v.size(); p += stride) all_values_.push_back(v[p]);
+      for (std::size_t p = 0; p < v.size(); p += stride) sample.push_back(v[p]);
     }
+    all_sample_ = std::move(sample);
+    all_axis_ = robust_range(all_sample_.data(), all_sample_.size(), false, 0.001);
+    all_counts_.clear();
   }
-  // The axis: all but the outermost 0.1 % of all channels' values, and the range shown.
-  auto [lo, hi] = robust_range(all_values_.data(), all_values_.size(), false, 0.001);
-  lo = std::min(lo, m.style.scale.lo);
-  hi = std::max(hi, m.style.scale.hi);
-  constexpr int kBins = 80;
-  histogram_->setCounts(histogram(m.values.data(), m.values.size(), lo, hi, kBins), histogram(all_values_.data(), all_values_.size(), lo, hi, kBins),
-                        lo, hi);
+  // The axis, widened to the range shown where that goes beyond it.
+  const double lo = std::min(all_axis_.first, m.style.scale.lo), hi = std::max(all_axis_.second, m.style.scale.hi);
+  if (all_counts_.empty() || std::pair{lo, hi} != counted_axis_) {
+    all_counts_ = histogram(all_sample_.data(), all_sample_.size(), lo, hi, kBins);
+    counted_axis_ = {lo, hi};
+  }
+  histogram_->setCounts(histogram(m.values.data(), m.values.size(), lo, hi, kBins), all_counts_, lo, hi);
   histogram_->setRange(m.style.scale.lo, m.style.scale.hi);
 }
 

@@ -105,8 +105,13 @@ private:
   ImageView* view_ = nullptr;
   ProfileChart* profiles_ = nullptr;
   RangeHistogram* histogram_ = nullptr;
-  std::pair<int, const void*> all_key_{-1, nullptr};  // the layer and result all_values_ sample (reset when the unit or reference changes)
-  std::vector<double> all_values_;
+  // All channels' values for the histogram: the layer and result they
+  // sample (reset when the unit or a reference changes), the sample, its
+  // axis, and its counts over the axis they were counted on.
+  std::pair<int, const void*> all_key_{-1, nullptr};
+  std::vector<double> all_sample_;
+  std::pair<double, double> all_axis_{0, 1}, counted_axis_{0, 1};
+  std::vector<std::size_t> all_counts_;
   QComboBox* layer_ = nullptr;
   QSlider* channel_slider_ = nullptr;
   Playback* playback_ = nullptr;
