@@ -465,6 +465,16 @@ bool ResultPage::applies(Layer layer) const {
 }
 
 ResultPage::Map ResultPage::map(Layer L, int channel) const {
+  Map m = unscaled(L, channel);
+  m.style.scale = scale(L, m.values);
+  if (L == Layer::Peak && views_[static_cast<std::size_t>(L)].auto_range) {  // the whole cycle: the colours wrap as the days do
+    m.style.scale.lo = 0;
+    m.style.scale.hi = doc_->harmonics()[static_cast<std::size_t>(std::clamp(channel, 0, channels(L) - 1))].span();
+  }
+  return m;
+}
+
+ResultPage::Map ResultPage::unscaled(Layer L, int channel) const {
   // The layer's entry draws it; values in the cube's unit are shown in the
   // document's (a stack's phase as displacement).
   const LayerEntry& e = entry(L);
@@ -484,11 +494,6 @@ ResultPage::Map ResultPage::map(Layer L, int channel) const {
     for (double& v : m.values) v -= mean;
     m.style.title += tr(", less the mean of rows %1–%2, columns %3–%4").arg(r0).arg(r1).arg(c0).arg(c1);
   }
-  m.style.scale = scale(L, m.values);
-  if (L == Layer::Peak && views_[static_cast<std::size_t>(L)].auto_range) {  // the whole cycle: the colours wrap as the days do
-    m.style.scale.lo = 0;
-    m.style.scale.hi = doc_->harmonics()[static_cast<std::size_t>(std::clamp(channel, 0, channels(L) - 1))].span();
-  }
   return {std::move(m.values), std::move(m.style), m.channel, static_cast<int>(doc_->result()->x.dim(1)),
           static_cast<int>(doc_->result()->x.dim(2))};
 }
@@ -506,8 +511,8 @@ std::optional<Layer> ResultPage::layerNamed(const QString& name) {
 
 void ResultPage::showHistogram(Layer L, const Map& m) {
   if (!m.style.categories.empty()) return histogram_->setCounts({}, {}, 0, 1);  // (categories have no range)
-  // All channels' values: a sample of at most 64 channels of 65536 values
-  // each, its axis (all but the outermost 0.1 %) and its counts, kept until
+  // All channels' values: a sample of at most 64 channels (fewer of a large
+  // map) of 65536 values each, its axis (all but the outermost 0.1 %) and its counts, kept until
   // the result, the layer or what is shown changes: a step through the
   // channels counts only the channel shown.
   constexpr int kBins = 80;
@@ -515,10 +520,11 @@ void ResultPage::showHistogram(Layer L, const Map& m) {
   if (key != all_key_) {
     all_key_ = key;
     std::vector<double> sample;
-    const int n = channels(L);
-    const int every = std::max(1, n / 64);
+    const int n = channels(L);  // (a layer is drawn whole: the channels sampled hold 8 million values or fewer, 4 at least)
+    const int most = static_cast<int>(std::clamp<std::size_t>(8'000'000 / std::max<std::size_t>(m.values.size(), 1), 4, 64));
+    const int every = (n + most - 1) / most;
     for (int ch = 0; ch < n; ch += every) {
-      const std::vector<double> v = ch == channel() ? m.values : map(L, ch).values;
+      const std::vector<double> v = ch == channel() ? m.values : unscaled(L, ch).values;  // (their colour ranges are not needed)
       const std::size_t stride = std::max<std::size_t>(1, v.size() / 65536);
       for (std::size_t p = 0; p < v.size(); p += stride) sample.push_back(v[p]);
     }

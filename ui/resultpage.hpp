@@ -67,6 +67,7 @@ public:
   int channels(Layer layer) const;
   /// Channel `channel` of `layer`, where applies().
   Map map(Layer layer, int channel) const;
+
   /// A layer's name on the command line (solution, model, residual-rms,
   /// rank, status, velocity), and the layer of a name.
   static QString layerName(Layer layer);
@@ -84,6 +85,8 @@ signals:
 private:
   void settingsChanged();
   void showSettings();
+  /// map() but for its colour range (left as the style's default).
+  Map unscaled(Layer layer, int channel) const;
   void offerLayers();
   void saveSettings() const;
   void loadSettings();
