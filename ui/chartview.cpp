@@ -207,19 +207,7 @@ void ChartView::setSeries(const std::vector<Series>& series, const QString& titl
       missing->SetMarkerSize(10);
     }
   }
-  auto* bottom = chart_->GetAxis(vtkAxis::BOTTOM);
-  bottom->SetCustomTickPositions(nullptr, nullptr);
-  bottom->SetBehavior(vtkAxis::AUTO);
-  bottom->SetTitle("observation");
-  auto* left = chart_->GetAxis(vtkAxis::LEFT);
-  left->SetCustomTickPositions(nullptr, nullptr);
-  left->SetBehavior(vtkAxis::AUTO);
-  left->SetTitle(yTitle.toStdString());
-  placeLegend();
-  chart_->SetTitle(title.toStdString());
-  chart_->RecalculateBounds();
-  settle();
-  update();
+  showLines("observation", yTitle, title);
 }
 
 void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<TimeSeries>& series, const std::vector<double>& ticks,
@@ -263,20 +251,7 @@ void ChartView::setTimeSeries(const std::vector<double>& t, const std::vector<Ti
     tick_values->InsertNextValue(ticks[i]);
     tick_labels->InsertNextValue(i < static_cast<std::size_t>(labels.size()) ? labels[static_cast<int>(i)].toStdString() : "");
   }
-  auto* bottom = chart_->GetAxis(vtkAxis::BOTTOM);
-  bottom->SetCustomTickPositions(tick_values, tick_labels);
-  bottom->SetBehavior(vtkAxis::AUTO);
-  bottom->SetTitle(tr("date").toStdString());
-  bottom->GetLabelProperties()->SetOrientation(0);
-  auto* left = chart_->GetAxis(vtkAxis::LEFT);
-  left->SetCustomTickPositions(nullptr, nullptr);
-  left->SetBehavior(vtkAxis::AUTO);
-  left->SetTitle(yTitle.toStdString());
-  placeLegend();
-  chart_->SetTitle(title.toStdString());
-  chart_->RecalculateBounds();
-  settle();
-  update();
+  showLines(tr("date"), yTitle, title, tick_values, tick_labels);
 }
 
 void ChartView::setProfiles(const std::vector<Profile>& profiles, const QString& xTitle, const QString& yTitle, const QString& title) {
@@ -328,8 +303,14 @@ void ChartView::setProfiles(const std::vector<Profile>& profiles, const QString&
     points->SetMarkerStyle(vtkPlotPoints::CIRCLE);
     points->SetMarkerSize(5);
   }
+  showLines(xTitle, yTitle, title);
+  chart_->GetLegend()->SetHorizontalAlignment(vtkChartLegend::RIGHT);  // beside the plot: a profile chart is wide and low
+  chart_->GetLegend()->SetVerticalAlignment(vtkChartLegend::CENTER);
+}
+
+void ChartView::showLines(const QString& xTitle, const QString& yTitle, const QString& title, vtkDoubleArray* ticks, vtkStringArray* labels) {
   auto* bottom = chart_->GetAxis(vtkAxis::BOTTOM);
-  bottom->SetCustomTickPositions(nullptr, nullptr);
+  bottom->SetCustomTickPositions(ticks, labels);
   bottom->SetBehavior(vtkAxis::AUTO);
   bottom->SetTitle(xTitle.toStdString());
   bottom->GetLabelProperties()->SetOrientation(0);
@@ -338,8 +319,6 @@ void ChartView::setProfiles(const std::vector<Profile>& profiles, const QString&
   left->SetBehavior(vtkAxis::AUTO);
   left->SetTitle(yTitle.toStdString());
   placeLegend();
-  chart_->GetLegend()->SetHorizontalAlignment(vtkChartLegend::RIGHT);  // beside the plot: a profile chart is wide and low
-  chart_->GetLegend()->SetVerticalAlignment(vtkChartLegend::CENTER);
   chart_->SetTitle(title.toStdString());
   chart_->RecalculateBounds();
   settle();

@@ -12,6 +12,8 @@
 #include <vector>
 
 class vtkChartXY;
+class vtkDoubleArray;
+class vtkStringArray;
 class vtkContextActor;
 
 namespace cubesolve::ui {
@@ -83,6 +85,11 @@ private:
   /// The count axis of the bars, up to `top`.
   void countAxis(double top);
   void placeLegend();
+  /// The axes of a chart of lines and points (automatic ranges; `ticks`
+  /// named by `labels` on the bottom one where given), the legend above the
+  /// plot, the title; then a render.
+  void showLines(const QString& xTitle, const QString& yTitle, const QString& title, vtkDoubleArray* ticks = nullptr,
+                 vtkStringArray* labels = nullptr);
 
   vtkSmartPointer<vtkChartXY> chart_;
   vtkSmartPointer<vtkContextActor> actor_;
