@@ -32,6 +32,10 @@ namespace cubesolve::ui {
 QString iso_day(const std::string& yyyymmdd);
 /// Dates YYYYMMDD as decimal years.
 std::vector<double> years_of(const std::vector<std::string>& dates);
+/// A profile's vertices (row, col) as --profile and the session write them,
+/// Y0,X0:Y1,X1:..., and read back: none for text that is not numbers so.
+QString polyline_text(const std::vector<std::array<double, 2>>& vertices);
+std::optional<std::vector<std::array<double, 2>>> polyline_of(const QString& text);
 
 class Document : public QObject {
   Q_OBJECT

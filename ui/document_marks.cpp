@@ -6,6 +6,23 @@
 
 namespace cubesolve::ui {
 
+QString polyline_text(const std::vector<std::array<double, 2>>& vertices) {
+  QStringList text;
+  for (const auto& v : vertices) text << QString("%1,%2").arg(v[0], 0, 'g', 17).arg(v[1], 0, 'g', 17);
+  return text.join(':');
+}
+
+std::optional<std::vector<std::array<double, 2>>> polyline_of(const QString& text) {
+  std::vector<std::array<double, 2>> vertices;
+  for (const QString& v : text.split(':')) {
+    const QStringList yx = v.split(',');
+    bool ok_y = false, ok_x = false;
+    if (yx.size() == 2) vertices.push_back({yx[0].toDouble(&ok_y), yx[1].toDouble(&ok_x)});
+    if (!ok_y || !ok_x) return std::nullopt;
+  }
+  return vertices;
+}
+
 void Document::selectPixel(int row, int col) {
   if (!onCube(row, col)) row = col = -1;
   if (std::pair{row, col} == selected_) return;

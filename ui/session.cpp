@@ -93,9 +93,7 @@ void Session::save(const View& view) const {
   hidden.clear();
   for (std::size_t k = 0; k < doc_->profiles().size(); ++k) {
     const Document::Profile& p = doc_->profiles()[k];
-    QStringList vertices;
-    for (const auto& v : p.vertices) vertices << QString("%1,%2").arg(v[0], 0, 'g', 17).arg(v[1], 0, 'g', 17);
-    profiles << vertices.join(':');
+    profiles << polyline_text(p.vertices);
     profile_names << p.name;
     if (!p.shown) hidden << static_cast<int>(k);
   }
@@ -127,11 +125,8 @@ bool Session::restore() {
   for (const QVariant& v : settings.value("pinned").toList()) p.pins.emplace_back(v.toPoint().y(), v.toPoint().x());
   p.pin_names = settings.value("pin_names").toStringList();
   p.pins_hidden = settings.value("pins_hidden").toList();
-  for (const QString& line : settings.value("profiles").toStringList()) {
-    std::vector<std::array<double, 2>> vertices;
-    for (const QString& v : line.split(':')) vertices.push_back({v.section(',', 0, 0).toDouble(), v.section(',', 1, 1).toDouble()});
-    p.profiles.push_back(std::move(vertices));
-  }
+  for (const QString& line : settings.value("profiles").toStringList())  // (one that does not read is dropped when applied)
+    p.profiles.push_back(polyline_of(line).value_or(std::vector<std::array<double, 2>>{}));
   p.profile_names = settings.value("profile_names").toStringList();
   p.profiles_hidden = settings.value("profiles_hidden").toList();
   if (const QVariantList area = settings.value("reference_area").toList(); area.size() == 4)

@@ -226,15 +226,10 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     if (!ok_y || !ok_x) return refuse("--pin: expected Y,X (two whole numbers)", p);
   }
   for (const QString& line : parser.values(o.profile)) {
-    std::vector<std::array<double, 2>> vertices;
-    for (const QString& v : line.split(':')) {
-      const QStringList yx = v.split(',');
-      bool ok_y = false, ok_x = false;
-      if (yx.size() == 2) vertices.push_back({yx[0].toDouble(&ok_y), yx[1].toDouble(&ok_x)});
-      if (!ok_y || !ok_x) return refuse("--profile: expected vertices Y,X (rows and columns) joined by ':'", line);
-    }
-    if (vertices.size() < 2) return refuse("--profile: expected two vertices or more, Y0,X0:Y1,X1", line);
-    s.profiles.push_back(std::move(vertices));
+    auto vertices = cubesolve::ui::polyline_of(line);
+    if (!vertices) return refuse("--profile: expected vertices Y,X (rows and columns) joined by ':'", line);
+    if (vertices->size() < 2) return refuse("--profile: expected two vertices or more, Y0,X0:Y1,X1", line);
+    s.profiles.push_back(std::move(*vertices));
   }
   if (parser.isSet(o.ref_area)) {
     const QStringList corners = parser.value(o.ref_area).split(QRegularExpression("[,:]"));
