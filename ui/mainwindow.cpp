@@ -397,20 +397,23 @@ void MainWindow::exportChannels(const QString& folder, int scale, const QString&
   exports_->channels(folder, scale, format, per_channel);
 }
 
-void MainWindow::drawProfile() {
-  if (result_->view()->imageHeight() == 0) return statusBar()->showMessage(tr("Solve first: a profile is drawn on the result map"), 8000);
-  showView(View::Result);
-  marks_dock_->show();
-  marks_dock_->raise();  // where the profile will be listed
-  result_->view()->beginLine();
-  statusBar()->showMessage(tr("Profile: click its points on the map; double-click or Enter ends it, Esc cancels it"), 30000);
-}
+void MainWindow::drawProfile() { beginDrawing(false); }
+void MainWindow::drawReferenceArea() { beginDrawing(true); }
 
-void MainWindow::drawReferenceArea() {
-  if (result_->view()->imageHeight() == 0) return statusBar()->showMessage(tr("Solve first: a reference area is drawn on the result map"), 8000);
+void MainWindow::beginDrawing(bool area) {
+  const QString what = area ? tr("a reference area") : tr("a profile");
+  if (result_->view()->imageHeight() == 0) return statusBar()->showMessage(tr("Solve first: %1 is drawn on the result map").arg(what), 8000);
   showView(View::Result);
-  result_->view()->beginRectangle();
-  statusBar()->showMessage(tr("Reference area: press at one corner and release at the other; Esc cancels"), 30000);
+  if (area) {
+    result_->view()->beginRectangle();
+  } else {
+    marks_dock_->show();
+    marks_dock_->raise();  // where the profile will be listed
+    result_->view()->beginLine();
+  }
+  statusBar()->showMessage(area ? tr("Reference area: press at one corner and release at the other; Esc cancels")
+                                : tr("Profile: click its points on the map; double-click or Enter ends it, Esc cancels it"),
+                           30000);
 }
 
 void MainWindow::showPixelMenu(int row, int col, const QPoint& global) {

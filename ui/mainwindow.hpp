@@ -150,6 +150,8 @@ protected:
   void dropEvent(QDropEvent* e) override;
 
 private:
+  /// Starts drawing on the result map: a reference area or a profile.
+  void beginDrawing(bool area);
   void buildStatusBar();
   void buildFileMenu();
   void buildOtherMenus();

@@ -20,6 +20,9 @@ namespace {
 enum Kind { Point = 1, Profile, Reference, ReferenceArea };  // an item's kind (its type), its index in the document (its data)
 constexpr int kIndex = Qt::UserRole;
 
+/// Whether the Remove button removes `item`: a point, a profile or the reference area.
+bool removable(const QTreeWidgetItem* item) { return item && item->parent() && item->type() != Reference; }
+
 QIcon swatch(const QColor& color) {
   QPixmap p(12, 12);
   p.fill(color);
@@ -66,7 +69,7 @@ MarksPanel::MarksPanel(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   connect(remove_, &QPushButton::clicked, this, &MarksPanel::removeCurrent);
   connect(band_, &QSpinBox::valueChanged, doc_, &Document::setProfileBand);
   connect(tree_, &QTreeWidget::itemChanged, this, &MarksPanel::changed);
-  connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) { remove_->setEnabled(item && item->type() != Reference && item->parent()); });
+  connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) { remove_->setEnabled(removable(item)); });
   connect(tree_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
     if (item->type() == Point) {
       const auto [row, col] = doc_->pins()[item->data(0, kIndex).toULongLong()];
@@ -119,7 +122,7 @@ void MarksPanel::refill() {
     add(reference, ReferenceArea, 0, tr("area: rows %1–%2, columns %3–%4").arg((*area)[0]).arg((*area)[2]).arg((*area)[1]).arg((*area)[3]), Qt::white,
         doc_->referenceShown(), false);
   tree_->expandAll();
-  remove_->setEnabled(tree_->currentItem() && tree_->currentItem()->type() != Reference && tree_->currentItem()->parent());
+  remove_->setEnabled(removable(tree_->currentItem()));
   const QSignalBlocker block_band(band_);
   band_->setValue(doc_->profileBand());
 }
