@@ -158,7 +158,11 @@ ImageView::ImageView(QWidget* parent) : VtkView(parent) {
 }
 
 void ImageView::layoutViewports(int w, int h) {
-  if (!lines_.empty() || drawing_) updateLines();  // (their width is in screen pixels)
+  if (QSize(w, h) != laid_out_) {  // the lines' width is in screen pixels; the part in view changes with the shape
+    laid_out_ = QSize(w, h);
+    updateLines();
+    updateMinimap();
+  }
   const qreal ratio = devicePixelRatioF();
   const int legend_w = static_cast<int>(kLegendWidth * ratio), title_h = static_cast<int>(kTitleHeight * ratio);
   const double lx = w > 0 ? std::max(0.5, 1.0 - static_cast<double>(legend_w) / w) : 0.85;

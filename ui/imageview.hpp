@@ -147,7 +147,8 @@ private:
   int height_ = 0, width_ = 0;
   bool camera_set_ = false, dragging_ = false, moved_ = false;
   Extent extent_;
-  QSize legend_size_, header_size_;  // of the pictures shown (device pixels); empty: to paint
+  QSize legend_size_, header_size_;
+  QSize laid_out_;  // the size the viewports were last laid out for  // of the pictures shown (device pixels); empty: to paint
   QPoint last_;
   vtkSmartPointer<vtkRenderer> legend_, header_, minimap_;
   vtkSmartPointer<vtkPolyData> viewed_;  // the outline of the part in view, on the minimap
