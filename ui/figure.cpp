@@ -214,10 +214,17 @@ QColor pin_color(std::size_t k) {
   return QColor(kColors[k % 10]);
 }
 
+std::optional<std::pair<double, double>> mapXY(const GeoReference& geo, double row, double col) {
+  const auto& t = geo.transform;  // (GDAL's: a pixel's corner at whole numbers)
+  if (t.size() != 6) return std::nullopt;
+  return std::pair{t[0] + (col + 0.5) * t[1] + (row + 0.5) * t[2], t[3] + (col + 0.5) * t[4] + (row + 0.5) * t[5]};
+}
+
 QString mapCoordinates(const GeoReference& geo, int row, int col) {
+  const auto at = mapXY(geo, row, col);
+  if (!at) return {};
   const auto& t = geo.transform;
-  if (t.size() != 6) return {};
-  const double x = t[0] + (col + 0.5) * t[1] + (row + 0.5) * t[2], y = t[3] + (col + 0.5) * t[4] + (row + 0.5) * t[5];
+  const auto [x, y] = *at;
   const bool degrees = geo.projection.rfind("GEOGCS", 0) == 0 || (geo.projection.empty() && std::fabs(t[1]) < 0.1);
   return degrees ? QString(" (lon %1, lat %2)").arg(x, 0, 'f', 6).arg(y, 0, 'f', 6) : QString(" (x %1, y %2)").arg(x, 0, 'f', 2).arg(y, 0, 'f', 2);
 }

@@ -11,6 +11,9 @@
 #include <QImage>
 #include <QString>
 
+#include <optional>
+#include <utility>
+
 #include <utility>
 #include <vector>
 
@@ -64,6 +67,9 @@ int default_figure_scale(int height, int width);
 /// " (lon 12.345678, lat 45.678901)" in degrees or " (x 300070.00, y 4999950.00)"
 /// in metres; empty without one.
 QString mapCoordinates(const GeoReference& geo, int row, int col);
+/// Where (row, col) lies in map coordinates (x, y), a pixel's centre at
+/// whole numbers; none without a geotransform.
+std::optional<std::pair<double, double>> mapXY(const GeoReference& geo, double row, double col);
 
 /// Pinned pixel k's colour, on every map and chart (Tableau 10, matplotlib's
 /// default cycle).

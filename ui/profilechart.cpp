@@ -5,6 +5,7 @@
 #include "imageview.hpp"
 #include "resultpage.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cubesolve::ui {
@@ -22,8 +23,9 @@ void ProfileChart::refresh() {
   const int H = map->imageHeight(), W = map->imageWidth();
   const auto cube = doc_->cube();
   const bool on_map = H > 0 && cube && static_cast<std::size_t>(H) == cube->dim(1) && static_cast<std::size_t>(W) == cube->dim(2);
+  const bool any = std::any_of(doc_->profiles().begin(), doc_->profiles().end(), [](const Document::Profile& p) { return p.shown; });
   std::vector<double> observed;  // the observation the model layer fits, in the unit shown
-  if (on_map && page_->layer() == Layer::Model && static_cast<std::size_t>(page_->channel()) < cube->dim(0)) {
+  if (on_map && any && page_->layer() == Layer::Model && static_cast<std::size_t>(page_->channel()) < cube->dim(0)) {
     const std::size_t P = static_cast<std::size_t>(H) * W, band = static_cast<std::size_t>(page_->channel());
     const auto weights = doc_->useWeights() ? doc_->weights() : nullptr;
     observed.resize(P);
@@ -56,8 +58,7 @@ void ProfileChart::refresh() {
 
 QString ProfileChart::csv() const {
   const MapStyle& style = page_->view()->style();
-  const auto& t = doc_->geo().transform;
-  const bool geo = t.size() == 6;
+  const bool geo = mapXY(doc_->geo(), 0, 0).has_value();
   QString text = QString("# %1\n# unit: %2; mean, std (population) and count of the finite values across %3 pixel(s)\n")
                      .arg(style.title, style.unit.isEmpty() ? tr("as the cube") : style.unit)
                      .arg(doc_->profileBand());
@@ -74,8 +75,7 @@ QString ProfileChart::csv() const {
       QString name = l.name;
       if (name.contains(',') || name.contains('"')) name = '"' + name.replace('"', "\"\"") + '"';
       text += QString("%1,%2,%3,%4").arg(name, num(p.distance), num(p.row), num(p.col));
-      if (geo)  // (a pixel's centre is at + 0.5 in the transform's terms)
-        text += "," + num(t[0] + (p.col + 0.5) * t[1] + (p.row + 0.5) * t[2]) + "," + num(t[3] + (p.col + 0.5) * t[4] + (p.row + 0.5) * t[5]);
+      if (const auto at = mapXY(doc_->geo(), p.row, p.col)) text += "," + num(at->first) + "," + num(at->second);
       text += QString(",%1,%2,%3").arg(num(p.mean), num(p.std)).arg(p.count);
       if (observed) text += "," + num(l.observed[i].mean);
       text += "\n";
