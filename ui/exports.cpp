@@ -69,6 +69,11 @@ void Exports::animation(const QString& path, double fps, int scale) {
   if (!sources_.result->applies(Layer::Solution)) return emit failed(tr("Nothing to export: solve first."));
   if (!has_extension(path.toStdString(), ".gif") && !has_extension(path.toStdString(), ".mp4"))
     return emit failed(tr("%1: expected an animation ending in .gif or .mp4, found another extension").arg(path));
+  try {
+    checkApart(path);
+  } catch (const std::exception& e) {
+    return emit failed(QString::fromUtf8(e.what()));
+  }
   doc_->exportAnimation(path, channelFigures(false), fps, scale);
 }
 
@@ -106,12 +111,16 @@ std::vector<Document::Figure> Exports::channelFigures(bool per_channel) const {
 }
 
 
+void Exports::checkApart(const QString& path) const {
+  for (const QString& input : {doc_->cubeName(), doc_->designName(), doc_->weightsName()})
+    if (!input.isEmpty() && same_file(path.toStdString(), file_of(input.toStdString())))
+      throw InputError(path.toStdString() + ": expected the export apart from the inputs, found it is " + input.toStdString() +
+                       ", which is open");
+}
+
 bool Exports::written(const QString& path, const std::function<void()>& write) {
   try {
-    for (const QString& input : {doc_->cubeName(), doc_->designName(), doc_->weightsName()})
-      if (!input.isEmpty() && same_file(path.toStdString(), file_of(input.toStdString())))
-        throw InputError(path.toStdString() + ": expected the export apart from the inputs, found it is " + input.toStdString() +
-                         ", which is open");
+    checkApart(path);
     write();
   } catch (const std::exception& e) {
     emit failed(QString::fromUtf8(e.what()));

@@ -92,6 +92,8 @@ private:
   /// Runs `write` for `path` (never one of the open inputs): true and
   /// exported(), or false and failed() with what it threw.
   bool written(const QString& path, const std::function<void()>& write);
+  /// Throws InputError when `path` is one of the open inputs.
+  void checkApart(const QString& path) const;
 
   Document* doc_;
   QWidget* window_;

@@ -306,6 +306,10 @@ void exportThenExit(MainWindow& window, const Script& s, bool screenshot, const 
     }
     if (ok && !s.animation_file.isEmpty()) {  // on the worker thread: the run ends when it is written (or fails)
       QObject::connect(&window, &MainWindow::exported, &window, [] { QApplication::exit(0); });
+      QObject::connect(&window, &MainWindow::errorShown, &window, [&window](const QString& message) {  // refused before it starts
+        std::fprintf(stderr, "cubesolve: %s\n", message.toUtf8().constData());
+        QApplication::exit(window.document().failureCode() ? window.document().failureCode() : 2);
+      });
       window.exports().animation(s.animation_file, s.rate);
       return;
     }

@@ -163,6 +163,16 @@ private slots:
       QVERIFY2(app.exitCode() == 2 && err.contains(message), qPrintable(args.join(' ') + ": " + err));
     }
     QVERIFY(!QFile::exists(dir_.filePath("never.gif")) && !QFile::exists(dir_.filePath("a.avi")));
+    // An animation is never written over an open input (here a design file named .mp4).
+    const auto files = demoFiles("insar", 40, "animation");
+    const QString design = dir_.filePath("design.mp4");
+    QVERIFY(QFile::copy(QString::fromStdString(files.second), design));
+    app.start(CUBESOLVE_GUI_APP, {QString::fromStdString(files.first), design, "--export-animation", design});
+    QVERIFY(app.waitForFinished(60000));
+    const QString err = app.readAllStandardError();
+    QVERIFY2(app.exitCode() == 2 && err.contains("apart from the inputs"), qPrintable(err));
+    QFile kept(design), original(QString::fromStdString(files.second));
+    QVERIFY(kept.open(QIODevice::ReadOnly) && original.open(QIODevice::ReadOnly) && kept.readAll() == original.readAll());
   }
 
   // --profile draws profiles once read; --export-profile writes them along
