@@ -36,10 +36,30 @@ Change cube_change(Array cube, const std::string& path, GeoReference geo, std::v
   return c;
 }
 
+/// A file of MintPy maps (velocity.h5, temporalCoherence.h5) shown as they
+/// are: its maps are the channels of a solve by the identity design, each
+/// in its dataset's unit.
+Change maps_change(const std::string& path) {
+  std::vector<std::string> names, units;
+  StackInfo info;
+  Array maps = read_mintpy_maps(path, &names, &units, &info);
+  Change c = cube_change(std::move(maps), path, stack_geo(info));
+  auto in = std::make_shared<Inputs>(maps_inputs(names));
+  c.design = std::make_shared<const Design>(in->design);
+  c.terms = names;
+  c.design_name = QObject::tr("the maps of %1 (read as they are)").arg(QFileInfo(QString::fromStdString(path)).fileName());
+  if (info.ref_y >= 0) c.reference = {static_cast<int>(info.ref_y), static_cast<int>(info.ref_x)};
+  for (const auto& u : units) c.channel_units.push_back(u == "1" ? QString() : QString::fromStdString(u));  // MintPy's "1": no unit
+  c.inputs = std::move(in);
+  c.drop_weights = true;
+  return c;
+}
+
 /// A cube file, or a MintPy stack's kept interferograms with their design,
 /// opened as the CLI opens them (open_inputs: MintPy's rules as `options`
 /// say, the coherence weights, the velocity formulation).
 Change read_cube_file(const std::string& path, InputOptions options, const Progress& progress) {
+  if (is_mintpy_maps(path)) return maps_change(path);
   if (is_stack(path, "sbas")) {
     options.stack.unreferenced_if_none = true;  // the window says so and offers to pick the reference
     auto in = std::make_shared<Inputs>(open_inputs(path, DesignSpec{"sbas", "", ""}, "", options));
@@ -237,6 +257,10 @@ bool Document::hasWavelength() const {
 
 double Document::unitScale() const { return stack() && hasWavelength() ? phase_unit_scale(*stack(), unit_.toStdString(), "") : 1.0; }
 
+QString Document::channelUnit(int k) const {
+  return k >= 0 && static_cast<std::size_t>(k) < channel_units_.size() ? channel_units_[static_cast<std::size_t>(k)] : QString();
+}
+
 QString Document::unitLabel() const {
   if (!stack()) return {};
   if (unit_ == "radian" || !hasWavelength()) return "rad";
@@ -248,6 +272,7 @@ bool Document::onCube(int row, int col) const {
 }
 
 void Document::apply(Change c) {
+  const bool new_cube = c.cube != nullptr;
   if (c.cube) {
     const bool same_size = cube_ && cube_->dim(1) == c.cube->dim(1) && cube_->dim(2) == c.cube->dim(2);
     if (!same_size) {
@@ -266,6 +291,7 @@ void Document::apply(Change c) {
     if (!c.ref_date.isEmpty()) ref_date_ = c.ref_date;
     inputs_ = std::move(c.inputs);
     band_dates_ = std::move(c.band_dates);
+    channel_units_ = std::move(c.channel_units);
     result_.reset();
     if (c.drop_weights || (weights_ && weights_->shape() != cube_->shape())) weights_.reset();
   }
@@ -275,6 +301,10 @@ void Document::apply(Change c) {
     input_options_.stack.unreferenced_if_none = false;
   }
   if (c.design) {
+    if (!new_cube && inputs_ && inputs_->maps) {  // another design over maps: a plain cube now
+      inputs_.reset();
+      channel_units_.clear();
+    }
     solve_design_ = c.solve_design ? std::move(c.solve_design) : c.design;
     design_ = std::move(c.design);
     design_name_ = c.design_name;
@@ -323,7 +353,9 @@ void Document::setInputOptions(const InputOptions& options) {
   load("read cube", [p, options](const Progress& progress) { return read_cube_file(p, options, progress); });  // the options hold once it is read
 }
 
-bool Document::isStack() const { return stack_support() && is_stack_path(cube_name_.toStdString()) && QFileInfo(cube_name_).isFile(); }
+bool Document::isStack() const {
+  return stack_support() && is_stack_path(cube_name_.toStdString()) && QFileInfo(cube_name_).isFile() && !(inputs_ && inputs_->maps);
+}
 
 void Document::setReference(int row, int col) {
   if (!isStack()) return fail(tr("Only a MintPy stack's interferograms are referenced to a pixel."));
@@ -447,6 +479,10 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
       ch.solve_design.reset();
       ch.design_name = dc.design_name;
       ch.pairs = std::move(dc.pairs);  // a stack's pairs are not this design's
+      if (ch.inputs && ch.inputs->maps) {  // maps solved by another design: a plain cube
+        ch.inputs.reset();
+        ch.channel_units.clear();
+      }
     }
     if (!w.empty()) {
       Change wc = weights_change(read_npy(w), w, ch.cube);

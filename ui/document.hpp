@@ -119,6 +119,9 @@ public:
   double unitScale() const;
   /// The name of what is shown: "mm", "cm", "m", "rad", or "" (the cube's own units).
   QString unitLabel() const;
+  /// Solution channel k's unit where the file gives each its own (MintPy
+  /// maps: "m/year" for a velocity), else "".
+  QString channelUnit(int k) const;
   /// What the open MintPy stack says about itself (null for other cubes).
   std::shared_ptr<const StackInfo> stack() const { return inputs_ ? inputs_->stack : nullptr; }
   const QString& cubeName() const { return cube_name_; }
@@ -271,6 +274,7 @@ public:
     std::pair<int, int> reference{-1, -1};  // the stack's reference pixel, where it has one
     QString ref_date;             // a MintPy time series' REF_DATE, the date it is shown relative to
     std::vector<std::string> band_dates;  // the cube's bands' own dates (a raster's DATE or band names)
+    std::vector<QString> channel_units;   // each solution channel's unit, where the file says (maps read as they are)
     std::shared_ptr<const Array> weights;
     QString weights_name;
     bool drop_weights = false;  // the new cube comes without weights (a demo)
@@ -296,6 +300,7 @@ private:
   QString cube_name_, design_name_, weights_name_;
   std::vector<DatePair> pairs_;
   std::vector<std::string> band_dates_;
+  std::vector<QString> channel_units_;
   std::vector<std::string> terms_;
   std::vector<Harmonic> harmonics_;
   InputOptions input_options_;

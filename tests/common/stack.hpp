@@ -19,6 +19,20 @@ struct StackExtras {
   std::vector<std::pair<std::string, std::string>> attributes;
 };
 
+/// A text attribute of `object`, as h5py writes str: variable-length UTF-8.
+inline void write_text_attribute(hid_t object, const std::string& name, const std::string& value) {
+  const hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  const hid_t sp = H5Screate(H5S_SCALAR);
+  const hid_t a = H5Acreate2(object, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  const char* text = value.c_str();
+  H5Awrite(a, t, &text);
+  H5Aclose(a);
+  H5Sclose(sp);
+  H5Tclose(t);
+}
+
 /// unwrapPhase (N, H, W) float32; date (N, 2) fixed strings of 8 characters
 /// (`dates`: the 16 N characters, or null for none); dropIfgram (N,) as
 /// h5py stores NumPy booleans (an 8-bit enum FALSE/TRUE), `keep` 1 or 0.
@@ -50,18 +64,42 @@ inline void write_stack(const std::string& path, hsize_t N, hsize_t H, hsize_t W
   if (extras.coherence) dataset("coherence", H5T_NATIVE_FLOAT, 3, d3, extras.coherence);
   if (extras.connect) dataset("connectComponent", H5T_NATIVE_FLOAT, 3, d3, extras.connect);
   if (extras.ref_phase) dataset("refPhase", H5T_NATIVE_FLOAT, 1, d1, extras.ref_phase);
-  for (const auto& [name, value] : extras.attributes) {  // as h5py writes str: variable-length UTF-8
-    const hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, H5T_VARIABLE);
-    H5Tset_cset(t, H5T_CSET_UTF8);
-    const hid_t sp = H5Screate(H5S_SCALAR);
-    const hid_t a = H5Acreate2(f, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    const char* text = value.c_str();
-    H5Awrite(a, t, &text);
-    H5Aclose(a);
-    H5Sclose(sp);
-    H5Tclose(t);
+  for (const auto& [name, value] : extras.attributes) write_text_attribute(f, name, value);
+  H5Fclose(f);
+}
+
+/// A map of MintPy's maps files (velocity.h5, ...): a 2-D dataset, its
+/// UNIT attribute where `unit` is not empty.
+struct MapPlane {
+  std::string name;
+  std::vector<float> values;  // H * W
+  std::string unit;
+};
+
+/// A file of maps (H, W) as MintPy writes velocity.h5, with root
+/// `attributes`; `extras` adds a 1-D dataset and a group (which are no maps).
+inline void write_maps(const std::string& path, hsize_t H, hsize_t W, const std::vector<MapPlane>& planes,
+                       const std::vector<std::pair<std::string, std::string>>& attributes, bool extras = false) {
+  const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  const hsize_t d2[2] = {H, W}, d1[1] = {3};
+  for (const auto& p : planes) {
+    const hid_t s = H5Screate_simple(2, d2, nullptr);
+    const hid_t ds = H5Dcreate2(f, p.name.c_str(), H5T_NATIVE_FLOAT, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, p.values.data());
+    if (!p.unit.empty()) write_text_attribute(ds, "UNIT", p.unit);
+    H5Dclose(ds);
+    H5Sclose(s);
   }
+  if (extras) {
+    const float v[3] = {1, 2, 3};
+    const hid_t s = H5Screate_simple(1, d1, nullptr);
+    const hid_t ds = H5Dcreate2(f, "bperp", H5T_NATIVE_FLOAT, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+    H5Dclose(ds);
+    H5Sclose(s);
+    H5Gclose(H5Gcreate2(f, "group", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  }
+  for (const auto& [name, value] : attributes) write_text_attribute(f, name, value);
   H5Fclose(f);
 }
 

@@ -291,8 +291,51 @@ private slots:
     double centre = 0;  // the reference pixel is no longer 0 on every date
     for (std::size_t j = 0; j < 4; ++j) centre += std::fabs(w.result()->x.value(j * P + 1 * W + 2));
     QVERIFY(centre > 0);
-    const QString map = failure(w, [&] { w.openCube(dir_.filePath("series/temporalCoherence.h5")); });
-    QVERIFY2(map.contains("temporalCoherence.h5") && map.contains("a MintPy temporalCoherence file: open the timeseries.h5"), qPrintable(map));
+  }
+
+  // MintPy's maps (temporalCoherence.h5 beside a time series, velocity.h5)
+  // open as the maps they are: a channel per dataset named by it, in its
+  // unit (none for MintPy's "1"), the file's values (NaN where the file has
+  // none), its reference.
+  void mapsOpened() {
+    const hsize_t H = 5, W = 7, P = H * W;
+    QVERIFY(QDir(dir_.path()).mkpath("maps"));
+    const QString stack = QString::fromStdString(smallStack("maps_stack.h5")), ts = dir_.filePath("maps/timeseries.h5");
+    QProcess cli;
+    cli.start(CUBESOLVE_CLI, {"solve", stack, "sbas", "-o", ts});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    const std::string tcoh = dir_.filePath("maps/temporalCoherence.h5").toStdString();
+    std::vector<float> v(P), s(P);
+    for (hsize_t p = 0; p < P; ++p) v[p] = 0.002f * static_cast<float>(p) - 0.01f, s[p] = 0.0005f;
+    v[4] = NAN;
+    const std::string velocity = dir_.filePath("maps/velocity.h5").toStdString();
+    testing::write_maps(velocity, H, W, {{"velocity", v, "m/year"}, {"velocityStd", s, "m/year"}},
+                        {{"FILE_TYPE", "velocity"}, {"REF_Y", "1"}, {"REF_X", "2"}, {"WAVELENGTH", "0.0555"}});
+    for (const auto& [file, names, unit] : {std::tuple{tcoh, std::vector<std::string>{"temporalCoherence"}, QString()},
+                                            std::tuple{velocity, std::vector<std::string>{"velocity", "velocityStd"}, QString("m/year")}}) {
+      MainWindow w;
+      w.show();
+      QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(file)); }));
+      QVERIFY(waitSolved(w));
+      QCOMPARE(w.document().xNames(), names);
+      QVERIFY(!w.document().stack());  // values, not phase: no unit of ours
+      w.showView(MainWindow::View::Result);
+      for (int k = 0; k < static_cast<int>(names.size()); ++k) {
+        w.showLayer(MainWindow::Layer::Solution, k);
+        QCOMPARE(w.resultView()->style().unit, unit);
+        const std::vector<float> expected = testing::read_floats(file, names[static_cast<std::size_t>(k)].c_str());
+        QCOMPARE(expected.size(), std::size_t{P});
+        for (std::size_t p = 0; p < P; ++p) {
+          const double a = w.resultView()->values()[p];
+          QVERIFY2(std::isnan(expected[p]) ? std::isnan(a) : std::fabs(a - expected[p]) <= 1e-7,
+                   qPrintable(QString("%1 pixel %2: %3 vs %4").arg(names[0].c_str()).arg(p).arg(a).arg(expected[p])));
+        }
+      }
+    }
+    MainWindow w;
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(velocity)); }));
+    QVERIFY(w.document().reference() == std::make_pair(1, 2));
   }
 
   // A scripted run's exports: the pins' series as CSV and the solution as

@@ -182,6 +182,13 @@ std::unique_ptr<CubeWriter> mintpy_writer(const std::string&, MintPyPart, const 
   throw InputError(name + ": expected a .npy output (this build writes no HDF5: it was built without HDF5)");
 }
 
+Array read_mintpy_maps(const std::string& path, std::vector<std::string>*, std::vector<std::string>*, StackInfo*) {
+  read_mintpy_stack(path);
+  return {};
+}
+
+bool is_mintpy_maps(const std::string&) { return false; }
+
 #else
 
 bool stack_support() { return true; }
@@ -241,6 +248,17 @@ std::optional<std::string> attribute(hid_t file, const char* name) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return std::string(buf);
+}
+
+/// Every root attribute of `file` as text, appended to `info`.
+void root_attributes(hid_t file, StackInfo& info) {
+  H5Aiterate2(
+      file, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+      [](hid_t loc, const char* name, const H5A_info_t*, void* data) -> herr_t {
+        if (const auto text = attribute(loc, name)) static_cast<StackInfo*>(data)->attributes.emplace_back(name, *text);
+        return 0;
+      },
+      &info);
 }
 
 /// A number from an attribute's text; none when absent, InputError when not a number.
@@ -409,13 +427,7 @@ public:
 
   /// The root attributes, dates, interferograms' bperp and reference pixel.
   void describe(StackInfo& info, const std::vector<DatePair>& pairs) const {
-    H5Aiterate2(
-        file_.id, H5_INDEX_NAME, H5_ITER_INC, nullptr,
-        [](hid_t loc, const char* name, const H5A_info_t*, void* data) -> herr_t {
-          if (const auto text = attribute(loc, name)) static_cast<StackInfo*>(data)->attributes.emplace_back(name, *text);
-          return 0;
-        },
-        &info);
+    root_attributes(file_.id, info);
     info.dates = pair_dates(pairs);
     info.ref_y = ref_y_;
     info.ref_x = ref_x_;
@@ -771,6 +783,80 @@ std::unique_ptr<CubeWriter> mintpy_writer(const std::string& path, MintPyPart pa
                                           std::size_t width, const std::string& unit, double scale, const std::string& name,
                                           const std::string& ref_date) {
   return std::make_unique<MintPyWriter>(path, part, info, height, width, unit, scale, name, ref_date);
+}
+
+namespace {
+
+/// The names of the links at the root of `file` (datasets, groups), in its order.
+std::vector<std::string> root_datasets(hid_t file) {
+  std::vector<std::string> names;
+  H5Literate(
+      file, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+      [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
+        static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+        return 0;
+      },
+      &names);
+  return names;
+}
+
+/// The 2-D numeric datasets of `names` in `file` that have the first one's shape.
+std::vector<std::string> plane_datasets(hid_t file, const std::vector<std::string>& names, std::vector<hsize_t>& shape) {
+  std::vector<std::string> planes;
+  for (const auto& name : names) {
+    Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (d.id < 0) continue;
+    Handle t(H5Dget_type(d.id), H5Tclose);
+    const H5T_class_t c = H5Tget_class(t.id);
+    const auto dims = dims_of(d.id);
+    if ((c != H5T_FLOAT && c != H5T_INTEGER) || dims.size() != 2 || dims[0] == 0 || dims[1] == 0) continue;
+    if (shape.empty()) shape = dims;
+    if (dims == shape) planes.push_back(name);
+  }
+  return planes;
+}
+
+}  // namespace
+
+bool is_mintpy_maps(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  if (!is_stack_path(path) || H5Fis_hdf5(path.c_str()) <= 0) return false;
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (file.id < 0) return false;
+  const auto names = root_datasets(file.id);
+  for (const char* cube : {"unwrapPhase", "timeseries"})
+    if (std::find(names.begin(), names.end(), cube) != names.end()) return false;
+  std::vector<hsize_t> shape;
+  return !plane_datasets(file.id, names, shape).empty();
+}
+
+Array read_mintpy_maps(const std::string& path, std::vector<std::string>* names, std::vector<std::string>* units, StackInfo* info) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  detail::check_not_folder(path);
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw InputError(path + ": expected an HDF5 file of MintPy maps, found something else");
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (file.id < 0) throw IoError(path + ": cannot open the HDF5 file");
+  std::vector<hsize_t> shape;
+  auto planes = plane_datasets(file.id, root_datasets(file.id), shape);
+  const auto main = std::find(planes.begin(), planes.end(), attribute(file.id, "FILE_TYPE").value_or(""));
+  if (main != planes.end()) std::rotate(planes.begin(), main, main + 1);  // what the file is, first
+  if (planes.empty()) throw InputError(path + ": expected a 2-D dataset (H, W) of a map, found none");
+  const std::size_t H = shape[0], W = shape[1];
+  Array out(DType::Float32, {planes.size(), H, W});
+  for (std::size_t k = 0; k < planes.size(); ++k) {
+    Handle d(H5Dopen2(file.id, planes[k].c_str(), H5P_DEFAULT), H5Dclose);
+    if (H5Dread(d.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data<float>() + k * H * W) < 0)
+      throw IoError(path + ": cannot read '" + planes[k] + "'");
+    if (units) units->push_back(attribute(d.id, "UNIT").value_or(attribute(file.id, "UNIT").value_or("")));
+  }
+  if (names) *names = planes;
+  if (info) {
+    root_attributes(file.id, *info);
+    info->ref_y = static_cast<long>(index_attribute(file.id, "REF_Y", path).value_or(-1));
+    info->ref_x = static_cast<long>(index_attribute(file.id, "REF_X", path).value_or(-1));
+    if (info->ref_y >= static_cast<long>(H) || info->ref_x >= static_cast<long>(W) || info->ref_y < 0 || info->ref_x < 0) info->ref_y = info->ref_x = -1;
+  }
+  return out;
 }
 
 InsarStack read_mintpy_stack(const std::string& path, const StackOptions& options) {

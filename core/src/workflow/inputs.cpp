@@ -62,6 +62,16 @@ Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std:
   return in;
 }
 
+Inputs maps_inputs(const std::vector<std::string>& names) {
+  Inputs in;
+  Array identity(DType::Float64, {names.size(), names.size()});
+  for (std::size_t k = 0; k < names.size(); ++k) identity.data<double>()[k * names.size() + k] = 1.0;
+  in.design = Design(identity, "maps");
+  in.x_names = names;
+  in.maps = true;
+  return in;
+}
+
 void Inputs::to_series(Array& x) const {
   if (intervals.empty()) return;
   const std::size_t M = intervals.size(), P = x.size() / M;
@@ -89,6 +99,9 @@ void Inputs::finish(SolveResult& r, const Array& rows, const Array* rows_weights
     r.std_error = options.covariance ? covariance_errors(r.covariance, design.cols())
                                      : standard_errors(rows, design, rows_weights, r, options, intervals);
   to_series(r.x);
+  if (maps)  // a map the pixel lacks is missing, not 0
+    for (std::size_t i = 0; i < r.x.size() && i < rows.size(); ++i)
+      if (std::isnan(rows.value(i))) r.x.set(i, std::numeric_limits<double>::quiet_NaN());
   if (stack && options.residuals) r.temporal_coherence = temporal_coherence(residual_cube(rows, model_cube(x_design(), r.x)));
   mark_reference(r0, r);
 }

@@ -9,6 +9,7 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
+#include <cubesolve/workflow/inputs.hpp>
 
 #include <QDir>
 #include <QProcess>
@@ -687,6 +688,53 @@ private slots:
   }
 
 #ifdef CUBESOLVE_TEST_HDF5
+  // MintPy's maps (velocity.h5) read as they are: every 2-D dataset a band
+  // with its name and unit, the rest of the file left out; solved by the
+  // identity with maps_inputs, each channel is its map, NaN where that map
+  // is (not the minimum norm's 0 beside a map the pixel has).
+  void mintpyMaps() {
+    const hsize_t H = 3, W = 4, P = H * W;
+    std::vector<float> v(P), s(P);
+    for (hsize_t p = 0; p < P; ++p) v[p] = 0.01f * static_cast<float>(p) - 0.03f, s[p] = 0.001f * static_cast<float>(p + 1);
+    v[3] = NAN;
+    s[5] = NAN;
+    testing::write_maps(file("velocity.h5"), H, W, {{"velocity", v, "m/year"}, {"velocityStd", s, ""}, {"intercept", v, "m"}},
+                        {{"FILE_TYPE", "velocity"}, {"UNIT", "m/year"}, {"REF_Y", "1"}, {"REF_X", "2"}}, true);
+    QVERIFY(is_mintpy_maps(file("velocity.h5")));
+    std::vector<std::string> names, units;
+    StackInfo info;
+    const Array maps = read_mintpy_maps(file("velocity.h5"), &names, &units, &info);
+    QCOMPARE(maps.shape(), (Shape{3, H, W}));
+    QCOMPARE(names, (std::vector<std::string>{"velocity", "intercept", "velocityStd"}));  // what the file is, first
+    QCOMPARE(units, (std::vector<std::string>{"m/year", "m", "m/year"}));  // the dataset's, else the file's
+    QCOMPARE(info.attribute("FILE_TYPE"), std::string("velocity"));
+    QVERIFY(info.ref_y == 1 && info.ref_x == 2);
+    const Inputs in = maps_inputs(names);
+    SolveResult r = solve(maps, in.design);
+    QCOMPARE(r.x.value(2 * P + 5), 0.0);  // the minimum norm's, before finish()
+    in.finish(r, maps, nullptr, SolveOptions{}, 0);
+    for (std::size_t i = 0; i < maps.size(); ++i)
+      QVERIFY2(std::isnan(maps.value(i)) ? std::isnan(r.x.value(i)) : std::fabs(r.x.value(i) - maps.value(i)) <= 1e-7,
+               qPrintable(QString("value %1: %2 vs %3").arg(i).arg(r.x.value(i)).arg(maps.value(i))));
+    QCOMPARE(in.x_names, names);
+    // What is no maps file: a stack, a file without a 2-D dataset, no HDF5.
+    const unsigned char keep[1] = {1};
+    testing::write_stack(file("stack.h5"), 1, H, W, v.data(), nullptr, keep);
+    QVERIFY(!is_mintpy_maps(file("stack.h5")));
+    testing::write_maps(file("none.h5"), H, W, {}, {{"FILE_TYPE", "velocity"}}, true);
+    QVERIFY(!is_mintpy_maps(file("none.h5")));
+    write("text.h5", "no HDF5");
+    QVERIFY(!is_mintpy_maps(file("text.h5")) && !is_mintpy_maps(file("missing.h5")));
+    for (const char* bad : {"none.h5", "text.h5"}) {
+      try {
+        read_mintpy_maps(file(bad), nullptr, nullptr, nullptr);
+        QFAIL("read");
+      } catch (const InputError& e) {
+        QVERIFY2(std::string(e.what()).find(bad) != std::string::npos, e.what());
+      }
+    }
+  }
+
   void mintpyStack() {
     // A stack in MintPy's layout: 5 dates, 7 interferograms, one dropped.
     const char* pairs[7][2] = {{"20200101", "20200113"}, {"20200101", "20200125"}, {"20200113", "20200125"},

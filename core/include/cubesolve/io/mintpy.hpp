@@ -118,6 +118,19 @@ std::unique_ptr<CubeReader> open_mintpy_stack(const std::string& path, std::vect
                                               const StackOptions& options = {},
                                               std::unique_ptr<CubeReader>* weights = nullptr, StackInfo* info = nullptr);
 
+/// MintPy's maps of one plane (velocity.h5: velocity, velocityStd, ...;
+/// temporalCoherence.h5; any file without 'unwrapPhase' or 'timeseries'):
+/// every 2-D numeric dataset at the file's root of the first one's shape,
+/// as bands (K, H, W) float32 by name, the one FILE_TYPE names first
+/// (velocity in velocity.h5), `names` their dataset
+/// names, `units` their UNIT attribute (else the file's; "" without),
+/// `info` the root attributes (REF_Y/REF_X, geocoding). Throws IoError, and
+/// InputError (naming the file) when it holds no such dataset.
+Array read_mintpy_maps(const std::string& path, std::vector<std::string>* names, std::vector<std::string>* units, StackInfo* info);
+/// Whether `path` is an HDF5 file of maps (above): no 'unwrapPhase' or
+/// 'timeseries' dataset but a 2-D one at its root. Never throws.
+bool is_mintpy_maps(const std::string& path);
+
 /// The parts of a time series in MintPy's layout.
 enum class MintPyPart { TimeSeries, TemporalCoherence, NumInvIfgram };
 

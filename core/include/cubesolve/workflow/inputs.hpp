@@ -49,6 +49,10 @@ struct Inputs {
   std::vector<double> intervals;
   Design series;
 
+  /// The cube is a product's maps read as they are (maps_inputs): a channel
+  /// whose band a pixel lacks is NaN there, not the minimum norm's 0.
+  bool maps = false;
+
   /// The design x is given in: `series` with the velocity formulation, else `design`.
   const Design& x_design() const { return intervals.empty() ? design : series; }
   /// A solve's x (M, ...) from velocities to the time series, in place (no-op without).
@@ -81,5 +85,9 @@ struct Inputs {
 /// checks that their shapes agree. Throws IoError, InputError naming the file.
 Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std::string& weights = "",
                    const InputOptions& options = {});
+/// The inputs that show K maps as they are: the identity design (K, K)
+/// named `names`, x_names those, maps set; no cube reader (the maps are
+/// read whole, read_mintpy_maps).
+Inputs maps_inputs(const std::vector<std::string>& names);
 
 }  // namespace cubesolve
