@@ -1,4 +1,4 @@
-// The MintPy stack (and time series) reader on small HDF5 files built from the input: which
+// The MintPy stack (and time series, and maps) reader on small HDF5 files built from the input: which
 // datasets exist, their shapes and types, the date strings and the drop
 // flags all come from the fuzzer's bytes (the HDF5 library writes a valid
 // file; what is fuzzed is how the reader judges its content).
@@ -95,6 +95,15 @@ std::string build_stack(fuzz::Bytes& in) {
     for (auto& x : v) x = static_cast<float>(static_cast<signed char>(in.byte())) / 8;
     write_dataset(f, "refPhase", H5T_NATIVE_FLOAT, {v.size()}, v.data());
   }
+  const std::uint8_t maps = in.byte();  // MintPy's maps (velocity.h5): 2-D datasets of one shape, or not
+  for (const auto& [name, bit] : {std::pair{"velocity", 1}, std::pair{"velocityStd", 2}, std::pair{"mask", 4}})
+    if (maps & bit) {
+      const std::vector<hsize_t> dims{maps & 8 ? in.in(0, 6) : H, maps & 16 ? in.in(0, 6) : W};
+      std::vector<std::int32_t> v(dims[0] * dims[1]);
+      for (auto& x : v) x = static_cast<signed char>(in.byte());
+      write_dataset(f, name, bit == 4 ? H5T_NATIVE_INT32 : H5T_NATIVE_FLOAT, dims, v.data());  // (the bytes, read as either)
+    }
+  if (maps & 32) attribute("FILE_TYPE", maps & 64 ? "velocity" : in.text(in.in(0, 8)));
   H5Fclose(f);
   return path;
 }
@@ -106,6 +115,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string path = build_stack(in);
   try {
     cubesolve::read_mintpy_stack(path);
+  } catch (const cubesolve::Error&) {
+  }
+  try {
+    if (cubesolve::is_mintpy_maps(path)) {
+      std::vector<std::string> names, units;
+      cubesolve::StackInfo info;
+      cubesolve::read_mintpy_maps(path, &names, &units, &info);
+    }
   } catch (const cubesolve::Error&) {
   }
   cubesolve::InputOptions options;  // MintPy's reading rules, as fuzzed
