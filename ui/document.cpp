@@ -393,7 +393,7 @@ std::vector<double> Document::series(std::size_t p) const {
   std::vector<double> s(D, 0.0);
   if (!result_ || D == 0 || result_->x.dim(0) + 1 != D) return {};
   for (std::size_t d = 1; d < D; ++d) s[d] = result_->x.value((d - 1) * P + p);
-  if (reference_area_) {  // less the area's mean on each date
+  if (areaReferences(AreaScope::Series)) {  // less the area's mean on each date
     const auto& [r0, c0, r1, c1] = *reference_area_;
     const Array rows = take_rows(result_->x, static_cast<std::size_t>(r0), static_cast<std::size_t>(r1) + 1);
     for (std::size_t d = 1; d < D; ++d) {

@@ -85,6 +85,16 @@ public:
   const std::optional<std::array<int, 4>>& referenceArea() const { return reference_area_; }
   /// False, and nothing changed, for an area not on the cube.
   bool setReferenceArea(std::optional<std::array<int, 4>> area);
+  /// The views the reference area applies to: every one, the maps (and the
+  /// profiles along them and their exports), or the time series (the
+  /// inspector's charts and the pins' CSV). unitChanged() follows a change.
+  enum class AreaScope { All, Maps, Series };
+  AreaScope referenceScope() const { return reference_scope_; }
+  void setReferenceScope(AreaScope scope);
+  /// Whether the reference area is subtracted from `view` (Maps or Series).
+  bool areaReferences(AreaScope view) const {
+    return reference_area_ && (reference_scope_ == AreaScope::All || reference_scope_ == view);
+  }
   /// Reads the stack again referenced at (row, col); loaded() follows.
   void setReference(int row, int col);
   /// How a MintPy stack is read (MintPy's rules, weights, formulation), as
@@ -310,6 +320,7 @@ private:
   std::pair<int, int> reference_{-1, -1};
   bool reference_shown_ = true;
   std::optional<std::array<int, 4>> reference_area_;
+  AreaScope reference_scope_ = AreaScope::All;
   bool use_weights_ = true, result_use_weights_ = true, pending_use_weights_ = true, auto_solve_ = true;
   QString parameter_error_;
   QString unit_ = "mm";

@@ -92,6 +92,12 @@ bool Document::setReferenceArea(std::optional<std::array<int, 4>> area) {
   return true;
 }
 
+void Document::setReferenceScope(AreaScope scope) {
+  if (scope == reference_scope_) return;
+  reference_scope_ = scope;
+  emit unitChanged();
+}
+
 bool Document::addProfile(std::vector<std::array<double, 2>> vertices, const QString& name) {
   bool distinct = false;
   for (const auto& v : vertices) {

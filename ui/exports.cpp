@@ -179,7 +179,7 @@ bool Exports::timeSeriesCsv(const QString& path) {
                                                                                  : doc_->unitLabel() + tr(" (line-of-sight displacement)"))
                        .arg(ref_row >= 0 ? tr("the reference pixel %1_%2").arg(ref_row).arg(ref_col) : tr("no reference pixel"))
                        .arg(iso_day(doc_->refDate().toStdString()));
-    if (const auto& area = doc_->referenceArea())
+    if (const auto& area = doc_->referenceArea(); doc_->areaReferences(Document::AreaScope::Series))
       text += tr("# less the mean of the reference area, rows %1 to %2, columns %3 to %4, on each date\n").arg((*area)[0]).arg((*area)[2]).arg((*area)[1]).arg((*area)[3]);
     for (std::size_t q = 0; q < doc_->pins().size(); ++q)  // where each pin is, for a georeferenced cube
       if (const QString at = mapCoordinates(doc_->geo(), doc_->pins()[q].first, doc_->pins()[q].second); !at.isEmpty())

@@ -3,6 +3,7 @@
 #include "document.hpp"
 #include "figure.hpp"
 
+#include <QComboBox>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -64,6 +65,7 @@ MarksPanel::MarksPanel(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   across->addWidget(new QLabel(tr("Profile width")));
   across->addWidget(band_, 1);
   layout->addLayout(across);
+  layout->addLayout(scopeRow());
   connect(draw, &QPushButton::clicked, this, &MarksPanel::drawProfile);
   connect(area, &QPushButton::clicked, this, &MarksPanel::drawReferenceArea);
   connect(remove_, &QPushButton::clicked, this, &MarksPanel::removeCurrent);
@@ -79,6 +81,22 @@ MarksPanel::MarksPanel(Document* doc, QWidget* parent) : QWidget(parent), doc_(d
   for (auto signal : {&Document::loaded, &Document::selectionChanged, &Document::profilesChanged, &Document::unitChanged})
     connect(doc_, signal, this, &MarksPanel::refill);
   refill();
+}
+
+QLayout* MarksPanel::scopeRow() {
+  scope_ = new QComboBox;
+  scope_->setObjectName("reference-scope");
+  scope_->addItem(tr("every view"), static_cast<int>(Document::AreaScope::All));
+  scope_->addItem(tr("maps and profiles"), static_cast<int>(Document::AreaScope::Maps));
+  scope_->addItem(tr("time series"), static_cast<int>(Document::AreaScope::Series));
+  scope_->setToolTip(tr("Which views the reference area's mean is subtracted from: the maps (with their profiles and exports), "
+                        "the time series (the inspector's charts and the pins' CSV), or both"));
+  connect(scope_, &QComboBox::activated, this,
+          [this] { doc_->setReferenceScope(static_cast<Document::AreaScope>(scope_->currentData().toInt())); });
+  auto* row = new QHBoxLayout;
+  row->addWidget(new QLabel(tr("Area applies to")));
+  row->addWidget(scope_, 1);
+  return row;
 }
 
 void MarksPanel::refill() {
@@ -125,6 +143,8 @@ void MarksPanel::refill() {
   remove_->setEnabled(removable(tree_->currentItem()));
   const QSignalBlocker block_band(band_);
   band_->setValue(doc_->profileBand());
+  scope_->setCurrentIndex(scope_->findData(static_cast<int>(doc_->referenceScope())));
+  scope_->setEnabled(area.has_value());
 }
 
 void MarksPanel::changed(QTreeWidgetItem* item) {

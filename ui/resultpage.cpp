@@ -489,7 +489,7 @@ ResultPage::Map ResultPage::unscaled(Layer L, int channel) const {
     if (!doc_->unitLabel().isEmpty()) m.style.unit = doc_->unitLabel() + e.per;
   }
   if (L == Layer::Solution && doc_->unitLabel().isEmpty() && !doc_->channelUnit(channel).isEmpty()) m.style.unit = doc_->channelUnit(channel);
-  if (const auto& area = doc_->referenceArea(); area && e.is_signed && e.per) {  // values less the reference area's mean
+  if (const auto& area = doc_->referenceArea(); doc_->areaReferences(Document::AreaScope::Maps) && e.is_signed && e.per) {  // values less the reference area's mean
     const auto [r0, c0, r1, c1] = *area;
     const double mean = area_mean(m.values.data(), doc_->result()->x.dim(1), doc_->result()->x.dim(2), r0, c0, r1, c1);
     for (double& v : m.values) v -= mean;

@@ -9,6 +9,8 @@
 #include <QPoint>
 #include <QSettings>
 
+#include <algorithm>
+
 namespace cubesolve::ui {
 
 
@@ -103,6 +105,7 @@ void Session::save(const View& view) const {
   settings.setValue("profile_band", doc_->profileBand());
   if (const auto& area = doc_->referenceArea()) settings.setValue("reference_area", QList<QVariant>{(*area)[0], (*area)[1], (*area)[2], (*area)[3]});
   settings.setValue("reference_shown", doc_->referenceShown());
+  settings.setValue("reference_scope", static_cast<int>(doc_->referenceScope()));
 }
 
 bool Session::restore() {
@@ -132,6 +135,7 @@ bool Session::restore() {
   if (const QVariantList area = settings.value("reference_area").toList(); area.size() == 4)
     p.reference_area = std::array{area[0].toInt(), area[1].toInt(), area[2].toInt(), area[3].toInt()};
   p.reference_shown = settings.value("reference_shown", true).toBool();
+  p.reference_scope = static_cast<Document::AreaScope>(std::clamp(settings.value("reference_scope", 0).toInt(), 0, 2));
   doc_->setProfileBand(settings.value("profile_band", 1).toInt());
   doc_->setRefDate(settings.value("ref_date").toString());  // checked against the dates once they are read
   pending_ = p;
@@ -161,6 +165,7 @@ void Session::apply() {
   for (std::size_t k = 0; k < p.profiles.size(); ++k) doc_->addProfile(p.profiles[k], p.profile_names.value(static_cast<int>(k)));
   for (const QVariant& k : p.profiles_hidden) doc_->setProfileShown(k.toUInt(), false);
   doc_->setReferenceArea(p.reference_area);
+  doc_->setReferenceScope(p.reference_scope);
   doc_->setReferenceShown(p.reference_shown);
   doc_->selectPixel(p.row, p.col);
   emit restored(p.view);

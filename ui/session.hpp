@@ -3,6 +3,8 @@
 // (in the settings, as they change) and the session (the files, the pixel,
 // the pins, the profiles and what the window showed), reopened on the next start.
 
+#include "document.hpp"
+
 #include <QObject>
 #include <QStringList>
 #include <QVariantList>
@@ -13,8 +15,6 @@
 #include <optional>
 
 namespace cubesolve::ui {
-
-class Document;
 
 class Session : public QObject {
   Q_OBJECT
@@ -53,6 +53,7 @@ private:
     QStringList profile_names;
     QVariantList profiles_hidden;
     std::optional<std::array<int, 4>> reference_area;
+    Document::AreaScope reference_scope = Document::AreaScope::All;
     bool reference_shown = true;
   };
   std::optional<Pending> pending_;

@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -62,6 +63,8 @@ struct Options {
                                         "the result view charts the map shown along it.", "Y0,X0:Y1,X1[:...]"};
   QCommandLineOption ref_area{"ref-area", "A reference area once read: the mean of its values (rows Y0..Y1, columns X0..X1) is subtracted "
                                           "from every map and time series of values shown and exported.", "Y0,X0:Y1,X1"};
+  QCommandLineOption ref_area_for{"ref-area-for", "The views --ref-area applies to: all (default), maps (with their profiles and exports) "
+                                                  "or series (the time series and the pins' CSV).", "all|maps|series", "all"};
   QCommandLineOption profile_width{"profile-width", "How many pixels across a profile its values are averaged over, with ±1 std (odd; default 1).", "N", "1"};
   QCommandLineOption export_profile{"export-profile", "After solving, write the profiles along the map shown to FILE.csv (distance, "
                                                       "row, col, map coordinates, mean, std, count), then exit.", "FILE.csv"};
@@ -95,7 +98,7 @@ struct Options {
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy or a raster; DESIGN .npy, .csv, or built: sbas, poly:D, harmonic:K[:P])",
                                  "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, profile, profile_width, export_profile, ref_area, unit, layer, colormap, channel, exports, export_ts, export_chart, export_animation, rate, chart_size, pairs, times, ref_date, bench_resolve, bench_step, std_errors});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, profile, profile_width, export_profile, ref_area, ref_area_for, unit, layer, colormap, channel, exports, export_ts, export_chart, export_animation, rate, chart_size, pairs, times, ref_date, bench_resolve, bench_step, std_errors});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -181,6 +184,7 @@ struct Script {
   std::vector<std::pair<int, int>> pins;
   std::vector<std::vector<std::array<double, 2>>> profiles;  // --profile
   std::optional<std::array<int, 4>> ref_area;                 // --ref-area
+  cubesolve::ui::Document::AreaScope ref_scope{};               // --ref-area-for
   int profile_width = 1;
   std::vector<std::pair<MainWindow::Layer, QString>> layer_files;  // --export LAYER=FILE
   QString ts_file;                                                 // --export-ts
@@ -239,6 +243,10 @@ std::optional<Script> readScript(const QCommandLineParser& parser, const Options
     if (!ok) return refuse("--ref-area: expected Y0,X0:Y1,X1 (whole rows and columns)", parser.value(o.ref_area));
     s.ref_area = area;
   }
+  static const std::map<QString, cubesolve::ui::Document::AreaScope> kScopes{
+      {"all", cubesolve::ui::Document::AreaScope::All}, {"maps", cubesolve::ui::Document::AreaScope::Maps}, {"series", cubesolve::ui::Document::AreaScope::Series}};
+  if (!kScopes.count(parser.value(o.ref_area_for))) return refuse("--ref-area-for: expected all, maps or series", parser.value(o.ref_area_for));
+  s.ref_scope = kScopes.at(parser.value(o.ref_area_for));
   bool ok_width = false;
   s.profile_width = parser.value(o.profile_width).toInt(&ok_width);
   if (!ok_width || s.profile_width < 1 || s.profile_width > 101 || s.profile_width % 2 == 0)
@@ -388,6 +396,7 @@ int main(int argc, char** argv) {
           QApplication::exit(2);
         }
     });
+  window.document().setReferenceScope(script->ref_scope);
   if (script->ref_area)
     QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, area = *script->ref_area] {
       if (!window.document().setReferenceArea(area)) {

@@ -48,6 +48,7 @@ private slots:
       w.document().setProfileShown(1, false);
       w.document().setProfileBand(5);
       QVERIFY(w.document().setReferenceArea(std::array{30, 2, 36, 9}));
+      w.document().setReferenceScope(Document::AreaScope::Series);
       w.selectPixel(11, 12);
       w.showView(MainWindow::View::Inspector);
       w.close();
@@ -78,6 +79,7 @@ private slots:
     QVERIFY(profiles[0].name == "across" && profiles[0].shown && profiles[1].name == "profile 1" && !profiles[1].shown);
     QCOMPARE(w.document().profileBand(), 5);
     QVERIFY(w.document().referenceArea() && *w.document().referenceArea() == (std::array{30, 2, 36, 9}));
+    QCOMPARE(w.document().referenceScope(), Document::AreaScope::Series);
     QCOMPARE(w.findChild<QComboBox*>("colormap")->currentData().toInt(), int(Colormap::RomaO));
     QCOMPARE(QSettings().value("view/layer0/colormap").toString(), QString("romaO"));  // kept by name
     QCOMPARE(w.resultView()->style().scale.map, Colormap::RomaO);
@@ -216,6 +218,7 @@ private slots:
                                         std::pair{QStringList{"--profile", "2,3:4,5", "--profile-width", "4"}, QString("--profile-width: expected an odd number")},
                                         std::pair{QStringList{"--profile", "2,3:4,5", "--ref-area", "1,2:3"}, QString("--ref-area: expected Y0,X0:Y1,X1")},
                                         std::pair{QStringList{"--profile", "2,3:4,5", "--ref-area", "1,2:3,40"}, QString("--ref-area: expected corners within")},
+                                        std::pair{QStringList{"--profile", "2,3:4,5", "--ref-area-for", "pins"}, QString("--ref-area-for: expected all, maps or series")},
                                         std::pair{QStringList{}, QString("expected a profile shown on a solved map")}}) {
       app.start(CUBESOLVE_GUI_APP, QStringList{"--demo", "insar", "--size", "40"} + args + QStringList{"--export-profile", dir_.filePath("never.csv")});
       QVERIFY(app.waitForFinished(60000));

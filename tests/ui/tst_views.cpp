@@ -571,6 +571,25 @@ private slots:
     w.showLayer(MainWindow::Layer::Rank, 0);
     QVERIFY(map->values() == rank);  // counts are not referenced
     w.showLayer(MainWindow::Layer::Solution, 10);
+    // Per view: the maps only, or the time series only (the panel's choice).
+    const std::vector<double> referenced = doc.series(30 * 40 + 31);
+    auto* scope = w.findChild<QComboBox*>("reference-scope");
+    QVERIFY(scope && scope->isEnabled());
+    auto choose = [&](Document::AreaScope s) {
+      scope->setCurrentIndex(scope->findData(static_cast<int>(s)));
+      emit scope->activated(scope->currentIndex());
+      QCOMPARE(doc.referenceScope(), s);
+    };
+    choose(Document::AreaScope::Series);
+    for (std::size_t p = 0; p < before.size(); ++p)  // the map as without the area
+      QVERIFY(std::isnan(before[p]) ? std::isnan(map->values()[p]) : map->values()[p] == before[p]);
+    QVERIFY(!map->style().title.contains("less the mean"));
+    QVERIFY(doc.series(30 * 40 + 31) == referenced);
+    choose(Document::AreaScope::Maps);
+    for (std::size_t p = 0; p < before.size(); ++p)
+      QVERIFY(std::isnan(before[p]) ? std::isnan(map->values()[p]) : std::fabs(map->values()[p] - (before[p] - mean)) < 1e-12);
+    QVERIFY(std::fabs(doc.series(30 * 40 + 31)[11] - before[30 * 40 + 31]) < 1e-9);  // the series as without the area
+    choose(Document::AreaScope::All);
     auto* tree = w.findChild<QTreeWidget*>("marks");
     QTreeWidgetItem* reference = tree->topLevelItem(2);
     QVERIFY(reference && reference->child(0)->text(0).contains("rows 5–12, columns 6–15"));
