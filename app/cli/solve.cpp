@@ -93,9 +93,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   const SolveRequest request{cube, spec, args.get("weights", ""), input, out, options, args.flag("json")};
   if (mpi::launched()) return mpi::solve(request);
   const Inputs in = open_inputs(request.cube, request.design, request.weights, request.input);
-  out.stack = in.stack;  // the time series in MintPy's layout carries the stack's dates and attributes
-  out.x_names = in.x_names;  // GeoTIFF bands named by date or term, and by pair
-  out.y_names = pair_names(in.pairs);
+  describe_outputs(out, in);
   ProgressBar bar("solving");
   SolveReport report;
   report.run = solve_streamed(in, out, options, bar.callback());

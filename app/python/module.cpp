@@ -11,6 +11,8 @@
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/raster.hpp>
 #include <cubesolve/io/stream.hpp>
+#include <cubesolve/workflow/inputs.hpp>
+#include <cubesolve/workflow/streamed.hpp>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -101,12 +103,10 @@ struct Report {
   }
 };
 
-nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> weights, double rcond, int min_valid,
-                  double ridge, const std::string& device, bool device_float64, int threads,
-                  std::optional<std::string> dtype, std::optional<std::size_t> memory_mb, bool std_errors,
-                  bool covariance, bool coherence, const std::string& loss, double tolerance, int max_iterations, nb::object progress) {
-  const Array y = borrow(cube, "Y");
-  const std::optional<Array> w = weights ? std::optional<Array>(borrow(*weights, "weights")) : std::nullopt;
+/// The solve's options as the Python layer passes them.
+SolveOptions make_options(double rcond, int min_valid, double ridge, const std::string& device, bool device_float64, int threads,
+                          const std::optional<std::string>& dtype, std::optional<std::size_t> memory_mb, bool std_errors,
+                          bool covariance, const std::string& loss, double tolerance, int max_iterations) {
   SolveOptions o;
   o.rcond = rcond;
   o.min_valid = min_valid;
@@ -121,18 +121,42 @@ nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> 
   o.loss = parse_loss(loss, o.huber_delta, "loss");
   o.tolerance = tolerance;
   o.max_iterations = max_iterations;
-  Report report{std::move(progress), {}};
-  SolveResult r;
+  return o;
+}
+
+/// Runs `work` without the GIL, with `report` as its progress; raises what
+/// the report caught (Ctrl-C, the callback's exception) when it cancelled.
+template <class Work>
+void run_reported(Report& report, Work&& work) {
   try {
     nb::gil_scoped_release release;
-    r = solve(y, design, w ? &*w : nullptr, o, [&](double f) { return report(f); });
-    if (coherence) r.temporal_coherence = temporal_coherence(residual_cube(y, model_cube(design, r.x)));
+    work([&](double f) { return report(f); });
   } catch (const Cancelled&) {
     if (report.error) throw std::move(*report.error);
     throw;
   }
+}
+
+nb::dict paths_dict(const PathCounts& counts) {
   nb::dict paths;
-  for (std::size_t i = 0; i < kPathCount; ++i) paths[path_name(static_cast<SolvePath>(i))] = r.paths[i];
+  for (std::size_t i = 0; i < kPathCount; ++i) paths[path_name(static_cast<SolvePath>(i))] = counts[i];
+  return paths;
+}
+
+nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> weights, double rcond, int min_valid,
+                  double ridge, const std::string& device, bool device_float64, int threads,
+                  std::optional<std::string> dtype, std::optional<std::size_t> memory_mb, bool std_errors,
+                  bool covariance, bool coherence, const std::string& loss, double tolerance, int max_iterations, nb::object progress) {
+  const Array y = borrow(cube, "Y");
+  const std::optional<Array> w = weights ? std::optional<Array>(borrow(*weights, "weights")) : std::nullopt;
+  const SolveOptions o = make_options(rcond, min_valid, ridge, device, device_float64, threads, dtype, memory_mb, std_errors, covariance,
+                                      loss, tolerance, max_iterations);
+  Report report{std::move(progress), {}};
+  SolveResult r;
+  run_reported(report, [&](const Progress& progress) {
+    r = solve(y, design, w ? &*w : nullptr, o, progress);
+    if (coherence) r.temporal_coherence = temporal_coherence(residual_cube(y, model_cube(design, r.x)));
+  });
   return fields({{"x", nb::cast(to_numpy(r.x))},
                  {"n_valid", nb::cast(to_numpy(r.n_valid))},
                  {"rank", nb::cast(to_numpy(r.rank))},
@@ -144,12 +168,60 @@ nb::dict solve_py(const Input& cube, const Design& design, std::optional<Input> 
                  {"iterations", r.iterations.empty() ? nb::none() : nb::cast(to_numpy(r.iterations))},
                  {"objective", r.objective.empty() ? nb::none() : nb::cast(to_numpy(r.objective))},
                  {"temporal_coherence", r.temporal_coherence.empty() ? nb::none() : nb::cast(to_numpy(r.temporal_coherence))},
-                 {"paths", nb::cast(paths)},
+                 {"paths", nb::cast(paths_dict(r.paths))},
                  {"engine_seconds", nb::cast(r.engine_seconds)},
                  {"warnings", nb::cast(r.warnings)},
                  {"device", nb::cast(device_name(r.device))},
                  {"device_pixels", nb::cast(r.device_pixels)},
                  {"threads", nb::cast(r.threads)}});
+}
+
+/// Solves the cube file `cube` into files a block of rows at a time within
+/// the memory budget, as `cubesolve-cli solve` does: the design is `spec`
+/// (a file, or built, with `pairs` and `times`), else `design`.
+nb::dict solve_file_py(const std::string& cube, std::optional<std::string> spec, const Design* design, const std::string& pairs,
+                       const std::string& times, const std::string& weights, const std::string& x, const std::string& diag,
+                       const std::string& model, const std::string& residual, double rcond, int min_valid, double ridge,
+                       const std::string& device, bool device_float64, int threads, std::optional<std::string> dtype,
+                       std::optional<std::size_t> memory_mb, bool std_errors, bool covariance, const std::string& loss,
+                       double tolerance, int max_iterations, nb::object progress) {
+  SolveOptions o = make_options(rcond, min_valid, ridge, device, device_float64, threads, dtype, memory_mb, std_errors, covariance,
+                                loss, tolerance, max_iterations);
+  if (std_errors && diag.empty()) throw InputError("stderr: expected diag=PREFIX to name where the standard errors go, found none");
+  if (covariance && diag.empty()) throw InputError("cov: expected diag=PREFIX to name where the covariances go, found none");
+  if (!spec && !design) throw InputError("design: expected a design matrix or its description, found none");
+  ResultPaths out;
+  out.x = x;
+  out.diagnostics = diag;
+  out.model = model;
+  out.residual = residual;
+  o.residuals = !diag.empty();
+  out.std_error = std_errors;
+  out.covariance = covariance;
+  out.robust = o.loss != Loss::L2 && !diag.empty();
+  const DesignSpec d{spec.value_or("a design matrix from Python"), pairs, times};
+  const InputOptions input;
+  Report report{std::move(progress), {}};
+  StreamedSolve s;
+  Shape x_shape;
+  run_reported(report, [&](const Progress& progress) {
+    const Inputs in = spec ? open_inputs(cube, d, weights, input) : open_inputs(cube, *design, weights);
+    out.temporal_coherence = !diag.empty() && in.stack;  // a phase stack's quality measure
+    describe_outputs(out, in);
+    out.provenance = run_provenance(cube, d, weights, o, in.stack ? &input : nullptr, out.mintpy() ? out.unit : "");
+    s = solve_streamed(in, out, o, progress);
+    x_shape = {in.x_design().cols(), in.cube->shape()[1], in.cube->shape()[2]};
+  });
+  nb::dict status;
+  for (std::size_t k = 0; k < kStatusCount; ++k) status[status_name(static_cast<PixelStatus>(k))] = s.totals.status[k];
+  return fields({{"outputs", nb::cast(s.outputs)},
+                 {"x_shape", nb::cast(x_shape)},
+                 {"blocks", nb::cast(s.blocks)},
+                 {"rows_per_block", nb::cast(s.rows_per_block)},
+                 {"paths", nb::cast(paths_dict(s.totals.paths))},
+                 {"status", nb::cast(status)},
+                 {"engine_seconds", nb::cast(s.totals.engine_seconds)},
+                 {"warnings", nb::cast(s.totals.warnings)}});
 }
 
 nb::dict plan_py(const Input& cube, const Design& design, std::optional<Input> weights, int min_valid) {
@@ -164,8 +236,6 @@ nb::dict plan_py(const Input& cube, const Design& design, std::optional<Input> w
   SolveOptions o;
   o.min_valid = min_valid;
   const PathCounts planned = plan(s, design, w.has_value(), o);
-  nb::dict paths;
-  for (std::size_t i = 0; i < kPathCount; ++i) paths[path_name(static_cast<SolvePath>(i))] = planned[i];
   nb::list groups;
   for (const LogBin& b : s.group_histogram())
     groups.append(fields({{"lo", nb::cast(b.lo)},
@@ -176,7 +246,7 @@ nb::dict plan_py(const Input& cube, const Design& design, std::optional<Input> w
   std::size_t under = 0;
   for (std::size_t k = static_cast<std::size_t>(std::max(1, min_valid)); k < std::min(design.cols(), valid.size()); ++k)
     under += valid[k];
-  return fields({{"paths", nb::cast(paths)},
+  return fields({{"paths", nb::cast(paths_dict(planned))},
                  {"missing_fraction", nb::cast(s.missing_fraction())},
                  {"nan", nb::cast(s.nan_count)},
                  {"inf", nb::cast(s.inf_count)},
@@ -262,6 +332,9 @@ NB_MODULE(_core, m) {
   m.def("solve", &solve_py, "cube"_a, "design"_a, "weights"_a.none(), "rcond"_a, "min_valid"_a, "ridge"_a, "device"_a,
         "device_float64"_a, "threads"_a, "dtype"_a.none(), "memory_mb"_a.none(), "stderr"_a, "covariance"_a, "temporal_coherence"_a, "loss"_a,
         "tolerance"_a, "max_iterations"_a, "progress"_a.none());
+  m.def("solve_file", &solve_file_py, "cube"_a, "spec"_a.none(), "design"_a.none(), "pairs"_a, "times"_a, "weights"_a, "x"_a, "diag"_a,
+        "model"_a, "residual"_a, "rcond"_a, "min_valid"_a, "ridge"_a, "device"_a, "device_float64"_a, "threads"_a, "dtype"_a.none(),
+        "memory_mb"_a.none(), "stderr"_a, "covariance"_a, "loss"_a, "tolerance"_a, "max_iterations"_a, "progress"_a.none());
   m.def("plan", &plan_py, "cube"_a, "design"_a, "weights"_a.none(), "min_valid"_a);
   m.def("read", &read_py, "path"_a, "ref_y"_a, "ref_x"_a, "reference"_a, "keep_zero"_a, "mask"_a, "mask_threshold"_a.none(),
         "weight"_a, "looks"_a.none());

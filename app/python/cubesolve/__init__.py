@@ -19,6 +19,7 @@ over pixels.
 from __future__ import annotations
 
 import dataclasses
+import mmap
 import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -27,7 +28,7 @@ import numpy as np
 from . import _core
 from ._core import Cancelled
 
-__all__ = ["Design", "Result", "Cancelled", "solve", "plan", "read", "design", "devices", "decimal_years", "__version__",
+__all__ = ["Design", "Result", "Cancelled", "solve", "solve_file", "plan", "read", "design", "devices", "decimal_years", "__version__",
            "STATUS_NAMES"]
 
 __version__: str = _core.version()
@@ -216,7 +217,11 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
         float32 or float64 observations, observation first (NumPy arrays,
         PyTorch CPU tensors, anything with ``__array__`` or ``__dlpack__``).
         NaN and ±Inf are missing. C-ordered input is used where it lies, not
-        copied; other layouts are copied once.
+        copied; other layouts are copied once. A cube on disk (a
+        ``numpy.memmap``, an h5py dataset) of shape (N, H, W) is read and
+        solved a block of rows at a time within ``memory``, so that it may be
+        larger than memory; only the result is held (see :func:`solve_file`
+        to write that to disk too).
     A : array_like, shape (N, M), or Design
         The design matrix; a :class:`Design` reuses its factorization.
     weights : array_like, optional
@@ -287,16 +292,78 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
         Ctrl-C during the solve (the GIL is released while it runs; it stops
         within a fraction of a second).
     """
-    cube, pixels = _as_cube(Y)
     design = A if isinstance(A, Design) else Design(A)
+    kw = dict(device_float64=bool(device_float64), stderr=bool(stderr), covariance=bool(cov),
+              temporal_coherence=bool(temporal_coherence), loss=str(loss), tolerance=float(tol),
+              max_iterations=_integer(max_iter, "max_iter", 1, 1 << 30),
+              **_options(rcond, min_valid, ridge, device, threads, dtype, memory))
+    if _on_disk(Y) or _on_disk(weights):
+        return _solve_by_rows(Y, design, weights, progress, kw)
+    cube, pixels = _as_cube(Y)
     w = None
     if weights is not None:
         w, _ = _as_cube(weights, "weights")
-    r = _core.solve(cube, design._d, w, progress=progress, device_float64=bool(device_float64), stderr=bool(stderr),
-                    covariance=bool(cov), temporal_coherence=bool(temporal_coherence), loss=str(loss), tolerance=float(tol),
-                    max_iterations=_integer(max_iter, "max_iter", 1, 1 << 30),
-                    **_options(rcond, min_valid, ridge, device, threads, dtype, memory))
-    m = design.shape[1]
+    return _result(_core.solve(cube, design._d, w, progress=progress, **kw), design.shape[1], pixels)
+
+
+def _on_disk(a: Any) -> bool:
+    """Whether ``a`` stays on disk and is read a block of rows at a time: a
+    NumPy memmap or an h5py dataset."""
+    return isinstance(a, np.memmap) or type(a).__module__.startswith("h5py")
+
+
+def _let_go(a: Any) -> None:
+    """Drops the pages of a memmap that a block read from this process's
+    memory (the file and the page cache keep them); a copy-on-write
+    memmap keeps its own."""
+    m = getattr(a, "_mmap", None)
+    if m is not None and getattr(a, "mode", "c") != "c" and hasattr(mmap, "MADV_DONTNEED"):
+        try:
+            m.madvise(mmap.MADV_DONTNEED)
+        except (OSError, ValueError):
+            pass
+
+
+def _solve_by_rows(Y: Any, design: "Design", weights: Any, progress: Any, kw: Dict[str, Any]) -> Result:
+    """``Y`` (N, H, W) on disk solved a block of rows at a time: each block,
+    three quarters of the memory budget, read, solved and let go, so that a
+    cube larger than memory is solved within it. Each pixel's answer is the
+    engine's on its own valid rows, as for a cube in memory."""
+    if len(Y.shape) != 3:
+        raise ValueError(f"Y: expected 3 dimensions (N, H, W) for a cube on disk, found shape {tuple(Y.shape)}")
+    N, H, W = (int(v) for v in Y.shape)
+    if weights is not None and tuple(weights.shape) != (N, H, W):
+        raise ValueError(f"weights: expected Y's shape {(N, H, W)}, found {tuple(weights.shape)}")
+    row_bytes = N * W * np.dtype(Y.dtype).itemsize * (1 if weights is None else 2)
+    rows = max(1, min(H, ((kw["memory_mb"] or 256) << 20) * 3 // 4 // max(1, row_bytes)))
+    parts: Dict[str, np.ndarray] = {}
+    totals: Dict[str, Any] = dict(paths={}, engine_seconds=0.0, warnings=[], device="cpu", device_pixels=0)
+    for r0 in range(0, H, rows):
+        r1 = min(H, r0 + rows)
+        block = _as_values(Y[:, r0:r1, :], "Y")
+        w = None if weights is None else _as_values(weights[:, r0:r1, :], "weights")
+        report = None if progress is None else (lambda f, r0=r0, r1=r1: progress((r0 + f * (r1 - r0)) / H))
+        r = _result(_core.solve(block, design._d, w, progress=report, **kw), design.shape[1], (r1 - r0, W))
+        for f in dataclasses.fields(Result):
+            v = getattr(r, f.name)
+            if isinstance(v, np.ndarray):  # pixel-shaped: its last two axes are the rows and columns
+                if f.name not in parts:
+                    parts[f.name] = np.empty(v.shape[:-2] + (H, W), v.dtype)
+                parts[f.name][..., r0:r1, :] = v
+        for k, n in r.paths.items():
+            totals["paths"][k] = totals["paths"].get(k, 0) + n
+        totals["engine_seconds"] += r.engine_seconds
+        totals["warnings"] += [m for m in r.warnings if m not in totals["warnings"]]
+        totals["device"] = "cuda" if r.device == "cuda" else totals["device"]
+        totals["device_pixels"] += r.device_pixels
+        del block, w
+        _let_go(Y)
+        _let_go(weights)
+    return Result(**parts, **totals)
+
+
+def _result(r: Dict[str, Any], m: int, pixels: Tuple[int, ...]) -> Result:
+    """The engine's answer for a cube of ``pixels`` and ``m`` unknowns, shaped as :class:`Result` says."""
     return Result(x=r["x"].reshape((m,) + pixels), n_valid=r["n_valid"].reshape(pixels),
                   rank=r["rank"].reshape(pixels), rss=r["rss"].reshape(pixels), status=r["status"].reshape(pixels),
                   cond=r["cond"].reshape(pixels), paths=dict(r["paths"]), engine_seconds=r["engine_seconds"],
@@ -306,6 +373,45 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
                   temporal_coherence=None if r["temporal_coherence"] is None else r["temporal_coherence"].reshape(pixels),
                   iterations=None if r["iterations"] is None else r["iterations"].reshape(pixels),
                   objective=None if r["objective"] is None else r["objective"].reshape(pixels))
+
+
+def solve_file(Y: Union[str, "os.PathLike[str]"], A: Union[str, "os.PathLike[str]", ArrayLike, Design],
+               out: Union[str, "os.PathLike[str]"], *, weights: Optional[Union[str, "os.PathLike[str]"]] = None,
+               diag: Optional[str] = None, model: Optional[str] = None, residual: Optional[str] = None,
+               pairs: Optional[str] = None, times: Optional[str] = None, rcond: Optional[float] = None,
+               min_valid: int = 1, ridge: float = 0.0, device: str = "auto", device_float64: bool = False,
+               threads: int = 0, dtype: Any = None, memory: Optional[int] = None, stderr: bool = False,
+               cov: bool = False, loss: str = "l2", tol: float = 1e-6, max_iter: int = 500,
+               progress: Optional[Callable[[float], Optional[bool]]] = None) -> Dict[str, Any]:
+    """Solves the cube file ``Y`` into files without holding either in
+    memory, as ``cubesolve-cli solve Y A -o out`` does: a block of rows at a
+    time, its data within three quarters of ``memory`` (MB, default 256).
+
+    ``Y`` is a ``.npy`` cube (N, H, W), a raster GDAL reads, or a MintPy
+    ``ifgramStack.h5`` (with ``A="sbas"``: its network, read by MintPy's
+    rules). ``A`` is a design file (``.npy``, ``.csv``), a built design
+    (``"sbas"``, ``"poly:D"``, ``"harmonic:K[:P]"``, with ``pairs`` and
+    ``times`` files as the CLI's), or a matrix or :class:`Design`. ``out``
+    names the solution: ``.npy``, ``.tif`` (GeoTIFF, the cube's
+    georeference) or, for a stack, ``timeseries.h5`` in MintPy's layout.
+    ``diag`` is the prefix of the diagnostics (``PREFIX_status.npy``, ...;
+    ``stderr`` and ``cov`` need it), ``model`` and ``residual`` files of the
+    cube's shape. The other parameters are :func:`solve`'s. The files
+    appear when all is written, or none does.
+
+    Returns a dict: ``outputs`` (the files written), ``x_shape``,
+    ``blocks`` and ``rows_per_block``, ``paths`` and ``status`` (pixels per
+    path and per status name), ``engine_seconds`` and ``warnings``. Raises
+    as :func:`solve`, and OSError for a file that cannot be read or written.
+    """
+    spec, design = (os.fspath(A), None) if isinstance(A, (str, os.PathLike)) else (None, A if isinstance(A, Design) else Design(A))
+    return dict(_core.solve_file(
+        os.fspath(Y), spec, None if design is None else design._d, pairs=os.fspath(pairs or ""),
+        times=os.fspath(times or ""), weights=os.fspath(weights or ""), x=os.fspath(out), diag=os.fspath(diag or ""),
+        model=os.fspath(model or ""), residual=os.fspath(residual or ""), device_float64=bool(device_float64),
+        stderr=bool(stderr), covariance=bool(cov), loss=str(loss), tolerance=float(tol),
+        max_iterations=_integer(max_iter, "max_iter", 1, 1 << 30), progress=progress,
+        **_options(rcond, min_valid, ridge, device, threads, dtype, memory)))
 
 
 def _unpack(packed: np.ndarray, m: int, pixels: Tuple[int, ...]) -> np.ndarray:

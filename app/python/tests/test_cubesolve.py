@@ -562,3 +562,101 @@ def test_l1_recovers_the_series_through_unwrapping_errors():
     l1_ok = np.abs(l1.x - ref).max(axis=0) <= 0.1
     assert l2_off.sum() > 100
     assert (l1_ok & l2_off).sum() >= 0.90 * l2_off.sum(), f"{(l1_ok & l2_off).sum()} of {l2_off.sum()}"
+
+
+def _wide_cube(seed=11):
+    """A cube whose rows are wide enough that a 16 MB budget cuts it into blocks: odd
+    height, 20 % missing, and a band of rows with no valid value (a block of them)."""
+    rng = np.random.default_rng(seed)
+    Y = rng.normal(size=(60, 101, 2000)).astype(np.float32)
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    Y[:, 40:70, :] = np.nan
+    return Y, rng.normal(size=(60, 5))
+
+
+def _same_result(a, b):
+    """Every field equal to the bit, the rss to rounding (its summation order follows the engine's batches)."""
+    for f in ("x", "n_valid", "rank", "status", "stderr"):
+        assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+    assert np.allclose(a.rss, b.rss, rtol=1e-12, atol=0, equal_nan=True)
+    assert a.paths == b.paths
+
+
+def test_cube_on_disk_is_solved_by_rows(tmp_path):
+    # A memmap and an h5py dataset are read a block of rows at a time within
+    # the memory budget, and give what the cube in memory gives.
+    h5py = pytest.importorskip("h5py")
+    Y, A = _wide_cube()
+    whole = cubesolve.solve(Y, A, stderr=True)
+    np.save(tmp_path / "c.npy", Y)
+    with h5py.File(tmp_path / "c.h5", "w") as f:
+        f["y"] = Y
+    seen = []
+    on_disk = np.load(tmp_path / "c.npy", mmap_mode="r")
+    _same_result(whole, cubesolve.solve(on_disk, A, stderr=True, memory=16, progress=seen.append))
+    assert len(seen) > 1 and seen == sorted(seen) and 0.9 < seen[-1] <= 1.0
+    with h5py.File(tmp_path / "c.h5") as f:
+        _same_result(whole, cubesolve.solve(f["y"], A, stderr=True, memory=16))
+    with pytest.raises(cubesolve.Cancelled):
+        cubesolve.solve(on_disk, A, memory=16, progress=lambda f: f < 0.5)
+    with pytest.raises(ValueError, match="weights: expected Y's shape"):
+        cubesolve.solve(on_disk, A, weights=np.load(tmp_path / "c.npy", mmap_mode="r")[:, :5])
+
+
+def test_solve_file_writes_what_solve_returns(tmp_path):
+    # solve_file streams from file to files as the CLI does; the files hold
+    # what solve returns, whatever the design's form; refused runs write nothing.
+    Y, A = _wide_cube(12)
+    np.save(tmp_path / "c.npy", Y)
+    np.save(tmp_path / "A.npy", A)
+    whole = cubesolve.solve(Y, A, stderr=True)
+    out = str(tmp_path / "x.npy")
+    s = cubesolve.solve_file(tmp_path / "c.npy", tmp_path / "A.npy", out, diag=str(tmp_path / "d"), stderr=True, memory=16)
+    assert s["blocks"] > 1 and s["rows_per_block"] * s["blocks"] >= 101 and s["x_shape"] == [5, 101, 2000]
+    assert s["status"]["no-data"] == (whole.status == 2).sum() and s["paths"] == whole.paths
+    assert np.array_equal(np.load(out), whole.x, equal_nan=True)
+    assert np.array_equal(np.load(tmp_path / "d_stderr.npy"), whole.stderr, equal_nan=True)
+    assert np.array_equal(np.load(tmp_path / "d_status.npy"), whole.status)
+    s = cubesolve.solve_file(tmp_path / "c.npy", cubesolve.Design(A), tmp_path / "x2.npy", memory=16)
+    assert np.array_equal(np.load(tmp_path / "x2.npy"), whole.x, equal_nan=True)
+    cubesolve.solve_file(tmp_path / "c.npy", "poly:1", tmp_path / "p.npy")
+    assert np.array_equal(np.load(tmp_path / "p.npy"), cubesolve.solve(Y, cubesolve.design("poly:1", 60)).x, equal_nan=True)
+    for args, kw, error, message in [
+            (("nope.npy", "A.npy", "x3.npy"), {}, OSError, "nope.npy: cannot open"),
+            (("c.npy", "A.npy", "c.npy"), {}, ValueError, "apart from the inputs"),
+            (("c.npy", "A.npy", "x3.npy"), dict(stderr=True), ValueError, "stderr: expected diag"),
+            (("c.npy", "poly:x", "x3.npy"), {}, ValueError, "poly"),
+            (("c.npy", "A.npy", "x3.npy"), dict(progress=lambda f: False), cubesolve.Cancelled, None)]:
+        with pytest.raises(error, match=message):
+            cubesolve.solve_file(*(str(tmp_path / a) if a.endswith(".npy") else a for a in args), memory=16, **kw)
+    assert not (tmp_path / "x3.npy").exists()
+
+
+def test_cube_on_disk_larger_than_the_budget_stays_on_disk(tmp_path):
+    # A 256 MB memmap solved within 16 MB: the process's peak resident memory
+    # (mapped file pages included) stays far below the cube's size.
+    path = tmp_path / "big.npy"
+    cube = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(64, 1000, 1000))
+    rng = np.random.default_rng(5)
+    for r0 in range(0, 1000, 100):
+        block = rng.normal(size=(64, 100, 1000)).astype(np.float32)
+        block[rng.random(block.shape) < 0.1] = np.nan
+        cube[:, r0:r0 + 100] = block
+    cube.flush()
+    del cube
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("needs Linux's /proc/self/status (VmHWM, this process's peak resident memory)")
+    script = textwrap.dedent(f"""
+        import numpy as np, cubesolve
+        def peak():  # MB; (ru_maxrss would carry the parent's peak across exec)
+            return int([l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1]) // 1024
+        Y = np.load({str(path)!r}, mmap_mode="r")
+        before = peak()
+        r = cubesolve.solve(Y, cubesolve.design("poly:2", 64), memory=16)
+        print(before, peak(), int((r.status == 0).sum()))
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=os.environ, timeout=300)
+    assert run.returncode == 0, run.stderr
+    before, after, solved = (int(v) for v in run.stdout.split())
+    assert solved == 1000 * 1000
+    assert after - before < 128, f"peak resident memory grew by {after - before} MB for a 256 MB cube"

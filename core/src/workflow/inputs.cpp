@@ -13,6 +13,20 @@ bool is_stack(const std::string& cube_path, const std::string& design) {
   return design == "sbas" && is_stack_path(cube_path);
 }
 
+namespace {
+
+/// Opens the weights (when `weights` is not empty) and checks the shapes of the inputs.
+void open_weights(Inputs& in, const std::string& weights) {
+  if (!weights.empty()) {
+    in.weights = open_cube(weights);
+    in.weights_name = weights;
+  }
+  check_shapes(in.cube->shape(), in.design, in.weights ? &in.weights->shape() : nullptr, in.cube_name, in.design_name,
+               in.weights_name);
+}
+
+}  // namespace
+
 Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std::string& weights,
                    const InputOptions& options) {
   Inputs in;
@@ -51,14 +65,21 @@ Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std:
     if (design.spec == "sbas") in.pairs = read_pairs(design.pairs);
   }
   in.x_names = unknown_names(in.pairs, in.pairs.empty() ? design_terms(design) : std::vector<std::string>{}, in.x_design().cols());
-  if (!weights.empty()) {
-    in.weights = open_cube(weights);
-    in.weights_name = weights;
-  }
   in.files = {cube, weights, design.pairs, design.times};
   if (!is_design_spec(design.spec)) in.files.push_back(design.spec);
-  check_shapes(in.cube->shape(), in.design, in.weights ? &in.weights->shape() : nullptr, in.cube_name, in.design_name,
-               in.weights_name);
+  open_weights(in, weights);
+  return in;
+}
+
+Inputs open_inputs(const std::string& cube, const Design& design, const std::string& weights) {
+  Inputs in;
+  in.cube_name = cube;
+  in.design_name = "the design matrix";
+  in.cube = open_cube(cube);
+  in.design = design;
+  in.x_names = unknown_names({}, {}, design.cols());
+  in.files = {cube, weights};
+  open_weights(in, weights);
   return in;
 }
 

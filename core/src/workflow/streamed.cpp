@@ -63,6 +63,12 @@ SolveResult solve_block(const Inputs& in, const StreamPlan& plan, std::size_t bl
   return r;
 }
 
+void describe_outputs(ResultPaths& out, const Inputs& in) {
+  out.stack = in.stack;  // the time series in MintPy's layout carries the stack's dates and attributes
+  out.x_names = in.x_names;  // GeoTIFF bands named by date or term, and by pair
+  out.y_names = pair_names(in.pairs);
+}
+
 StreamedSolve solve_streamed(const Inputs& in, const ResultPaths& out, SolveOptions options, const Progress& progress) {
   out.check(in.files);
   const StreamPlan plan = plan_stream(in, out, options);

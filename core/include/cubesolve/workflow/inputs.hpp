@@ -85,6 +85,10 @@ struct Inputs {
 /// checks that their shapes agree. Throws IoError, InputError naming the file.
 Inputs open_inputs(const std::string& cube, const DesignSpec& design, const std::string& weights = "",
                    const InputOptions& options = {});
+/// A cube file with a design given as it is (no stack's rules), and its
+/// weights (when `weights` is not empty). Throws as open_inputs.
+Inputs open_inputs(const std::string& cube, const Design& design, const std::string& weights = "");
+
 /// The inputs that show K maps as they are: the identity design (K, K)
 /// named `names`, x_names those, maps set; no cube reader (the maps are
 /// read whole, read_mintpy_maps).

@@ -56,6 +56,11 @@ struct StreamedSolve {
   std::vector<std::string> outputs;  // the files written
 };
 
+/// Tells `out` what `in` is: a stack's dates and attributes (MintPy's
+/// layout), the names of the unknowns (dates, terms) and of the
+/// observations (pairs).
+void describe_outputs(ResultPaths& out, const Inputs& in);
+
 /// Solves `in` into the files of `out`, a block of rows at a time: a
 /// block's data take three quarters of options.memory, the engine's chunks
 /// the rest. The files appear when all is written, or none does. Throws as
