@@ -9,6 +9,9 @@
 #include <cubesolve/error.hpp>
 
 #include <csignal>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -77,6 +80,12 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+#ifdef __GLIBC__
+  // Blocks of rows come from and go back to the system: glibc's moving
+  // threshold would keep the freed blocks of a streamed solve (read on
+  // another thread, freed on this one) in the heap, above --memory.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
   const cli::mpi::Session mpi(&argc, &argv);  // under an MPI launcher; nothing otherwise
   const std::string command = argv[1];
   const std::vector<std::string> rest(argv + 2, argv + argc);

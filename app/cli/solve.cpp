@@ -7,6 +7,7 @@
 #include <cubesolve/error.hpp>
 #include <cubesolve/workflow/streamed.hpp>
 
+#include <cstdio>
 #include <iostream>
 
 namespace cubesolve::cli {
@@ -24,7 +25,13 @@ void print_json(const SolveReport& r) {
       .field("blocks", r.run.blocks)
       .field("rows_per_block", r.run.rows_per_block)
       .field("peak_memory_mb", r.peak_memory_mb)
-      .field("loss", loss_name(r.loss));
+      .field("loss", loss_name(r.loss))
+      .field("wall_seconds", r.run.wall_seconds)
+      .field("bytes_read", r.run.bytes_read)
+      .field("read_seconds", r.run.read_seconds)
+      .field("read_rate_mb_s", r.run.read_seconds > 0 ? static_cast<double>(r.run.bytes_read) / 1e6 / r.run.read_seconds : 0.0)
+      .field("read_ahead", r.run.read_ahead)
+      .field("wait_seconds", r.run.wait_seconds);
   if (!r.ranks.empty()) {
     double slowest = 0;
     j.field("ranks", r.ranks.size()).key("per_rank").begin_array();
@@ -51,6 +58,13 @@ void print_text(const SolveReport& r) {
   std::cout << "solved " << summary(r.run.totals);
   if (!r.ranks.empty()) std::cout << " (" << r.ranks.size() << " MPI ranks)";
   std::cout << "\n";
+  if (r.run.bytes_read > 0 && r.run.read_seconds > 0) {  // the solve against reading the file once
+    char ahead[96] = "";
+    if (r.run.read_ahead) std::snprintf(ahead, sizeof ahead, ", beside the solve, which waited %.2f s for it", r.run.wait_seconds);
+    std::printf("read %.1f MB in %.2f s (%.0f MB/s%s); %.2f s in all\n", static_cast<double>(r.run.bytes_read) / 1e6,
+                r.run.read_seconds, static_cast<double>(r.run.bytes_read) / 1e6 / r.run.read_seconds, ahead, r.run.wall_seconds);
+    std::fflush(stdout);
+  }
   for (const auto& p : r.run.outputs) std::cout << "wrote " << p << "\n";
 }
 

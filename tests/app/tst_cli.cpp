@@ -399,6 +399,19 @@ private slots:
     QVERIFY2(streamed.code == 0, qPrintable(streamed.err));
     const QJsonObject j = QJsonDocument::fromJson(streamed.out.toUtf8()).object();
     QVERIFY(j["blocks"].toInt() > 4);
+    // Each block read once, the next beside the solve of the one before.
+    QCOMPARE(j["bytes_read"].toDouble(), double(n * h * w * sizeof(float)));
+    QVERIFY(j["read_ahead"].toBool() && j["read_seconds"].toDouble() > 0 && j["read_rate_mb_s"].toDouble() > 0);
+    QVERIFY(j["wall_seconds"].toDouble() >= j["engine_seconds"].toDouble() && j["wait_seconds"].toDouble() <= j["wall_seconds"].toDouble());
+    {  // a file cut short: the block read ahead fails, and nothing is written
+      QFile full(file("big.npy")), cut(file("cut.npy"));
+      QVERIFY(full.open(QIODevice::ReadOnly) && cut.open(QIODevice::WriteOnly));
+      cut.write(full.read(full.size() * 2 / 3));
+    }
+    const Run failed = cli({"solve", file("cut.npy"), file("bigA.npy"), "-o", file("cut_x.npy"), "--memory", "16"});
+    QVERIFY2(failed.code == 3 || failed.code == 2, qPrintable(failed.err));
+    QVERIFY2(failed.err.contains("cut.npy") && failed.err.contains("truncated"), qPrintable(failed.err));
+    QVERIFY(!QFile::exists(file("cut_x.npy")));
     const Run whole = cli({"solve", file("big.npy"), file("bigA.npy"), "-o", file("bigall.npy"), "--diag", file("ball"),
                            "--memory", "4096", "--json"});
     QCOMPARE(whole.code, 0);

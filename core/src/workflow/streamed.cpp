@@ -1,10 +1,13 @@
 #include <cubesolve/workflow/streamed.hpp>
 
 #include <cubesolve/error.hpp>
+#include <cubesolve/io/mintpy.hpp>
 
 #include "io/sizes.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <future>
 
 namespace cubesolve {
 
@@ -33,7 +36,9 @@ StreamPlan plan_stream(const Inputs& in, const ResultPaths& out, const SolveOpti
   const double n = static_cast<double>(N), w = static_cast<double>(W);
   const bool extra = ResultWriter::extra_bytes_per_row(out, {N, 1, 1}, plan.x_type) > 0 ||
                      (in.stack && options.residuals);  // the model and residuals
-  const double row_bytes = w * (bytes_of(n, in.cube->dtype()) + (in.weights ? bytes_of(n, in.weights->dtype()) : 0) +
+  plan.read_ahead = !in.stack && !out.mintpy() && !is_stack_path(in.cube_name) && !is_stack_path(in.weights_name);
+  const double buffers = plan.read_ahead ? 2 : 1;
+  const double row_bytes = w * (buffers * (bytes_of(n, in.cube->dtype()) + (in.weights ? bytes_of(n, in.weights->dtype()) : 0)) +
                                 bytes_of(static_cast<double>(M) * (options.std_errors ? 2 : 1) + (options.covariance ? static_cast<double>(M * (M + 1) / 2) : 0), plan.x_type) + 34 + (extra ? 2 * bytes_of(n, plan.x_type) : 0));
   detail::check_row_fits(in.cube_name, W, row_bytes, options.memory, options.memory / 4 * 3);
   const auto per_row = static_cast<std::size_t>(row_bytes);
@@ -53,14 +58,37 @@ Progress block_progress(const StreamPlan& plan, std::size_t block, const Progres
   return [=](double f) { return progress(done + share * f); };
 }
 
-SolveResult solve_block(const Inputs& in, const StreamPlan& plan, std::size_t block, Array& rows,
-                        const Progress& progress) {
-  Array weights;
-  rows = in.rows(plan.first_row(block), plan.end_row(block), &weights);
+namespace {
+
+/// A block's rows of the cube and of the weights, and what reading them took.
+struct ReadBlock {
+  Array rows, weights;
+  double seconds = 0;
+};
+
+ReadBlock read_block(const Inputs& in, const StreamPlan& plan, std::size_t block) {
+  const auto start = std::chrono::steady_clock::now();
+  ReadBlock b;
+  b.rows = in.rows(plan.first_row(block), plan.end_row(block), &b.weights);
+  b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return b;
+}
+
+SolveResult solve_rows(const Inputs& in, const StreamPlan& plan, std::size_t block, const Array& rows, const Array& weights,
+                       const Progress& progress) {
   const Array* w = in.weights ? &weights : nullptr;
   SolveResult r = solve(rows, in.design, w, in.engine_options(plan.engine), progress);
   in.finish(r, rows, w, plan.engine, plan.first_row(block));
   return r;
+}
+
+}  // namespace
+
+SolveResult solve_block(const Inputs& in, const StreamPlan& plan, std::size_t block, Array& rows,
+                        const Progress& progress) {
+  ReadBlock b = read_block(in, plan, block);
+  rows = std::move(b.rows);
+  return solve_rows(in, plan, block, rows, b.weights, progress);
 }
 
 void describe_outputs(ResultPaths& out, const Inputs& in) {
@@ -70,20 +98,34 @@ void describe_outputs(ResultPaths& out, const Inputs& in) {
 }
 
 StreamedSolve solve_streamed(const Inputs& in, const ResultPaths& out, SolveOptions options, const Progress& progress) {
+  const auto start = std::chrono::steady_clock::now();
   out.check(in.files);
   const StreamPlan plan = plan_stream(in, out, options);
   ResultWriter writer(out, in.cube->shape(), in.design.cols(), plan.x_type, in.cube->dtype(), in.cube->geo());
   StreamedSolve s;
   s.totals.warnings = writer.notices();
   s.rows_per_block = plan.rows_per_block;
+  s.read_ahead = plan.read_ahead;
+  // Double-buffered: block b + 1 is read on another thread while block b is
+  // solved and written, so that a cube read from disk costs about the larger
+  // of reading it and solving it.
+  const auto read = [&in, &plan](std::size_t b) { return read_block(in, plan, b); };
+  std::future<ReadBlock> next;
+  if (plan.read_ahead) next = std::async(std::launch::async, read, std::size_t{0});
   for (std::size_t b = 0; b < plan.blocks; ++b) {
-    Array rows;
-    const SolveResult r = solve_block(in, plan, b, rows, block_progress(plan, b, progress));
+    const auto waited = std::chrono::steady_clock::now();
+    ReadBlock block = plan.read_ahead ? next.get() : read(b);
+    s.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - waited).count();
+    if (plan.read_ahead && b + 1 < plan.blocks) next = std::async(std::launch::async, read, b + 1);
+    s.read_seconds += block.seconds;
+    s.bytes_read += block.rows.nbytes() + block.weights.nbytes();
+    const SolveResult r = solve_rows(in, plan, b, block.rows, block.weights, block_progress(plan, b, progress));
     s.totals.add(r);
     ++s.blocks;
-    writer.write(plan.first_row(b), r, in.x_design(), rows);
+    writer.write(plan.first_row(b), r, in.x_design(), block.rows);
   }
   s.outputs = writer.commit();
+  s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return s;
 }
 

@@ -32,6 +32,10 @@ struct SolveTotals {
 /// quarters of the memory budget; the engine's chunks get the rest.
 struct StreamPlan {
   std::size_t height = 0, rows_per_block = 1, blocks = 1;
+  /// Whether the next block is read while one is solved (two blocks' data
+  /// in the budget): not where the cube or an output is HDF5, whose library
+  /// takes one call at a time.
+  bool read_ahead = false;
   SolveOptions engine;  // each block's solve
   DType x_type = DType::Float32;
 
@@ -53,6 +57,11 @@ Progress block_progress(const StreamPlan& plan, std::size_t block, const Progres
 struct StreamedSolve {
   SolveTotals totals;
   std::size_t blocks = 0, rows_per_block = 0;
+  bool read_ahead = false;
+  std::size_t bytes_read = 0;  // the cube's (and the weights') values, as read
+  double read_seconds = 0;     // spent reading them (beside the solve where read ahead)
+  double wait_seconds = 0;     // the solve waited for a read
+  double wall_seconds = 0;     // the whole solve, reading and writing included
   std::vector<std::string> outputs;  // the files written
 };
 
@@ -62,8 +71,8 @@ struct StreamedSolve {
 void describe_outputs(ResultPaths& out, const Inputs& in);
 
 /// Solves `in` into the files of `out`, a block of rows at a time: a
-/// block's data take three quarters of options.memory, the engine's chunks
-/// the rest. The files appear when all is written, or none does. Throws as
+/// block's data take three quarters of options.memory (two blocks' where
+/// the next is read while one is solved), the engine's chunks the rest. The files appear when all is written, or none does. Throws as
 /// solve() (Cancelled when `progress` returns false), IoError, InputError.
 StreamedSolve solve_streamed(const Inputs& in, const ResultPaths& out, SolveOptions options,
                              const Progress& progress = {});
