@@ -12,6 +12,7 @@
 #include <cubesolve/io/npy.hpp>
 #include <cubesolve/workflow/inputs.hpp>
 #include <cubesolve/workflow/results.hpp>
+#include <cubesolve/workflow/streamed.hpp>
 
 #include <QDir>
 #include <QFileInfo>
@@ -55,10 +56,23 @@ Change maps_change(const std::string& path) {
   return c;
 }
 
+/// A .npy cube kept on disk: mapped for the views, which read what they
+/// show as they show it; its masks from one pass a block of rows at a time,
+/// and solved the same way (Document::solve), so that it is never in memory
+/// as a whole, and a cube larger than memory opens.
+Change disk_change(Array mapped, CubeReader& reader, const std::string& path, std::size_t memory, const Progress& progress) {
+  Change c;
+  c.on_disk = stamp_of(path);
+  c.masks = stream_masks(reader, nullptr, memory, progress);
+  c.cube = std::make_shared<const Array>(std::move(mapped));
+  c.cube_name = QString::fromStdString(path);
+  return c;
+}
+
 /// A cube file, or a MintPy stack's kept interferograms with their design,
 /// opened as the CLI opens them (open_inputs: MintPy's rules as `options`
 /// say, the coherence weights, the velocity formulation).
-Change read_cube_file(const std::string& path, InputOptions options, const Progress& progress) {
+Change read_cube_file(const std::string& path, InputOptions options, std::size_t memory, const Progress& progress) {
   if (is_mintpy_maps(path)) return maps_change(path);
   if (is_stack(path, "sbas")) {
     options.stack.unreferenced_if_none = true;  // the window says so and offers to pick the reference
@@ -91,6 +105,8 @@ Change read_cube_file(const std::string& path, InputOptions options, const Progr
     return c;
   }
   auto reader = open_cube(path);
+  if (has_extension(path, ".npy"))
+    if (Array mapped = map_npy(path); !mapped.empty()) return disk_change(std::move(mapped), *reader, path, memory, progress);
   Array cube = read_all(*reader, progress);
   return cube_change(std::move(cube), path, reader->geo(), reader->band_dates());
 }
@@ -125,14 +141,20 @@ Change design_of(const DesignSpec& d, std::size_t n) {
   return c;
 }
 
-/// Weights of the cube's shape, with the cube's masks redone under them.
-Change weights_change(Array w, const std::string& path, const std::shared_ptr<const Array>& cube) {
+/// Weights of the cube's shape, with the cube's masks redone under them
+/// (read again a block of rows at a time from `disk`, a cube kept on disk).
+Change weights_change(Array w, const std::string& path, const std::shared_ptr<const Array>& cube, const std::string& disk = "") {
   if (!cube) throw InputError("open a cube before its weights");
   check_like_cube(w.shape(), cube->shape(), path);
   Change c;
   c.weights = std::make_shared<const Array>(std::move(w));
   c.weights_name = QString::fromStdString(path);
-  c.masks = analyze_masks(*cube, c.weights.get());
+  if (disk.empty()) {
+    c.masks = analyze_masks(*cube, c.weights.get());
+  } else {
+    const auto weights = array_reader(c.weights);
+    c.masks = stream_masks(*open_cube(disk), weights.get(), SolveOptions{}.memory);
+  }
   return c;
 }
 
@@ -291,6 +313,8 @@ void Document::apply(Change c) {
     if (!c.ref_date.isEmpty()) ref_date_ = c.ref_date;
     inputs_ = std::move(c.inputs);
     band_dates_ = std::move(c.band_dates);
+    cube_stamp_ = c.on_disk;
+    stale_reported_ = false;
     channel_units_ = std::move(c.channel_units);
     result_.reset();
     if (c.drop_weights || (weights_ && weights_->shape() != cube_->shape())) weights_.reset();
@@ -340,7 +364,8 @@ void Document::openCube(const QString& path) {
   const std::string p = path.toStdString();
   input_options_.stack.ref_y = input_options_.stack.ref_x = -1;  // another stack's pixel means nothing here
   const InputOptions options = input_options_;
-  load("read cube", [p, options](const Progress& progress) { return read_cube_file(p, options, progress); });
+  const std::size_t memory = options_.memory;
+  load("read cube", [p, options, memory](const Progress& progress) { return read_cube_file(p, options, memory, progress); });
 }
 
 void Document::setInputOptions(const InputOptions& options) {
@@ -350,7 +375,19 @@ void Document::setInputOptions(const InputOptions& options) {
   }
   cancel();
   const std::string p = cube_name_.toStdString();
-  load("read cube", [p, options](const Progress& progress) { return read_cube_file(p, options, progress); });  // the options hold once it is read
+  load("read cube", [p, options](const Progress& progress) { return read_cube_file(p, options, 0, progress); });  // the options hold once it is read
+}
+
+bool Document::cubeIntact() {
+  if (!cube_stamp_) return true;
+  try {
+    check_unchanged(cube_name_.toStdString(), *cube_stamp_);
+    return true;
+  } catch (const std::exception& e) {
+    if (!stale_reported_) fail(QString::fromUtf8(e.what()), exit_code(e));
+    stale_reported_ = true;
+    return false;
+  }
 }
 
 bool Document::isStack() const {
@@ -445,7 +482,8 @@ void Document::buildDesign(const QString& spec, const QString& pairs, const QStr
 void Document::openWeights(const QString& path) {
   const std::string p = path.toStdString();
   const auto cube = cube_;
-  load("read weights", [p, cube](const Progress&) { return weights_change(read_npy(p), p, cube); });
+  const std::string disk = cube_stamp_ ? cube_name_.toStdString() : "";
+  load("read weights", [p, cube, disk](const Progress&) { return weights_change(read_npy(p), p, cube, disk); });
 }
 
 void Document::openAny(const QString& path) {
@@ -456,9 +494,10 @@ void Document::openAny(const QString& path) {
   // there), another 3-D array a new cube, a 2-D one a design matrix.
   const auto cube = cube_;
   const bool has_design = design_ != nullptr;
-  load("read file", [p, cube, has_design](const Progress&) {
+  const std::string disk = cube_stamp_ ? cube_name_.toStdString() : "";
+  load("read file", [p, cube, has_design, disk](const Progress&) {
     Array a = read_npy(p);
-    if (a.ndim() == 3 && a.shape() == cube->shape() && has_design) return weights_change(std::move(a), p, cube);
+    if (a.ndim() == 3 && a.shape() == cube->shape() && has_design) return weights_change(std::move(a), p, cube, disk);
     if (a.ndim() == 3) return cube_change(std::move(a), p, {});
     return design_change(std::move(a), p, cube->dim(0));
   });
@@ -469,8 +508,9 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
   const std::string c = cube.toStdString(), w = weights.toStdString();
   const DesignSpec d{design.toStdString(), pairs.toStdString(), times.toStdString()};
   const InputOptions options = input_options_;
-  load("read files", [c, d, w, options](const Progress& progress) {
-    Change ch = read_cube_file(c, options, progress);
+  const std::size_t memory = options_.memory;
+  load("read files", [c, d, w, options, memory](const Progress& progress) {
+    Change ch = read_cube_file(c, options, memory, progress);
     if (!d.spec.empty()) {
       Change dc = design_of(dated(d, ch.band_dates), ch.cube->dim(0));
       ch.design = std::move(dc.design);
@@ -485,7 +525,7 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
       }
     }
     if (!w.empty()) {
-      Change wc = weights_change(read_npy(w), w, ch.cube);
+      Change wc = weights_change(read_npy(w), w, ch.cube, ch.on_disk ? c : "");
       ch.weights = std::move(wc.weights);
       ch.weights_name = wc.weights_name;
       ch.masks = std::move(wc.masks);
@@ -504,11 +544,26 @@ void Document::solve() {
   // the reference pixel what it is by definition.
   const auto in = inputs_;
   const auto cube = cube_, weights = use_weights_ ? weights_ : nullptr;
+  const auto design = solve_design_;
   const SolveOptions options = options_;
-  pending_ = worker_->solve(cube_, solve_design_, weights, in ? in->engine_options(options_) : options_,
-                            [in, cube, weights, options](SolveResult& r) {
-                              if (in) in->finish(r, *cube, weights.get(), options, 0);
-                            });
+  if (cube_stamp_) {  // a cube on disk: read a block of rows at a time, as the CLI's solve (and to the bit its answers)
+    const std::string path = cube_name_.toStdString();
+    const FileStamp stamp = *cube_stamp_;
+    pending_ = worker_->solve([path, stamp, design, weights, options](const Progress& progress) {
+      check_unchanged(path, stamp);
+      Inputs disk = open_inputs(path, *design);
+      if (weights) disk.weights = array_reader(weights);
+      SolveResult r = solve_in_blocks(disk, options, progress);
+      check_unchanged(path, stamp);  // (a file changed meanwhile gave no answer of its own)
+      return r;
+    });
+  } else {
+    pending_ = worker_->solve([in, cube, design, weights, options](const Progress& progress) {
+      SolveResult r = cubesolve::solve(*cube, *design, weights.get(), in ? in->engine_options(options) : options, progress);
+      if (in) in->finish(r, *cube, weights.get(), options, 0);
+      return r;
+    });
+  }
   emit solveStarted();
 }
 

@@ -11,6 +11,7 @@
 #include <cubesolve/data/mask.hpp>
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/data/designs.hpp>
+#include <cubesolve/io/files.hpp>
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/raster.hpp>
 #include <cubesolve/workflow/inputs.hpp>
@@ -134,6 +135,12 @@ public:
   QString channelUnit(int k) const;
   /// What the open MintPy stack says about itself (null for other cubes).
   std::shared_ptr<const StackInfo> stack() const { return inputs_ ? inputs_->stack : nullptr; }
+  /// Whether the cube is kept on disk (a .npy file mapped, read as it is
+  /// shown, solved a block of rows at a time) rather than read into memory.
+  bool cubeOnDisk() const { return cube_stamp_.has_value(); }
+  /// Whether the cube's values can be read: false (and failed(), once) for
+  /// a cube on disk whose file was cut short or changed since it was opened.
+  bool cubeIntact();
   const QString& cubeName() const { return cube_name_; }
   const QString& designName() const { return design_name_; }
   const QString& weightsName() const { return weights_name_; }
@@ -285,6 +292,7 @@ public:
     QString ref_date;             // a MintPy time series' REF_DATE, the date it is shown relative to
     std::vector<std::string> band_dates;  // the cube's bands' own dates (a raster's DATE or band names)
     std::vector<QString> channel_units;   // each solution channel's unit, where the file says (maps read as they are)
+    std::optional<FileStamp> on_disk;     // a cube kept on disk (mapped), as its file was when opened
     std::shared_ptr<const Array> weights;
     QString weights_name;
     bool drop_weights = false;  // the new cube comes without weights (a demo)
@@ -311,6 +319,8 @@ private:
   std::vector<DatePair> pairs_;
   std::vector<std::string> band_dates_;
   std::vector<QString> channel_units_;
+  std::optional<FileStamp> cube_stamp_;  // the cube is its file, mapped (kept on disk), as it was when opened
+  bool stale_reported_ = false;
   std::vector<std::string> terms_;
   std::vector<Harmonic> harmonics_;
   InputOptions input_options_;

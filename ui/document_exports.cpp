@@ -40,10 +40,12 @@ void Document::exportSolution(const QString& path, bool cubes) {
   const auto design = design_;
   const auto cube = cube_;
   const GeoReference geo = geo_;
+  const auto stamp = cube_stamp_;
   worker_->run<QStringList>(
       "export solution",
-      [paths, inputs, result, design, cube, geo](const Progress& progress) {
+      [paths, inputs, result, design, cube, geo, stamp](const Progress& progress) {
         paths.check(inputs);
+        if (stamp) check_unchanged(inputs[0], *stamp);  // a cube on disk is read for the model and residuals
         QStringList written;
         for (const auto& p : write_result(paths, *result, *design, *cube, geo, progress)) written << QString::fromStdString(p);
         return written;

@@ -62,8 +62,9 @@ ChartView::Series InspectorPage::pixelSeries(int row, int col) const {
   const std::size_t W = cube->dim(2), P = cube->dim(1) * W, N = cube->dim(0);
   const std::size_t p = static_cast<std::size_t>(row) * W + static_cast<std::size_t>(col);
   const auto weights = doc_->useWeights() ? doc_->weights() : nullptr;
-  s.observed.resize(N);
-  for (std::size_t i = 0; i < N; ++i) {
+  s.observed.assign(N, std::nan(""));
+  const bool intact = doc_->cubeIntact();  // (a file changed since it was opened is not read)
+  for (std::size_t i = 0; i < N && intact; ++i) {
     s.observed[i] = cube->value(i * P + p);
     if (weights && !(weights->value(i * P + p) > 0)) s.observed[i] = std::nan("");
   }

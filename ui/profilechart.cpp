@@ -25,7 +25,7 @@ void ProfileChart::refresh() {
   const bool on_map = H > 0 && cube && static_cast<std::size_t>(H) == cube->dim(1) && static_cast<std::size_t>(W) == cube->dim(2);
   const bool any = std::any_of(doc_->profiles().begin(), doc_->profiles().end(), [](const Document::Profile& p) { return p.shown; });
   std::vector<double> observed;  // the observation the model layer fits, in the unit shown
-  if (on_map && any && page_->layer() == Layer::Model && static_cast<std::size_t>(page_->channel()) < cube->dim(0)) {
+  if (on_map && any && page_->layer() == Layer::Model && static_cast<std::size_t>(page_->channel()) < cube->dim(0) && doc_->cubeIntact()) {
     const std::size_t P = static_cast<std::size_t>(H) * W, band = static_cast<std::size_t>(page_->channel());
     const auto weights = doc_->useWeights() ? doc_->weights() : nullptr;
     observed.resize(P);

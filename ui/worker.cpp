@@ -30,8 +30,7 @@ std::vector<std::pair<QString, bool>> Worker::log() const {
   return log_;
 }
 
-int Worker::solve(std::shared_ptr<const Array> cube, std::shared_ptr<const Design> design, std::shared_ptr<const Array> weights,
-                  const SolveOptions& options, std::function<void(SolveResult&)> finish) {
+int Worker::solve(std::function<SolveResult(const Progress&)> work) {
   if (token_) *token_ = true;  // a newer request replaces the running one
   auto token = std::make_shared<std::atomic<bool>>(false);
   token_ = token;
@@ -39,16 +38,15 @@ int Worker::solve(std::shared_ptr<const Array> cube, std::shared_ptr<const Desig
   ++running_;
   QMetaObject::invokeMethod(
       worker_,
-      [this, id, token, cube, design, weights, options, finish] {
+      [this, id, token, work] {
         note("solve");
         auto report = [this, id](auto emitter) { QMetaObject::invokeMethod(this, emitter, Qt::QueuedConnection); };
         try {
           if (*token) throw Cancelled();
-          auto result = std::make_shared<SolveResult>(cubesolve::solve(*cube, *design, weights.get(), options, [&](double f) {
+          auto result = std::make_shared<SolveResult>(work([&](double f) {
             report([this, id, f] { emit progress(id, f); });
             return !token->load() && !QThread::currentThread()->isInterruptionRequested();
           }));
-          if (finish) finish(*result);
           --running_;
           report([this, id, result = std::shared_ptr<const SolveResult>(std::move(result))] { emit finished(id, result); });
         } catch (const Cancelled&) {

@@ -29,10 +29,9 @@ public:
   explicit Worker(QObject* parent = nullptr);
   ~Worker() override;
 
-  /// Queues a solve and returns its id; `finish` (where given) completes the
-  /// result on the worker thread.
-  int solve(std::shared_ptr<const Array> cube, std::shared_ptr<const Design> design, std::shared_ptr<const Array> weights,
-            const SolveOptions& options, std::function<void(SolveResult&)> finish = {});
+  /// Queues a solve and returns its id: `work` runs on the worker thread
+  /// with a Progress that reports progress() and says whether to go on.
+  int solve(std::function<SolveResult(const Progress&)> work);
   void cancel();
   bool busy() const { return running_.load() > 0; }
 

@@ -151,8 +151,10 @@ Array take_pixels(const Array& cube, const std::vector<std::size_t>& pixels) {
 }
 
 void put_rows(Array& whole, std::size_t r0, const Array& block) {
-  const std::size_t B = block.dim(0), R = block.dim(1), W = block.dim(2), H = whole.dim(1), e = dtype_size(block.dtype());
-  if (block.dtype() != whole.dtype() || whole.dim(0) != B || whole.dim(2) != W || r0 + R > H)
+  const bool plane = block.ndim() == 2;
+  const std::size_t B = plane ? 1 : block.dim(0), R = block.dim(plane ? 0 : 1), W = block.dim(plane ? 1 : 2), e = dtype_size(block.dtype());
+  const std::size_t H = whole.ndim() == block.ndim() ? whole.dim(plane ? 0 : 1) : 0;
+  if (block.dtype() != whole.dtype() || H == 0 || (!plane && whole.dim(0) != B) || whole.dim(plane ? 1 : 2) != W || r0 + R > H)
     throw InputError("rows " + std::to_string(r0) + " to " + std::to_string(r0 + R) + ": expected a block within the array");
   for (std::size_t b = 0; b < B; ++b)
     std::memcpy(static_cast<char*>(whole.raw()) + (b * H + r0) * W * e, static_cast<const char*>(block.raw()) + b * R * W * e, R * W * e);

@@ -65,9 +65,10 @@ double MaskStats::missing_fraction() const {
 
 namespace {
 
-/// Packs the masks and counts what is missing, in pixel blocks on all threads.
-void pack_masks(MaskStats& s, const Array& cube, const Array* weights, const Progress& progress) {
-  const std::size_t N = s.n, P = s.height * s.width;
+/// Packs the masks of `cube`'s pixels, pixel p0 on, and counts what is
+/// missing, in pixel blocks on all threads.
+void pack_masks(MaskStats& s, std::size_t p0, const Array& cube, const Array* weights, const Progress& progress) {
+  const std::size_t N = s.n, P = cube.dim(1) * cube.dim(2);
   const int threads = detail::thread_count(0);
   std::vector<std::array<std::size_t, 3>> counts(static_cast<std::size_t>(threads), {0, 0, 0});
   auto pack = [&](auto values) {
@@ -75,8 +76,8 @@ void pack_masks(MaskStats& s, const Array& cube, const Array* weights, const Pro
         P, 4096, threads,
         [&](int t, std::size_t begin, std::size_t end) {
           std::size_t nan = 0, inf = 0, zero = 0;  // locals: no aliasing with the outputs
-          std::uint64_t* masks = s.masks.data();
-          std::int32_t* n_valid = s.n_valid.data();
+          std::uint64_t* masks = s.masks.data() + p0 * s.words;
+          std::int32_t* n_valid = s.n_valid.data() + p0;
           const std::size_t words = s.words;
           for (std::size_t i = 0; i < N; ++i) {
             const std::uint64_t bit = std::uint64_t{1} << (i % 64);
@@ -118,7 +119,28 @@ void pack_masks(MaskStats& s, const Array& cube, const Array* weights, const Pro
   s.missing = s.nan_count + s.inf_count + s.zero_weight;
 }
 
-/// Groups identical masks (see MaskTable).
+}  // namespace
+
+MaskStats masks_for(std::size_t n, std::size_t height, std::size_t width) {
+  MaskStats s;
+  s.n = n;
+  s.height = height;
+  s.width = width;
+  const std::size_t P = height * width;
+  s.words = std::max<std::size_t>(1, (n + 63) / 64);
+  s.n_valid.assign(P, 0);
+  s.masks.assign(P * s.words, 0);
+  return s;
+}
+
+void pack_rows(MaskStats& s, std::size_t r0, const Array& rows, const Array* weights) {
+  if (rows.ndim() != 3 || rows.dim(0) != s.n || rows.dim(2) != s.width || r0 + rows.dim(1) > s.height)
+    throw InputError("cube rows: expected (" + std::to_string(s.n) + ", R, " + std::to_string(s.width) + ") within " +
+                     std::to_string(s.height) + " rows, found " + shape_string(rows.shape()) + " at row " + std::to_string(r0));
+  if (weights) check_like_cube(weights->shape(), rows.shape(), "weights");
+  pack_masks(s, r0 * s.width, rows, weights, {});
+}
+
 void group_masks(MaskStats& s, const Progress& progress) {
   const std::size_t P = s.pixels();
   detail::MaskTable table(s.words);
@@ -131,24 +153,15 @@ void group_masks(MaskStats& s, const Progress& progress) {
   s.group_size = std::move(table.sizes());
 }
 
-}  // namespace
-
 MaskStats analyze_masks(const Array& cube, const Array* weights, const Progress& progress) {
   if (cube.ndim() != 3)
     throw InputError("cube: expected 3 dimensions (N, H, W), found shape " + shape_string(cube.shape()));
   if (weights) check_like_cube(weights->shape(), cube.shape(), "weights");
-  MaskStats s;
-  s.n = cube.dim(0);
-  s.height = cube.dim(1);
-  s.width = cube.dim(2);
-  const std::size_t P = s.height * s.width;
-  s.words = std::max<std::size_t>(1, (s.n + 63) / 64);
-  s.n_valid.assign(P, 0);
-  s.masks.assign(P * s.words, 0);
+  MaskStats s = masks_for(cube.dim(0), cube.dim(1), cube.dim(2));
   auto share = [&](double lo, double hi) {
     return progress ? Progress([=](double f) { return progress(lo + (hi - lo) * f); }) : Progress();
   };
-  pack_masks(s, cube, weights, share(0, 0.8));
+  pack_masks(s, 0, cube, weights, share(0, 0.8));
   group_masks(s, share(0.8, 1.0));
   return s;
 }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace cubesolve {
@@ -20,6 +21,21 @@ bool has_extension(const std::string& path, const std::string& ext) {
   return path.size() >= ext.size() && std::equal(ext.rbegin(), ext.rend(), path.rbegin(), [](char e, char c) {
            return std::tolower(static_cast<unsigned char>(c)) == e;
          });
+}
+
+FileStamp stamp_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw IoError(path + ": cannot read: " + std::strerror(errno));
+  return {static_cast<std::uint64_t>(st.st_size),
+          static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + static_cast<std::int64_t>(st.st_mtim.tv_nsec)};
+}
+
+void check_unchanged(const std::string& path, const FileStamp& opened) {
+  const FileStamp now = stamp_of(path);
+  if (now != opened)
+    throw IoError(path + ": expected the file as it was opened (" + std::to_string(opened.size) + " bytes), found it " +
+                  (now.size < opened.size ? "cut short to " + std::to_string(now.size) + " bytes" : "changed") +
+                  " since: open it again");
 }
 
 Array read_array(const std::string& path) {

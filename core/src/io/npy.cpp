@@ -14,6 +14,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the .npy code assumes a little-endian host");
 
 namespace cubesolve {
@@ -235,6 +239,22 @@ Array read_npy(const std::string& path) {
     done += count;
   }
   return out;
+}
+
+Array map_npy(const std::string& path) {
+  std::ifstream in;
+  const Header h = open_npy(in, path);
+  in.close();
+  if (h.fortran || h.order == '>' || h.kind != 'f' || (h.itemsize != 4 && h.itemsize != 8) || shape_size(h.shape) == 0) return {};
+  const std::size_t length = h.data_offset + shape_size(h.shape) * h.itemsize;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(path + ": cannot open for reading: " + std::strerror(errno));
+  void* base = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);  // (the mapping keeps the file)
+  if (base == MAP_FAILED) throw IoError(path + ": cannot map the file: " + std::strerror(errno));
+  std::shared_ptr<void> owner(base, [length](void* p) { ::munmap(p, length); });
+  return Array::borrow(h.itemsize == 4 ? DType::Float32 : DType::Float64, h.shape, static_cast<char*>(base) + h.data_offset,
+                       std::move(owner));
 }
 
 namespace {

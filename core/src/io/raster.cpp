@@ -49,6 +49,22 @@ Array read_all(CubeReader& reader, const Progress& progress) {
   return whole;
 }
 
+namespace {
+class ArrayReader : public CubeReader {
+public:
+  explicit ArrayReader(std::shared_ptr<const Array> cube) : cube_(std::move(cube)) {
+    shape_ = cube_->shape();
+    dtype_ = cube_->dtype();
+  }
+  Array rows(std::size_t r0, std::size_t r1) override { return take_rows(*cube_, r0, r1); }
+
+private:
+  std::shared_ptr<const Array> cube_;
+};
+}  // namespace
+
+std::unique_ptr<CubeReader> array_reader(std::shared_ptr<const Array> cube) { return std::make_unique<ArrayReader>(std::move(cube)); }
+
 std::unique_ptr<CubeReader> open_cube(const std::string& path) {
   auto reader = has_extension(path, ".npy") ? open_npy_cube(path) : open_raster_cube(path);
   check_cube_shape(reader->shape(), reader->dtype(), path);

@@ -82,7 +82,81 @@ SolveResult solve_rows(const Inputs& in, const StreamPlan& plan, std::size_t blo
   return r;
 }
 
+/// Reads and solves the plan's blocks in order, with plan.read_ahead the
+/// next block read on another thread while one is solved, so that a cube
+/// read from disk costs about the larger of reading it and solving it;
+/// `each(b, rows, result)` takes each block; `s` gets the counts and times.
+template <class Each>
+void solve_blocks(const Inputs& in, const StreamPlan& plan, const Progress& progress, StreamedSolve& s, Each&& each) {
+  s.read_ahead = plan.read_ahead;
+  s.rows_per_block = plan.rows_per_block;
+  const auto read = [&in, &plan](std::size_t b) { return read_block(in, plan, b); };
+  std::future<ReadBlock> next;
+  if (plan.read_ahead) next = std::async(std::launch::async, read, std::size_t{0});
+  for (std::size_t b = 0; b < plan.blocks; ++b) {
+    const auto waited = std::chrono::steady_clock::now();
+    ReadBlock block = plan.read_ahead ? next.get() : read(b);
+    s.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - waited).count();
+    if (plan.read_ahead && b + 1 < plan.blocks) next = std::async(std::launch::async, read, b + 1);
+    s.read_seconds += block.seconds;
+    s.bytes_read += block.rows.nbytes() + block.weights.nbytes();
+    const SolveResult r = solve_rows(in, plan, b, block.rows, block.weights, block_progress(plan, b, progress));
+    s.totals.add(r);
+    ++s.blocks;
+    each(b, block.rows, r);
+  }
+}
+
+/// Block `part` of a result at row r0 of `whole` (its parts made on the first block, for `height` rows).
+void put_result_rows(Array& whole, const Array& part, std::size_t r0, std::size_t height) {
+  if (part.empty()) return;
+  if (whole.empty()) {
+    Shape shape = part.shape();
+    shape[shape.size() - 2] = height;
+    whole = Array::uninitialized(part.dtype(), shape);
+  }
+  put_rows(whole, r0, part);
+}
+
 }  // namespace
+
+MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress) {
+  const Shape& shape = cube.shape();
+  if (weights) check_like_cube(weights->shape(), shape, "weights");
+  MaskStats s = masks_for(shape[0], shape[1], shape[2]);
+  const std::size_t row_bytes = shape[0] * shape[2] * (dtype_size(cube.dtype()) + (weights ? dtype_size(weights->dtype()) : 0));
+  const std::size_t per_block = std::min(memory / 2, std::size_t{32} << 20);  // (a report per 32 MB at most)
+  const std::size_t rows = std::clamp<std::size_t>(per_block / std::max<std::size_t>(row_bytes, 1), 1, std::max<std::size_t>(shape[1], 1));
+  for (std::size_t r0 = 0; r0 < shape[1]; r0 += rows) {
+    const std::size_t r1 = std::min(shape[1], r0 + rows);
+    const Array block = cube.rows(r0, r1), w = weights ? weights->rows(r0, r1) : Array();
+    pack_rows(s, r0, block, weights ? &w : nullptr);
+    if (progress && !progress(0.8 * static_cast<double>(r1) / static_cast<double>(shape[1]))) throw Cancelled();
+  }
+  group_masks(s, progress ? Progress([&progress](double f) { return progress(0.8 + 0.2 * f); }) : Progress());
+  if (progress && !progress(1.0)) throw Cancelled();
+  return s;
+}
+
+SolveResult solve_in_blocks(const Inputs& in, const SolveOptions& options, const Progress& progress) {
+  const StreamPlan plan = plan_stream(in, ResultPaths{}, options);
+  SolveResult whole;
+  StreamedSolve s;
+  solve_blocks(in, plan, progress, s, [&](std::size_t b, const Array&, const SolveResult& r) {
+    const std::size_t r0 = plan.first_row(b);
+    for (auto part : {&SolveResult::x, &SolveResult::n_valid, &SolveResult::rank, &SolveResult::rss, &SolveResult::status, &SolveResult::cond,
+                      &SolveResult::std_error, &SolveResult::covariance, &SolveResult::iterations, &SolveResult::objective,
+                      &SolveResult::temporal_coherence})
+      put_result_rows(whole.*part, r.*part, r0, plan.height);
+  });
+  whole.paths = s.totals.paths;
+  whole.engine_seconds = s.totals.engine_seconds;
+  whole.threads = s.totals.threads;
+  whole.device = s.totals.device;
+  whole.device_pixels = s.totals.device_pixels;
+  whole.warnings = s.totals.warnings;
+  return whole;
+}
 
 SolveResult solve_block(const Inputs& in, const StreamPlan& plan, std::size_t block, Array& rows,
                         const Progress& progress) {
@@ -104,26 +178,8 @@ StreamedSolve solve_streamed(const Inputs& in, const ResultPaths& out, SolveOpti
   ResultWriter writer(out, in.cube->shape(), in.design.cols(), plan.x_type, in.cube->dtype(), in.cube->geo());
   StreamedSolve s;
   s.totals.warnings = writer.notices();
-  s.rows_per_block = plan.rows_per_block;
-  s.read_ahead = plan.read_ahead;
-  // Double-buffered: block b + 1 is read on another thread while block b is
-  // solved and written, so that a cube read from disk costs about the larger
-  // of reading it and solving it.
-  const auto read = [&in, &plan](std::size_t b) { return read_block(in, plan, b); };
-  std::future<ReadBlock> next;
-  if (plan.read_ahead) next = std::async(std::launch::async, read, std::size_t{0});
-  for (std::size_t b = 0; b < plan.blocks; ++b) {
-    const auto waited = std::chrono::steady_clock::now();
-    ReadBlock block = plan.read_ahead ? next.get() : read(b);
-    s.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - waited).count();
-    if (plan.read_ahead && b + 1 < plan.blocks) next = std::async(std::launch::async, read, b + 1);
-    s.read_seconds += block.seconds;
-    s.bytes_read += block.rows.nbytes() + block.weights.nbytes();
-    const SolveResult r = solve_rows(in, plan, b, block.rows, block.weights, block_progress(plan, b, progress));
-    s.totals.add(r);
-    ++s.blocks;
-    writer.write(plan.first_row(b), r, in.x_design(), block.rows);
-  }
+  solve_blocks(in, plan, progress, s,
+               [&](std::size_t b, const Array& rows, const SolveResult& r) { writer.write(plan.first_row(b), r, in.x_design(), rows); });
   s.outputs = writer.commit();
   s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return s;

@@ -96,6 +96,35 @@ private slots:
     if (blobs) QVERIFY(s.pixels_in_groups_of_at_least(16) > 0);
   }
 
+  // A block of rows at a time (one-row blocks, blocks of an odd size, a
+  // block without any valid value): the same statistics as the whole cube.
+  void byRowsAsTheWholeCube() {
+    testing::Rng rng(4);
+    const std::size_t N = 70, H = 23, W = 9;
+    Array cube(DType::Float32, {N, H, W}), weights(DType::Float64, {N, H, W});
+    for (std::size_t i = 0; i < cube.size(); ++i) {
+      const std::size_t row = (i / W) % H;
+      cube.data<float>()[i] = (row >= 5 && row < 12) || rng.uniform() < 0.3 ? NAN : static_cast<float>(rng.normal());
+      weights.data<double>()[i] = rng.uniform() < 0.1 ? 0.0 : 1.0;
+    }
+    for (const Array* w : std::initializer_list<const Array*>{nullptr, &weights}) {
+      const MaskStats whole = analyze_masks(cube, w);
+      for (std::size_t rows : {std::size_t{1}, std::size_t{7}, H}) {
+        MaskStats s = masks_for(N, H, W);
+        for (std::size_t r0 = 0; r0 < H; r0 += rows) {
+          const std::size_t r1 = std::min(H, r0 + rows);
+          const Array block = take_rows(cube, r0, r1), wb = take_rows(weights, r0, r1);
+          pack_rows(s, r0, block, w ? &wb : nullptr);
+        }
+        group_masks(s);
+        QVERIFY(s.masks == whole.masks && s.n_valid == whole.n_valid && s.group_of == whole.group_of && s.group_size == whole.group_size);
+        QVERIFY(s.nan_count == whole.nan_count && s.zero_weight == whole.zero_weight && s.missing == whole.missing);
+      }
+    }
+    MaskStats s = masks_for(N, H, W);
+    QVERIFY_THROWS_EXCEPTION(InputError, pack_rows(s, H - 1, take_rows(cube, 0, 2)));  // past the last row
+  }
+
   void zeroWeightIsMissing() {
     std::vector<double> y(3 * 2 * 2, 1.0), w(3 * 2 * 2, 1.0);
     w[0] = 0;

@@ -121,7 +121,8 @@ Array take_pixels(const Array& cube, const std::vector<std::size_t>& pixels);
 /// (r1 - r0, W) of the same dtype. Throws InputError for rows beyond it.
 Array take_rows(const Array& whole, std::size_t r0, std::size_t r1);
 /// Copies `block` (B, rows, W) into rows [r0, r0 + rows) of `whole` (B, H, W)
-/// of the same dtype. Throws InputError for a block that does not fit.
+/// of the same dtype (or (rows, W) into (H, W)). Throws InputError for a
+/// block that does not fit.
 void put_rows(Array& whole, std::size_t r0, const Array& block);
 
 template <> float* Array::data<float>();

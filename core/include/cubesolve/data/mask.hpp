@@ -69,4 +69,12 @@ std::size_t pixels_in_groups_of_at_least(const std::vector<std::size_t>& group_s
 /// Cancelled when `progress` returns false.
 MaskStats analyze_masks(const Array& cube, const Array* weights = nullptr, const Progress& progress = {});
 
+/// analyze_masks a block of rows at a time (the cube need not be in
+/// memory): masks_for() shapes the statistics for a cube (N, H, W), then
+/// pack_rows() adds each block of rows [r0, r0 + R), (N, R, W), with its
+/// weights, and group_masks() groups the masks once all rows are in.
+MaskStats masks_for(std::size_t n, std::size_t height, std::size_t width);
+void pack_rows(MaskStats& s, std::size_t r0, const Array& rows, const Array* weights = nullptr);
+void group_masks(MaskStats& s, const Progress& progress = {});
+
 }  // namespace cubesolve

@@ -4,6 +4,7 @@
 
 #include <cubesolve/data/array.hpp>
 
+#include <cstdint>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -13,6 +14,20 @@ namespace cubesolve {
 
 /// Whether `path` ends in `ext` (given in lower case, with its dot), in any case.
 bool has_extension(const std::string& path, const std::string& ext);
+
+/// A file's size and time of last change, to tell whether it changed
+/// since it was read (or mapped).
+struct FileStamp {
+  std::uint64_t size = 0;
+  std::int64_t modified_ns = 0;
+  bool operator==(const FileStamp& o) const { return size == o.size && modified_ns == o.modified_ns; }
+  bool operator!=(const FileStamp& o) const { return !(*this == o); }
+};
+/// `path`'s stamp now. Throws IoError naming it when it cannot be read.
+FileStamp stamp_of(const std::string& path);
+/// Throws IoError naming `path` when its stamp is no longer `opened`:
+/// "changed (or cut short) since it was opened".
+void check_unchanged(const std::string& path, const FileStamp& opened);
 
 /// Whether two paths name the same file: the same file on disk (through
 /// links, "./x" and "x"), or, where they do not exist yet, the same place.

@@ -18,6 +18,16 @@ namespace cubesolve {
 /// truncated header or data).
 Array read_npy(const std::string& path);
 
+/// A .npy file's values mapped read-only from the file, not read: an Array
+/// over pages the system reads as they are first touched and may drop
+/// again, so that a cube larger than memory can be open. Only for
+/// little-endian C-ordered float32 and float64 (others come back empty:
+/// read them with read_npy). Throws as read_npy for a file that is no .npy
+/// or holds less than its header says. A file cut short while mapped makes
+/// reading its lost pages fail (SIGBUS): check it (FileStamp) before
+/// reading, or read it through a CubeReader.
+Array map_npy(const std::string& path);
+
 /// Writes `array` as a version 1, little-endian, C-ordered .npy stream.
 /// Throws IoError when the stream fails.
 void write_npy(std::ostream& out, const Array& array);

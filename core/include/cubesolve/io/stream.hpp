@@ -54,6 +54,9 @@ std::unique_ptr<CubeReader> open_cube(const std::string& path);
 /// as (1, H, W) with `plane_as_band`. Throws IoError, InputError.
 std::unique_ptr<CubeReader> open_npy_cube(const std::string& path, bool plane_as_band = false);
 
+/// A cube already in memory, (N, H, W), read as a file's would be.
+std::unique_ptr<CubeReader> array_reader(std::shared_ptr<const Array> cube);
+
 /// An array (B, H, W) written a block of rows at a time.
 class CubeWriter {
 public:

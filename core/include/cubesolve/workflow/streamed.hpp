@@ -65,6 +65,17 @@ struct StreamedSolve {
   std::vector<std::string> outputs;  // the files written
 };
 
+/// The masks of the cube `cube` reads (with `weights`, where not null), a
+/// block of rows at a time within `memory` bytes: what analyze_masks gives
+/// for the cube in memory, without holding it. Throws as the reads, Cancelled.
+MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress = {});
+
+/// `in`'s whole result, held in memory, from a solve read a block of rows
+/// at a time as solve_streamed cuts it (the next block read beside a
+/// block's solve): for a cube larger than memory whose result fits. Its
+/// values are solve_streamed's, to the bit. Throws as solve_streamed.
+SolveResult solve_in_blocks(const Inputs& in, const SolveOptions& options, const Progress& progress = {});
+
 /// Tells `out` what `in` is: a stack's dates and attributes (MintPy's
 /// layout), the names of the unknowns (dates, terms) and of the
 /// observations (pairs).
