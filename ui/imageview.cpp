@@ -7,7 +7,7 @@
 #include <QWheelEvent>
 
 #include <vtkCamera.h>
-#include <vtkDoubleArray.h>
+#include <vtkFloatArray.h>
 #include <vtkImageActor.h>
 #include <vtkImageData.h>
 #include <vtkImageMapper3D.h>
@@ -55,6 +55,24 @@ QImage canvas(QSize device_size, qreal ratio) {
   img.setDevicePixelRatio(ratio);
   img.fill(kPanel);
   return img;
+}
+/// Every `step`-th row and column of rows [r0, r1) and columns [c0, c1) of
+/// a map (height x width) into `image`, placed where those pixels are (VTK's
+/// y going up from the last row; each sample drawn over its step x step).
+void fill_picture(vtkImageData* image, const std::vector<double>& values, int height, int width, const ImageView::Picture& p) {
+  const int rows = (p.r1 - p.r0 + p.step - 1) / p.step, cols = (p.c1 - p.c0 + p.step - 1) / p.step;
+  image->SetDimensions(cols, rows, 1);
+  image->SetSpacing(p.step, p.step, 1);
+  image->SetOrigin(p.c0, height - 1 - p.r0 - (rows - 1) * p.step, 0);
+  vtkNew<vtkFloatArray> scalars;  // (what the colours need: half the memory of doubles)
+  scalars->SetNumberOfTuples(static_cast<vtkIdType>(rows) * cols);
+  for (int k = 0; k < rows; ++k) {
+    const double* row = values.data() + static_cast<std::size_t>(p.r0 + k * p.step) * static_cast<std::size_t>(width) + p.c0;
+    for (int i = 0; i < cols; ++i)
+      scalars->SetValue(static_cast<vtkIdType>(rows - 1 - k) * cols + i, static_cast<float>(row[static_cast<std::size_t>(i) * p.step]));
+  }
+  image->GetPointData()->SetScalars(scalars);
+  image->Modified();
 }
 }  // namespace
 
@@ -131,13 +149,16 @@ ImageView::ImageView(QWidget* parent) : VtkView(parent) {
   minimap_->SetBackground(kPanel.redF(), kPanel.greenF(), kPanel.blueF());
   minimap_->InteractiveOff();
   minimap_->GetActiveCamera()->ParallelProjectionOn();
-  for (vtkImageActor* shown : {actor_.Get(), overlay_.Get()}) {
-    vtkNew<vtkImageActor> copy;
-    copy->SetMapper(shown->GetMapper());
-    copy->SetProperty(shown->GetProperty());
-    copy->SetPosition(shown->GetPosition());
-    minimap_->AddActor(copy);
-  }
+  overview_ = vtkSmartPointer<vtkImageData>::New();
+  minimap_picture_ = vtkSmartPointer<vtkImageActor>::New();  // (its own picture: the view's may be part of the map)
+  minimap_picture_->GetMapper()->SetInputData(data_);
+  minimap_picture_->SetProperty(actor_->GetProperty());
+  minimap_->AddActor(minimap_picture_);
+  vtkNew<vtkImageActor> marks;
+  marks->SetMapper(overlay_->GetMapper());
+  marks->SetProperty(overlay_->GetProperty());
+  marks->SetPosition(overlay_->GetPosition());
+  minimap_->AddActor(marks);
   vtkNew<vtkActor> lines;
   lines->SetMapper(lines_actor_->GetMapper());
   lines->SetProperty(lines_actor_->GetProperty());
@@ -161,6 +182,7 @@ void ImageView::layoutViewports(int w, int h) {
   if (QSize(w, h) != laid_out_) {  // the lines' width is in screen pixels; the part in view changes with the shape
     laid_out_ = QSize(w, h);
     updateLines();
+    updatePicture();
     updateMinimap();
   }
   const qreal ratio = devicePixelRatioF();
@@ -206,16 +228,13 @@ void ImageView::setImage(std::vector<double> values, int height, int width, cons
   style_ = style;
   height_ = height;
   width_ = width;
-  data_->SetDimensions(width, height, 1);
-  vtkNew<vtkDoubleArray> scalars;
-  scalars->SetNumberOfTuples(static_cast<vtkIdType>(values_.size()));
-  // VTK's rows go up; the map's first row is drawn at the top.
-  for (int r = 0; r < height; ++r)
-    for (int c = 0; c < width; ++c) {
-      scalars->SetValue(static_cast<vtkIdType>((height - 1 - r) * width + c), values_[static_cast<std::size_t>(r * width + c)]);
-    }
-  data_->GetPointData()->SetScalars(scalars);
-  data_->Modified();
+  shown_ = {};  // (drawn again below, once the camera is set)
+  const bool large = static_cast<std::size_t>(height) * static_cast<std::size_t>(width) > kFullPixels;
+  if (large) {  // the minimap's overview: about 512 samples across
+    const int step = std::max(1, (std::max(height, width) + 511) / 512);
+    fill_picture(overview_, values_, height, width, {0, 0, height, width, step});
+  }
+  minimap_picture_->GetMapper()->SetInputData(large ? overview_.Get() : data_.Get());
   const std::uint8_t* table = colormap_table(style.scale.map);
   for (int i = 0; i < 256; ++i) {
     const int k = style.scale.reversed ? 255 - i : i;
@@ -233,8 +252,33 @@ void ImageView::setImage(std::vector<double> values, int height, int width, cons
     updateOverlay();
     updateLines();
   }
-  if (!same_shape || !camera_set_) resetCamera();
+  if (!same_shape || !camera_set_) resetCamera();  // (which draws the picture)
+  else updatePicture();
   update();
+}
+
+void ImageView::updatePicture() {
+  if (height_ == 0 || values_.empty()) return;
+  Picture p{0, 0, height_, width_, 1};
+  if (static_cast<std::size_t>(height_) * static_cast<std::size_t>(width_) > kFullPixels) {
+    const auto [vr0, vr1, vc0, vc1] = viewedPart();
+    const int screen = std::max(1, height() - kTitleHeight);
+    p.step = std::max(1, static_cast<int>((vr1 - vr0) / screen));  // about a sample per screen pixel, or more
+    const bool covered = shown_.step == p.step && shown_.r0 <= std::max(0.0, vr0) && shown_.c0 <= std::max(0.0, vc0) &&
+                         shown_.r1 >= std::min<double>(height_, vr1 + 1) && shown_.c1 >= std::min<double>(width_, vc1 + 1);
+    if (covered) return;
+    const double mr = 0.5 * (vr1 - vr0), mc = 0.5 * (vc1 - vc0);  // half a view about it: a pan shows no edge at once
+    p.r0 = std::clamp(static_cast<int>(std::floor(vr0 - mr)), 0, height_ - 1);
+    p.c0 = std::clamp(static_cast<int>(std::floor(vc0 - mc)), 0, width_ - 1);
+    p.r0 -= p.r0 % p.step;
+    p.c0 -= p.c0 % p.step;
+    p.r1 = std::clamp(static_cast<int>(std::ceil(vr1 + mr)) + 1, p.r0 + 1, height_);
+    p.c1 = std::clamp(static_cast<int>(std::ceil(vc1 + mc)) + 1, p.c0 + 1, width_);
+  } else if (shown_.step == 1) {
+    return;  // (a small map is drawn whole)
+  }
+  fill_picture(data_, values_, height_, width_, p);
+  shown_ = p;
 }
 
 void ImageView::clear(const QString& message) {
@@ -243,6 +287,7 @@ void ImageView::clear(const QString& message) {
   style_ = MapStyle{};
   style_.title = message;
   overlay_mask_.clear();
+  shown_ = {};
   actor_->VisibilityOff();
   overlay_->VisibilityOff();
   updateLines();
@@ -264,6 +309,7 @@ void ImageView::resetCamera() {
   renderer()->ResetCameraClippingRange();
   camera_set_ = true;
   updateLines();
+  updatePicture();
   updateMinimap();
   update();
 }
@@ -411,6 +457,7 @@ void ImageView::mouseMoveEvent(QMouseEvent* e) {
   cam->SetFocalPoint(f);
   cam->SetPosition(p);
   last_ = e->pos();
+  updatePicture();
   updateMinimap();
   update();
   emit cameraChanged();
@@ -489,6 +536,7 @@ void ImageView::setCamera(const Camera& c) {
   renderer()->ResetCameraClippingRange();
   camera_set_ = true;
   updateLines();
+  updatePicture();
   updateMinimap();
   update();
 }

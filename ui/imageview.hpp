@@ -86,6 +86,17 @@ public:
   std::array<double, 4> viewedPart() const;
   /// Where the minimap lies on the widget (logical pixels); empty when hidden.
   QRect minimapRect() const;
+  /// What VTK draws of the map: every `step`-th row and column of rows
+  /// [r0, r1) and columns [c0, c1). The whole map where it has at most
+  /// kFullPixels; past that an overview of the part in view (and half a
+  /// view about it) at about the screen's resolution, full resolution once
+  /// zoomed in that far, as a GIS viewer's pyramids: a map of any size
+  /// costs the picture's memory of about the screen's.
+  struct Picture {
+    int r0 = 0, c0 = 0, r1 = 0, c1 = 0, step = 0;
+  };
+  const Picture& picture() const { return shown_; }
+  static constexpr std::size_t kFullPixels = std::size_t{1} << 22;
   int imageHeight() const { return height_; }
   int imageWidth() const { return width_; }
   double valueAt(int row, int col) const;
@@ -127,6 +138,9 @@ protected:
 private:
   static constexpr int kTitleHeight = 30;  // pixels above the map
   void updateOverlay();
+  /// The picture for the part in view (picture()), made again only where
+  /// that part or its resolution is no longer the one drawn.
+  void updatePicture();
   /// The lines' geometry, the one being drawn (to `draft_end_`) included.
   void updateLines();
   /// The minimap's outline of the part in view, and whether it shows.
@@ -153,6 +167,9 @@ private:
   vtkSmartPointer<vtkRenderer> legend_, header_, minimap_;
   vtkSmartPointer<vtkPolyData> viewed_;  // the outline of the part in view, on the minimap
   vtkSmartPointer<vtkImageData> data_, overlay_data_;
+  vtkSmartPointer<vtkImageData> overview_;  // the minimap's picture of a large map: all of it, decimated
+  vtkSmartPointer<vtkImageActor> minimap_picture_;
+  Picture shown_;
   vtkSmartPointer<vtkImageActor> actor_, overlay_;
   vtkSmartPointer<vtkPolyData> lines_data_, outline_data_;
   vtkSmartPointer<vtkActor> lines_actor_, outline_actor_;

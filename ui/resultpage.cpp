@@ -525,7 +525,9 @@ void ResultPage::showHistogram(Layer L, const Map& m) {
     const int most = static_cast<int>(std::clamp<std::size_t>(8'000'000 / std::max<std::size_t>(m.values.size(), 1), 4, 64));
     const int every = (n + most - 1) / most;
     for (int ch = 0; ch < n; ch += every) {
-      const std::vector<double> v = ch == channel() ? m.values : unscaled(L, ch).values;  // (their colour ranges are not needed)
+      std::vector<double> other;  // (their colour ranges are not needed; the channel shown is not copied)
+      if (ch != channel()) other = unscaled(L, ch).values;
+      const std::vector<double>& v = ch == channel() ? m.values : other;
       const std::size_t stride = std::max<std::size_t>(1, v.size() / 65536);
       for (std::size_t p = 0; p < v.size(); p += stride) sample.push_back(v[p]);
     }

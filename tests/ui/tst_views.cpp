@@ -652,8 +652,6 @@ private slots:
     QVERIFY(view->minimapShown());
     std::array<double, 4> part = view->viewedPart();  // rows r0, r1, columns c0, c1
     QVERIFY(part[1] - part[0] < 20 && part[0] > 15 && part[1] < 48);  // about a quarter of the 64 rows, about the middle
-    QTest::qWait(50);
-    w.screen()->grabWindow(w.winId()).save("/tmp/prof/minimap.png");
     const QRect m = view->minimapRect();
     QVERIFY(!m.isEmpty() && m.width() <= 180 && m.bottom() < view->height());
     w.selectPixel(3, 3);
@@ -664,6 +662,43 @@ private slots:
     QCOMPARE(w.gapsView()->camera().x, view->camera().x);  // the linked map follows
     view->resetCamera();
     QVERIFY(!view->minimapShown());
+  }
+
+  // A map larger than kFullPixels is drawn from an overview at about the
+  // screen's resolution, and at full resolution over the part in view once
+  // zoomed in that far; its values stay whole.
+  void largeMapAtTheScreensResolution() {
+    ImageView view;
+    view.resize(900, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const int H = 2200, W = 2300;
+    std::vector<double> values(static_cast<std::size_t>(H) * W);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i % W) + 10000.0 * static_cast<double>(i / W);
+    cubesolve::ui::MapStyle style;
+    style.scale = {Colormap::Viridis, false, 0, 1e7};
+    view.setImage(values, H, W, style);
+    QTest::qWait(50);
+    ImageView::Picture p = view.picture();
+    QVERIFY2(p.step >= 3 && p.r0 == 0 && p.c0 == 0 && p.r1 == H && p.c1 == W, qPrintable(QString("step %1").arg(p.step)));
+    QVERIFY((p.r1 - p.r0) / p.step <= 2 * view.height());  // the screen's resolution, not the map's
+    QCOMPARE(view.valueAt(1234, 567), 1234 * 10000.0 + 567);
+    ImageView::Camera c{1500, H - 1 - 1000.0, 50};  // about 100 rows in view, about row 1000, column 1500
+    view.setCamera(c);
+    p = view.picture();
+    QVERIFY2(p.step == 1 && p.r0 <= 950 && p.r1 >= 1051 && p.c0 <= 1400 && p.c1 < 1700 && p.r1 - p.r0 < 400,
+             qPrintable(QString("%1 %2 %3 %4 step %5").arg(p.r0).arg(p.r1).arg(p.c0).arg(p.c1).arg(p.step)));
+    c.x += 20;  // a small pan stays within what is drawn
+    view.setCamera(c);
+    QCOMPARE(view.picture().r0, p.r0);
+    QCOMPARE(view.picture().c0, p.c0);
+    view.resetCamera();
+    QVERIFY(view.picture().step >= 3);
+    QVERIFY(view.minimapRect().isEmpty());
+    values.resize(100 * 100);  // a small map is drawn whole
+    view.setImage(values, 100, 100, style);
+    QCOMPARE(view.picture().step, 1);
+    QCOMPARE(view.picture().r1, 100);
   }
 
   // The time series shown relative to a date chosen (MintPy's REF_DATE):

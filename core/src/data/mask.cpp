@@ -81,25 +81,28 @@ void pack_masks(MaskStats& s, std::size_t p0, const Array& cube, const Array* we
           const std::size_t words = s.words;
           for (std::size_t i = 0; i < N; ++i) {
             const std::uint64_t bit = std::uint64_t{1} << (i % 64);
-            const std::size_t word = i / 64;
+            std::uint64_t* word = masks + i / 64;
             const auto* row = values + i * P;
             for (std::size_t p = begin; p < end; ++p) {  // branch-free: masks are often random
-              const double v = static_cast<double>(row[p]);
-              const bool is_nan = std::isnan(v), is_inf = std::isinf(v), valid = !(is_nan || is_inf);
+              const auto v = row[p];
+              const bool is_nan = std::isnan(v), valid = std::isfinite(v);
               nan += is_nan;
-              inf += is_inf;
-              masks[p * words + word] |= bit & (std::uint64_t{0} - valid);
-              n_valid[p] += valid;
+              inf += !(valid || is_nan);
+              word[p * words] |= bit & (std::uint64_t{0} - valid);
             }
             if (!weights) continue;
             for (std::size_t p = begin; p < end; ++p) {
               const double w = weights->value(i * P + p);
-              if ((masks[p * words + word] & bit) && (!(w > 0) || !std::isfinite(w))) {
-                masks[p * words + word] &= ~bit;
-                --n_valid[p];
+              if ((word[p * words] & bit) && (!(w > 0) || !std::isfinite(w))) {
+                word[p * words] &= ~bit;
                 ++zero;
               }
             }
+          }
+          for (std::size_t p = begin; p < end; ++p) {  // (counted once, from the masks: no second write per value)
+            int count = 0;
+            for (std::size_t k = 0; k < words; ++k) count += __builtin_popcountll(masks[p * words + k]);
+            n_valid[p] = count;
           }
           auto& c = counts[static_cast<std::size_t>(t)];
           c[0] += nan;
@@ -151,6 +154,15 @@ void group_masks(MaskStats& s, const Progress& progress) {
       throw Cancelled();
   }
   s.group_size = std::move(table.sizes());
+}
+
+void compact_masks(MaskStats& s) {
+  if (s.compact) return;
+  std::vector<std::uint64_t> groups(s.distinct_masks() * s.words);
+  const std::vector<std::size_t> first = s.first_pixels();
+  for (std::size_t g = 0; g < first.size(); ++g) std::copy_n(s.mask(first[g]), s.words, groups.begin() + static_cast<std::ptrdiff_t>(g * s.words));
+  s.masks = std::move(groups);
+  s.compact = true;
 }
 
 MaskStats analyze_masks(const Array& cube, const Array* weights, const Progress& progress) {

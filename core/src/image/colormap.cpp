@@ -90,9 +90,11 @@ std::string tick_label(double value, double step) {
 }
 
 std::pair<double, double> robust_range(const double* values, std::size_t count, bool symmetric, double tail) {
+  constexpr std::size_t kMost = std::size_t{1} << 22;  // (a map of any size costs 32 MB here)
+  const std::size_t every = (count + kMost - 1) / kMost;
   std::vector<double> v;
-  v.reserve(count);
-  for (std::size_t i = 0; i < count; ++i)
+  v.reserve(std::min(count, kMost));
+  for (std::size_t i = 0; i < count; i += std::max<std::size_t>(every, 1))
     if (std::isfinite(values[i])) v.push_back(symmetric ? std::fabs(values[i]) : values[i]);
   if (v.empty()) return {0.0, 1.0};
   auto at = [&](double q) {

@@ -290,7 +290,7 @@ public:
 
   Array rows(std::size_t r0, std::size_t r1) override {
     const std::size_t N = shape_[0], H = shape_[1], W = shape_[2], R = r1 - r0, isz = h_.itemsize;
-    Array out(dtype_, {N, R, W});
+    Array out = Array::uninitialized(dtype_, {N, R, W});  // (every value is read into it, or it is thrown away)
     if (out.empty()) return out;  // nothing to read (a run per column of nothing would still seek)
     float* f32 = dtype_ == DType::Float32 ? out.data<float>() : nullptr;
     double* f64 = dtype_ == DType::Float64 ? out.data<double>() : nullptr;

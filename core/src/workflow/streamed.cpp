@@ -134,6 +134,7 @@ MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory
     if (progress && !progress(0.8 * static_cast<double>(r1) / static_cast<double>(shape[1]))) throw Cancelled();
   }
   group_masks(s, progress ? Progress([&progress](double f) { return progress(0.8 + 0.2 * f); }) : Progress());
+  compact_masks(s);  // (a cube larger than memory has, mostly, large groups)
   if (progress && !progress(1.0)) throw Cancelled();
   return s;
 }

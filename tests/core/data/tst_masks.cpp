@@ -119,6 +119,10 @@ private slots:
         group_masks(s);
         QVERIFY(s.masks == whole.masks && s.n_valid == whole.n_valid && s.group_of == whole.group_of && s.group_size == whole.group_size);
         QVERIFY(s.nan_count == whole.nan_count && s.zero_weight == whole.zero_weight && s.missing == whole.missing);
+        compact_masks(s);  // one mask per group, the same answers
+        QVERIFY(s.compact && s.masks.size() == s.distinct_masks() * s.words);
+        for (std::size_t p = 0; p < s.pixels(); ++p)
+          for (std::size_t i = 0; i < N; ++i) QCOMPARE(s.valid(p, i), whole.valid(p, i));
       }
     }
     MaskStats s = masks_for(N, H, W);

@@ -31,8 +31,10 @@ struct MaskStats {
   /// 64-bit words per pixel mask: ceil(N / 64).
   std::size_t words = 0;
   /// Packed masks, pixel after pixel: bit i of pixel p (word p*words + i/64,
-  /// bit i%64) is set when row i of p is valid.
+  /// bit i%64) is set when row i of p is valid; once compact (compact_masks),
+  /// group after group (group g's at g*words). Read them through mask(p).
   std::vector<std::uint64_t> masks;
+  bool compact = false;
   /// Group (distinct mask) of each pixel; groups are numbered in order of
   /// their first pixel.
   std::vector<std::int32_t> group_of;
@@ -41,9 +43,11 @@ struct MaskStats {
 
   std::size_t pixels() const { return n_valid.size(); }
   /// Pixel p's packed mask (`words` words).
-  const std::uint64_t* mask(std::size_t p) const { return masks.data() + p * words; }
+  const std::uint64_t* mask(std::size_t p) const {
+    return masks.data() + (compact ? static_cast<std::size_t>(group_of[p]) : p) * words;
+  }
   /// Whether observation i of pixel p is valid.
-  bool valid(std::size_t p, std::size_t i) const { return (masks[p * words + i / 64] >> (i % 64)) & 1; }
+  bool valid(std::size_t p, std::size_t i) const { return (mask(p)[i / 64] >> (i % 64)) & 1; }
   /// The first pixel of each group.
   std::vector<std::size_t> first_pixels() const;
   /// 1 for the pixels whose group size falls in `bin` (a group_histogram() bin), else 0.
@@ -76,5 +80,9 @@ MaskStats analyze_masks(const Array& cube, const Array* weights = nullptr, const
 MaskStats masks_for(std::size_t n, std::size_t height, std::size_t width);
 void pack_rows(MaskStats& s, std::size_t r0, const Array& rows, const Array* weights = nullptr);
 void group_masks(MaskStats& s, const Progress& progress = {});
+/// Keeps one mask per group instead of one per pixel (after group_masks):
+/// the same answers from mask() and valid(), in the memory of the distinct
+/// masks (a cube with large groups of shared masks needs far less).
+void compact_masks(MaskStats& s);
 
 }  // namespace cubesolve

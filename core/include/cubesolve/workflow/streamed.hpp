@@ -67,7 +67,8 @@ struct StreamedSolve {
 
 /// The masks of the cube `cube` reads (with `weights`, where not null), a
 /// block of rows at a time within `memory` bytes: what analyze_masks gives
-/// for the cube in memory, without holding it. Throws as the reads, Cancelled.
+/// for the cube in memory (its masks compact: compact_masks), without
+/// holding it. Throws as the reads, Cancelled.
 MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress = {});
 
 /// `in`'s whole result, held in memory, from a solve read a block of rows
