@@ -221,7 +221,11 @@ void Document::fail(const QString& message, int code) {
 }
 
 void Document::setOptions(const SolveOptions& options) {
-  if (same_parameters(options, options_) && parameter_error_.isEmpty()) return;
+  if (same_parameters(options, options_) && parameter_error_.isEmpty()) {
+    if (options.memory == options_.memory) return;
+    options_.memory = options.memory;  // (how, not what: the answers stay as they are)
+    return emit parametersChanged();
+  }
   options_ = options;
   parameter_error_.clear();
   changed();

@@ -91,6 +91,7 @@ ParametersPanel::ParametersPanel(Document* doc, QWidget* parent) : QWidget(paren
 
   connect(rcond_, &QLineEdit::textEdited, this, &ParametersPanel::edited);
   connect(min_valid_, &QSpinBox::valueChanged, this, &ParametersPanel::edited);
+  connect(memory_, &QSpinBox::valueChanged, this, &ParametersPanel::edited);
   connect(ridge_, &QDoubleSpinBox::valueChanged, this, &ParametersPanel::edited);
   // A field left with a value on its way to a number (1e-) says so.
   connect(ridge_->lineEdit(), &QLineEdit::textEdited, this, &ParametersPanel::edited);
@@ -142,6 +143,13 @@ QGroupBox* ParametersPanel::buildParameters() {
   ridge_->setRange(0, 1e9);
   ridge_->setToolTip(tr("Tikhonov weight: minimises |A x − y|² + λ|x|². Type 1e-8 or 2.5E-3; the arrows step by factors of ten."));
   form->addRow(tr("Ridge λ"), ridge_);
+  memory_ = new QSpinBox;
+  memory_->setObjectName("memory");
+  memory_->setRange(16, 1 << 20);
+  memory_->setSuffix(tr(" MB"));
+  memory_->setToolTip(tr("The memory a cube kept on disk (a .npy) is read and solved in, a block of rows at a time (--memory, "
+                         "as the CLI's): a cube larger than memory opens and solves like a small one, only slower"));
+  form->addRow(tr("Memory budget"), memory_);
   use_weights_ = new QCheckBox(tr("Use weights"));
   use_weights_->setObjectName("use-weights");
   use_weights_->setToolTip(tr("Weigh each observation by the weights file (0: left out)"));
@@ -294,6 +302,7 @@ void ParametersPanel::edited() {
   mark(ridge_, !ridge_ok);
   o.ridge = ridge_ok ? ridge_->value() : o.ridge;
   o.min_valid = min_valid_->value();
+  o.memory = static_cast<std::size_t>(memory_->value()) << 20;
   o.device = parse_device(device_->currentData().toString().toStdString());
   o.device_float64 = precision_ && precision_->currentData().toBool();
   o.loss = static_cast<Loss>(loss_->currentData().toInt());
@@ -308,8 +317,10 @@ void ParametersPanel::edited() {
 void ParametersPanel::showParameters() {
   // The fields are set with their signals blocked: showing is no edit.
   const SolveOptions& o = doc_->options();
-  const QSignalBlocker b1(min_valid_), b2(ridge_), b3(rcond_), b4(device_), b5(use_weights_), b6(auto_solve_), b8(std_errors_), b9(loss_);
+  const QSignalBlocker b1(min_valid_), b2(ridge_), b3(rcond_), b4(device_), b5(use_weights_), b6(auto_solve_), b8(std_errors_), b9(loss_),
+      b10(memory_);
   min_valid_->setValue(o.min_valid);
+  memory_->setValue(static_cast<int>(o.memory >> 20));
   if (doc_->parameterError().isEmpty()) {  // a field being corrected keeps what is typed
     if (ridge_->value() != o.ridge) ridge_->setValue(o.ridge);
     const std::optional<double> shown = parse_number(rcond_->text());

@@ -55,6 +55,7 @@ private:
   QLineEdit* rcond_ = nullptr;
   QSpinBox* min_valid_ = nullptr;
   NumberSpinBox* ridge_ = nullptr;
+  QSpinBox* memory_ = nullptr;
   QCheckBox* use_weights_ = nullptr;
   QCheckBox* std_errors_ = nullptr;
   QComboBox* loss_ = nullptr;

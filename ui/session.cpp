@@ -19,6 +19,7 @@ Session::Session(Document* doc, QObject* parent) : QObject(parent), doc_(doc) {
   SolveOptions o = doc_->options();
   o.min_valid = std::max(1, settings.value("params/min_valid", 1).toInt());
   o.ridge = std::max(0.0, settings.value("params/ridge", 0.0).toDouble());
+  o.memory = static_cast<std::size_t>(std::clamp(settings.value("params/memory_mb", 256).toInt(), 16, 1 << 20)) << 20;
   bool ok = false;
   const double rcond = QLocale::c().toDouble(settings.value("params/rcond", "").toString(), &ok);
   o.rcond = ok && rcond >= 0 && rcond < 1 ? rcond : -1;
@@ -50,6 +51,7 @@ void Session::saveParameters() const {
   const SolveOptions& o = doc_->options();
   settings.setValue("params/min_valid", o.min_valid);
   settings.setValue("params/ridge", o.ridge);
+  settings.setValue("params/memory_mb", static_cast<int>(o.memory >> 20));
   settings.setValue("params/rcond", o.rcond >= 0 ? QString::number(o.rcond, 'g', QLocale::FloatingPointShortest) : QString());
   settings.setValue("params/auto", doc_->autoSolve());
   settings.setValue("params/device", QString::fromUtf8(device_name(o.device)));

@@ -82,6 +82,8 @@ struct Options {
       {"ridge", "Tikhonov weight lambda >= 0.", "LAMBDA"},
       {"min-valid", "Pixels with fewer valid observations are flagged, not solved.", "K"},
       {"loss", "l2, l1 or huber[:DELTA]: the loss each pixel is fitted under, as the CLI's.", "LOSS"},
+      {"memory", "The memory budget in MB a cube kept on disk (a .npy) is read and solved in, a block of rows at a time "
+                 "(16 to 1048576; default 256, as the CLI's).", "MB"},
       {"ref-yx", "MintPy stack: reference the interferograms at this pixel.", "Y,X"},
       {"ref-radius", "MintPy stack: reference the interferograms to the mean of the (2R+1)² pixels about the reference pixel.", "R"},
       {"mask-dataset", "MintPy stack: connectComponent or coherence masks interferograms per pixel.", "NAME"},
@@ -113,13 +115,14 @@ void applySharedOptions(const QCommandLineParser& parser, const Options& o, cube
     if (parser.isSet(option)) argv.insert(argv.end(), {"--" + option.names()[0].toStdString(), parser.value(option).toStdString()});
   for (const auto& flag : o.shared_flags)
     if (parser.isSet(flag)) argv.push_back("--" + flag.names()[0].toStdString());
-  const cli::Args args("cubesolve", argv, cli::kInputFlags, cli::with_inputs({"rcond", "ridge", "min-valid", "loss"}, cli::kInputOptions));
+  const cli::Args args("cubesolve", argv, cli::kInputFlags, cli::with_inputs({"rcond", "ridge", "min-valid", "loss", "memory"}, cli::kInputOptions));
   cubesolve::SolveOptions so = doc.options();
   const cubesolve::SolveOptions given = cli::solve_options(args);
   if (args.get("rcond")) so.rcond = given.rcond;
   if (args.get("ridge")) so.ridge = given.ridge;
   if (args.get("min-valid")) so.min_valid = given.min_valid;
   if (args.get("loss")) so.loss = given.loss, so.huber_delta = given.huber_delta;
+  if (args.get("memory")) so.memory = given.memory;
   if (parser.isSet(o.std_errors)) so.std_errors = true;
   doc.setOptions(so);
   doc.setInputOptions(cli::input_options(args, true));

@@ -25,6 +25,8 @@ private slots:
       QVERIFY(waitSolved(w));
       w.findChild<QCheckBox*>("auto-solve")->setChecked(false);
       w.findChild<QSpinBox*>("min-valid")->setValue(5);
+      w.findChild<QSpinBox*>("memory")->setValue(64);
+      QCOMPARE(w.document().options().memory, std::size_t{64} << 20);
       w.findChild<QDoubleSpinBox*>("ridge")->setValue(0.25);
       auto* rcond = w.findChild<QLineEdit*>("rcond");
       rcond->setText("1e-09");
@@ -57,6 +59,8 @@ private slots:
     QCOMPARE(QSettings().value("params/ridge").toDouble(), 0.25);  // not rewritten during start-up
     QCOMPARE(QSettings().value("params/auto").toBool(), false);
     QCOMPARE(w.findChild<QSpinBox*>("min-valid")->value(), 5);
+    QCOMPARE(w.findChild<QSpinBox*>("memory")->value(), 64);
+    QCOMPARE(w.document().options().memory, std::size_t{64} << 20);
     QCOMPARE(w.findChild<QDoubleSpinBox*>("ridge")->value(), 0.25);
     QCOMPARE(w.findChild<QLineEdit*>("rcond")->text(), QString("1e-09"));
     QCOMPARE(w.findChild<QCheckBox*>("auto-solve")->isChecked(), false);
@@ -219,6 +223,7 @@ private slots:
                                         std::pair{QStringList{"--profile", "2,3:4,5", "--ref-area", "1,2:3"}, QString("--ref-area: expected Y0,X0:Y1,X1")},
                                         std::pair{QStringList{"--profile", "2,3:4,5", "--ref-area", "1,2:3,40"}, QString("--ref-area: expected corners within")},
                                         std::pair{QStringList{"--profile", "2,3:4,5", "--ref-area-for", "pins"}, QString("--ref-area-for: expected all, maps or series")},
+                                        std::pair{QStringList{"--profile", "2,3:4,5", "--memory", "8"}, QString("--memory: expected an integer from 16")},
                                         std::pair{QStringList{}, QString("expected a profile shown on a solved map")}}) {
       app.start(CUBESOLVE_GUI_APP, QStringList{"--demo", "insar", "--size", "40"} + args + QStringList{"--export-profile", dir_.filePath("never.csv")});
       QVERIFY(app.waitForFinished(60000));
