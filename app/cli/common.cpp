@@ -113,15 +113,4 @@ void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::cerr << "cubesolve-cli: warning: " << w << "\n";
 }
 
-// VmHWM (which, unlike ru_maxrss, does not inherit the peak of the process
-// that started this one).
-double peak_memory_mb() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
-
 }  // namespace cubesolve::cli

@@ -69,7 +69,4 @@ std::string paths_text(const PathCounts& paths);
 /// Prints each warning on stderr.
 void print_warnings(const std::vector<std::string>& warnings);
 
-/// The peak resident memory of this program in MB.
-double peak_memory_mb();
-
 }  // namespace cubesolve::cli

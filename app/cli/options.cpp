@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+
+#include <sys/resource.h>
 
 namespace cubesolve::cli {
 
@@ -78,6 +81,17 @@ InputOptions input_options(const Args& args, bool stack) {
 std::set<std::string> with_inputs(std::set<std::string> names, const std::set<std::string>& inputs) {
   names.insert(inputs.begin(), inputs.end());
   return names;
+}
+
+// VmHWM (which, unlike ru_maxrss, does not inherit the peak of the process
+// that started this one).
+double peak_memory_mb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
 }  // namespace cubesolve::cli

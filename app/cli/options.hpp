@@ -24,4 +24,7 @@ extern const std::set<std::string> kInputFlags, kInputOptions;
 /// `names` with the input flags (or options) added.
 std::set<std::string> with_inputs(std::set<std::string> names, const std::set<std::string>& inputs);
 
+/// The peak resident memory of this program in MB.
+double peak_memory_mb();
+
 }  // namespace cubesolve::cli

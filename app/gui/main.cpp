@@ -8,6 +8,7 @@
 #include "resolvebench.hpp"
 #include "resultpage.hpp"
 
+#include "json.hpp"
 #include "options.hpp"
 
 #include <cubesolve/engine/device.hpp>
@@ -16,6 +17,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QElapsedTimer>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QSize>
@@ -24,6 +26,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -50,6 +53,9 @@ struct Options {
   QCommandLineOption exports{"export", "After solving, write a layer (solution, model, residual-rms, rank, status, velocity, amplitude, peak) to FILE: "
                                        ".tif or .npy every channel as data in the unit shown, .png the channel shown as a figure "
                                        "(repeatable); then exit, after --screenshot where given.", "LAYER=FILE"};
+  QCommandLineOption json{"json", "At the end of a scripted run, print what it cost as one JSON line on stdout: its wall time, "
+                                  "peak memory, the engine's time and the largest gap between ticks of a 10 ms timer on the "
+                                  "window's thread (how long the window could not answer)."};
   QCommandLineOption bench_step{"bench-step", "Benchmark: after the first solve, step the result's channel (date) K times and print "
                                               "each step's colour mapping and frame as JSON.", "K"};
   QCommandLineOption bench_resolve{"bench-resolve", "Benchmark: after the first solve, change a parameter K times and print where "
@@ -100,7 +106,7 @@ struct Options {
     parser.addVersionOption();
     parser.addPositionalArgument("files", "CUBE [DESIGN [WEIGHTS]] (.npy or a raster; DESIGN .npy, .csv, or built: sbas, poly:D, harmonic:K[:P])",
                                  "[files...]");
-    parser.addOptions({demo, size, screenshot, view, pixel, pin, profile, profile_width, export_profile, ref_area, ref_area_for, unit, layer, colormap, channel, exports, export_ts, export_chart, export_animation, rate, chart_size, pairs, times, ref_date, bench_resolve, bench_step, std_errors});
+    parser.addOptions({demo, size, screenshot, view, pixel, pin, profile, profile_width, export_profile, ref_area, ref_area_for, unit, layer, colormap, channel, exports, export_ts, export_chart, export_animation, rate, chart_size, pairs, times, ref_date, bench_resolve, bench_step, std_errors, json});
     for (const auto& o : shared) parser.addOption(o);
     for (const auto& o : shared_flags) parser.addOption(o);
   }
@@ -333,6 +339,45 @@ void exportThenExit(MainWindow& window, const Script& s, bool screenshot, const 
   });
 }
 
+/// --json: how long the window's thread went without answering, measured
+/// by a 10 ms timer's ticks (a figure, not a limit), printed with the run's
+/// wall time, peak memory and engine time once it ends.
+class RunReport : public QObject {
+public:
+  explicit RunReport(QObject* parent) : QObject(parent) {
+    wall_.start();
+    since_.start();
+    tick_.setInterval(10);
+    connect(&tick_, &QTimer::timeout, this, [this] {
+      largest_ms_ = std::max(largest_ms_, since_.restart());
+      ++ticks_;
+    });
+    tick_.start();
+  }
+  void print(MainWindow& window, int code) const {
+    const auto result = window.document().result();
+    cubesolve::cli::Json j;
+    j.begin_object()
+        .field("command", "cubesolve")
+        .field("exit", static_cast<long>(code))
+        .field("wall_seconds", static_cast<double>(wall_.elapsed()) / 1000.0)
+        .field("peak_memory_mb", cubesolve::cli::peak_memory_mb())
+        .field("engine_seconds", result ? result->engine_seconds : 0.0)
+        .field("cube_on_disk", window.document().cubeOnDisk())
+        .field("largest_tick_gap_ms", static_cast<double>(largest_ms_))
+        .field("ticks", static_cast<long>(ticks_))
+        .end_object();
+    std::printf("%s\n", j.str().c_str());
+    std::fflush(stdout);
+  }
+
+private:
+  QElapsedTimer wall_, since_;
+  QTimer tick_;
+  qint64 largest_ms_ = 0;
+  long ticks_ = 0;
+};
+
 /// VTK renders with OpenGL 3.2 core; every QOpenGLWidget gets that context.
 void useVtkSurfaceFormat() {
   QSurfaceFormat format = QSurfaceFormat::defaultFormat();
@@ -424,5 +469,8 @@ int main(int argc, char** argv) {
   if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2), parser.value(o.pairs), parser.value(o.times));
   else if (parser.isSet(o.demo) || scripted || !window.restoreSession())
     window.openDemo(parser.isSet(o.demo) ? parser.value(o.demo) : "insar", parser.value(o.size).toInt());
-  return app.exec();
+  const RunReport* report = parser.isSet(o.json) ? new RunReport(&window) : nullptr;
+  const int code = app.exec();
+  if (report) report->print(window, code);
+  return code;
 }

@@ -181,6 +181,24 @@ private slots:
     QVERIFY(kept.open(QIODevice::ReadOnly) && original.open(QIODevice::ReadOnly) && kept.readAll() == original.readAll());
   }
 
+  // --json prints what a scripted run cost as one JSON line: its wall time,
+  // peak memory, the engine's time and how long the window went unanswering.
+  void jsonReport() {
+    const auto files = demoFiles("insar", 30, "json");
+    QProcess app;
+    app.start(CUBESOLVE_GUI_APP, {QString::fromStdString(files.first), QString::fromStdString(files.second), "--screenshot",
+                                  dir_.filePath("json.png"), "--json"});
+    QVERIFY(app.waitForFinished(60000));
+    QVERIFY2(app.exitCode() == 0, app.readAllStandardError().constData());
+    const QStringList lines = QString::fromUtf8(app.readAllStandardOutput()).trimmed().split('\n');
+    const QJsonObject j = QJsonDocument::fromJson(lines.last().toUtf8()).object();
+    QCOMPARE(j["command"].toString(), QString("cubesolve"));
+    QCOMPARE(j["exit"].toInt(), 0);
+    QVERIFY(j["cube_on_disk"].toBool());  // (a .npy)
+    QVERIFY(j["wall_seconds"].toDouble() > 0 && j["peak_memory_mb"].toDouble() > 0 && j["engine_seconds"].toDouble() > 0);
+    QVERIFY(j["ticks"].toInt() >= 1 && j["largest_tick_gap_ms"].toDouble() >= 0);
+  }
+
   // --profile draws profiles once read; --export-profile writes them along
   // the map shown: at band 1 each point's value is the map's at its nearest
   // pixel (the layer exported beside it); bad profiles are refused.
