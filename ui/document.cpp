@@ -499,11 +499,13 @@ void Document::openAny(const QString& path) {
   const auto cube = cube_;
   const bool has_design = design_ != nullptr;
   const std::string disk = cube_stamp_ ? cube_name_.toStdString() : "";
-  load("read file", [p, cube, has_design, disk](const Progress&) {
-    Array a = read_npy(p);
-    if (a.ndim() == 3 && a.shape() == cube->shape() && has_design) return weights_change(std::move(a), p, cube, disk);
-    if (a.ndim() == 3) return cube_change(std::move(a), p, {});
-    return design_change(std::move(a), p, cube->dim(0));
+  const InputOptions options = input_options_;
+  const std::size_t memory = options_.memory;
+  load("read file", [p, cube, has_design, disk, options, memory](const Progress& progress) {
+    const Shape shape = open_npy_cube(p)->shape();  // (its header: a new cube is not read whole to tell)
+    if (shape.size() == 3 && shape == cube->shape() && has_design) return weights_change(read_npy(p), p, cube, disk);
+    if (shape.size() == 3) return read_cube_file(p, options, memory, progress);  // (kept on disk as a cube opened)
+    return design_change(read_npy(p), p, cube->dim(0));
   });
 }
 

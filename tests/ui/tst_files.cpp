@@ -343,6 +343,16 @@ private slots:
     doc.solve();
     QVERIFY(failed.wait(60000) || failed.size() > 1);
     QVERIFY2(failed.last()[0].toString().contains("cut short"), qPrintable(failed.last()[0].toString()));
+    // Another cube dropped on the window (of another shape): told apart by
+    // its header (not read whole), kept on disk too.
+    const std::string other = dir_.filePath("disk_other.npy").toStdString();
+    {
+      OutputSet out;
+      out.add_npy(other, take_rows(y, 0, 50));
+      out.commit();
+    }
+    QVERIFY(loads(w, [&] { w.openAny(QString::fromStdString(other)); }));
+    QVERIFY(doc.cubeOnDisk() && doc.cube()->shape() == (Shape{N, 50, W}));
     MainWindow demo;  // a cube made in memory stays there
     QVERIFY(demoSolved(demo, "insar", 24) && !demo.document().cubeOnDisk());
   }
