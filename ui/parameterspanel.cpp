@@ -147,6 +147,7 @@ QGroupBox* ParametersPanel::buildParameters() {
   memory_->setObjectName("memory");
   memory_->setRange(16, 1 << 20);
   memory_->setSuffix(tr(" MB"));
+  memory_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);  // (its largest value does not widen the panel)
   memory_->setToolTip(tr("The memory a cube kept on disk (a .npy) is read and solved in, a block of rows at a time (--memory, "
                          "as the CLI's): a cube larger than memory opens and solves like a small one, only slower"));
   form->addRow(tr("Memory budget"), memory_);
