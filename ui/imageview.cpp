@@ -260,10 +260,11 @@ void ImageView::setImage(std::vector<double> values, int height, int width, cons
 void ImageView::updatePicture() {
   if (height_ == 0 || values_.empty()) return;
   Picture p{0, 0, height_, width_, 1};
-  if (static_cast<std::size_t>(height_) * static_cast<std::size_t>(width_) > kFullPixels) {
-    const auto [vr0, vr1, vc0, vc1] = viewedPart();
-    const int screen = std::max(1, height() - kTitleHeight);
-    p.step = std::max(1, static_cast<int>((vr1 - vr0) / screen));  // about a sample per screen pixel, or more
+  const auto [vr0, vr1, vc0, vc1] = viewedPart();
+  const double screen = std::max(1.0, (height() - kTitleHeight) * devicePixelRatioF());
+  const int step = std::max(1, static_cast<int>(std::lround((vr1 - vr0) / screen)));  // about a sample per screen pixel
+  if (step > 1 || static_cast<std::size_t>(height_) * static_cast<std::size_t>(width_) > kFullPixels) {
+    p.step = step;
     const bool covered = shown_.step == p.step && shown_.r0 <= std::max(0.0, vr0) && shown_.c0 <= std::max(0.0, vc0) &&
                          shown_.r1 >= std::min<double>(height_, vr1 + 1) && shown_.c1 >= std::min<double>(width_, vc1 + 1);
     if (covered) return;

@@ -87,11 +87,12 @@ public:
   /// Where the minimap lies on the widget (logical pixels); empty when hidden.
   QRect minimapRect() const;
   /// What VTK draws of the map: every `step`-th row and column of rows
-  /// [r0, r1) and columns [c0, c1). The whole map where it has at most
-  /// kFullPixels; past that an overview of the part in view (and half a
-  /// view about it) at about the screen's resolution, full resolution once
-  /// zoomed in that far, as a GIS viewer's pyramids: a map of any size
-  /// costs the picture's memory of about the screen's.
+  /// [r0, r1) and columns [c0, c1), a sample for about each screen pixel.
+  /// The whole map where it has at most kFullPixels and no more rows in
+  /// view than about 1.5 the screen's; else an overview of the part in view
+  /// (and half a view about it), full resolution once zoomed in that far,
+  /// as a GIS viewer's pyramids: a map of any size costs the picture's
+  /// memory and colour mapping of about the screen's.
   struct Picture {
     int r0 = 0, c0 = 0, r1 = 0, c1 = 0, step = 0;
   };
