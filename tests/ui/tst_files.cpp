@@ -333,6 +333,20 @@ private slots:
       const double c = crss.value(i), d = doc.result()->rss.value(i);
       QVERIFY(std::isnan(c) ? std::isnan(d) : std::fabs(c - d) <= 1e-12 * std::fabs(c));
     }
+    // Weights opened after: the masks again from a pass over the file, the solve weighted.
+    Array weights(DType::Float64, {N, H, W});
+    for (std::size_t i = 0; i < weights.size(); ++i) weights.data<double>()[i] = i % 7 == 3 ? 0.0 : 1.0 + static_cast<double>(i % 5);
+    const std::string wfile = dir_.filePath("disk_w.npy").toStdString();
+    {
+      OutputSet out;
+      out.add_npy(wfile, weights);
+      out.commit();
+    }
+    QVERIFY(loads(w, [&] { w.openWeights(QString::fromStdString(wfile)); }));
+    QVERIFY(waitSolved(w) && doc.useWeights());
+    const MaskStats weighted = analyze_masks(y, &weights);
+    QVERIFY(doc.masks()->n_valid == weighted.n_valid && doc.masks()->group_of == weighted.group_of);
+    QVERIFY(doc.result()->paths[static_cast<std::size_t>(SolvePath::Gram)] > 0);  // (weighted pixels)
     // Cut short while open: the next solve and the inspector say so, and read nothing.
     QSignalSpy failed(&w, &MainWindow::errorShown);
     QVERIFY(QFile::resize(QString::fromStdString(cube), static_cast<qint64>(y.nbytes() / 2)));
