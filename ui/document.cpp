@@ -142,8 +142,10 @@ Change design_of(const DesignSpec& d, std::size_t n) {
 }
 
 /// Weights of the cube's shape, with the cube's masks redone under them
-/// (read again a block of rows at a time from `disk`, a cube kept on disk).
-Change weights_change(Array w, const std::string& path, const std::shared_ptr<const Array>& cube, const std::string& disk = "") {
+/// (read again a block of rows at a time, within `memory` bytes, from
+/// `disk`, a cube kept on disk).
+Change weights_change(Array w, const std::string& path, const std::shared_ptr<const Array>& cube, const std::string& disk = "",
+                      std::size_t memory = 0) {
   if (!cube) throw InputError("open a cube before its weights");
   check_like_cube(w.shape(), cube->shape(), path);
   Change c;
@@ -153,7 +155,7 @@ Change weights_change(Array w, const std::string& path, const std::shared_ptr<co
     c.masks = analyze_masks(*cube, c.weights.get());
   } else {
     const auto weights = array_reader(c.weights);
-    c.masks = stream_masks(*open_cube(disk), weights.get(), SolveOptions{}.memory);
+    c.masks = stream_masks(*open_cube(disk), weights.get(), memory);
   }
   return c;
 }
@@ -379,7 +381,8 @@ void Document::setInputOptions(const InputOptions& options) {
   }
   cancel();
   const std::string p = cube_name_.toStdString();
-  load("read cube", [p, options](const Progress& progress) { return read_cube_file(p, options, 0, progress); });  // the options hold once it is read
+  const std::size_t memory = options_.memory;
+  load("read cube", [p, options, memory](const Progress& progress) { return read_cube_file(p, options, memory, progress); });  // the options hold once it is read
 }
 
 bool Document::cubeIntact() {
@@ -487,7 +490,8 @@ void Document::openWeights(const QString& path) {
   const std::string p = path.toStdString();
   const auto cube = cube_;
   const std::string disk = cube_stamp_ ? cube_name_.toStdString() : "";
-  load("read weights", [p, cube, disk](const Progress&) { return weights_change(read_npy(p), p, cube, disk); });
+  const std::size_t memory = options_.memory;
+  load("read weights", [p, cube, disk, memory](const Progress&) { return weights_change(read_npy(p), p, cube, disk, memory); });
 }
 
 void Document::openAny(const QString& path) {
@@ -503,7 +507,7 @@ void Document::openAny(const QString& path) {
   const std::size_t memory = options_.memory;
   load("read file", [p, cube, has_design, disk, options, memory](const Progress& progress) {
     const Shape shape = open_npy_cube(p)->shape();  // (its header: a new cube is not read whole to tell)
-    if (shape.size() == 3 && shape == cube->shape() && has_design) return weights_change(read_npy(p), p, cube, disk);
+    if (shape.size() == 3 && shape == cube->shape() && has_design) return weights_change(read_npy(p), p, cube, disk, memory);
     if (shape.size() == 3) return read_cube_file(p, options, memory, progress);  // (kept on disk as a cube opened)
     return design_change(read_npy(p), p, cube->dim(0));
   });
@@ -531,7 +535,7 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
       }
     }
     if (!w.empty()) {
-      Change wc = weights_change(read_npy(w), w, ch.cube, ch.on_disk ? c : "");
+      Change wc = weights_change(read_npy(w), w, ch.cube, ch.on_disk ? c : "", memory);
       ch.weights = std::move(wc.weights);
       ch.weights_name = wc.weights_name;
       ch.masks = std::move(wc.masks);

@@ -32,8 +32,8 @@ Array read_cube(const std::string& path, GeoReference* geo) {
 std::unique_ptr<CubeReader> open_raster_cube(const std::string& path);
 
 void for_row_blocks(std::size_t height, std::size_t bytes_per_row, const Progress& progress,
-                    const std::function<void(std::size_t, std::size_t)>& each) {
-  const std::size_t step = std::max<std::size_t>(1, (std::size_t{32} << 20) / std::max<std::size_t>(bytes_per_row, 1));
+                    const std::function<void(std::size_t, std::size_t)>& each, std::size_t block_bytes) {
+  const std::size_t step = std::max<std::size_t>(1, block_bytes / std::max<std::size_t>(bytes_per_row, 1));
   for (std::size_t r0 = 0; r0 < height; r0 += step) {
     const std::size_t r1 = std::min(height, r0 + step);
     each(r0, r1);

@@ -125,14 +125,13 @@ MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory
   if (weights) check_like_cube(weights->shape(), shape, "weights");
   MaskStats s = masks_for(shape[0], shape[1], shape[2]);
   const std::size_t row_bytes = shape[0] * shape[2] * (dtype_size(cube.dtype()) + (weights ? dtype_size(weights->dtype()) : 0));
-  const std::size_t per_block = std::min(memory / 2, std::size_t{32} << 20);  // (a report per 32 MB at most)
-  const std::size_t rows = std::clamp<std::size_t>(per_block / std::max<std::size_t>(row_bytes, 1), 1, std::max<std::size_t>(shape[1], 1));
-  for (std::size_t r0 = 0; r0 < shape[1]; r0 += rows) {
-    const std::size_t r1 = std::min(shape[1], r0 + rows);
-    const Array block = cube.rows(r0, r1), w = weights ? weights->rows(r0, r1) : Array();
-    pack_rows(s, r0, block, weights ? &w : nullptr);
-    if (progress && !progress(0.8 * static_cast<double>(r1) / static_cast<double>(shape[1]))) throw Cancelled();
-  }
+  for_row_blocks(
+      shape[1], row_bytes, progress ? Progress([&progress](double f) { return progress(0.8 * f); }) : Progress(),
+      [&](std::size_t r0, std::size_t r1) {
+        const Array block = cube.rows(r0, r1), w = weights ? weights->rows(r0, r1) : Array();
+        pack_rows(s, r0, block, weights ? &w : nullptr);
+      },
+      std::min(memory / 2, std::size_t{32} << 20));  // (within the budget, a report per 32 MB at most)
   group_masks(s, progress ? Progress([&progress](double f) { return progress(0.8 + 0.2 * f); }) : Progress());
   compact_masks(s);  // (a cube larger than memory has, mostly, large groups)
   if (progress && !progress(1.0)) throw Cancelled();

@@ -37,11 +37,11 @@ protected:
 };
 
 /// Calls `each(r0, r1)` for consecutive blocks of rows covering [0, height),
-/// each about 32 MiB at `bytes_per_row`, with `progress` (where given) after
-/// each block. Throws what `each` throws, and Cancelled when progress
-/// returns false.
+/// each about `block_bytes` (32 MiB by default) at `bytes_per_row`, with
+/// `progress` (where given) after each block. Throws what `each` throws, and
+/// Cancelled when progress returns false.
 void for_row_blocks(std::size_t height, std::size_t bytes_per_row, const Progress& progress,
-                    const std::function<void(std::size_t, std::size_t)>& each);
+                    const std::function<void(std::size_t, std::size_t)>& each, std::size_t block_bytes = std::size_t{32} << 20);
 /// Every row of `reader`, (N, H, W), read a block of rows at a time with
 /// `progress` after each. Throws as rows(), and Cancelled.
 Array read_all(CubeReader& reader, const Progress& progress = {});
