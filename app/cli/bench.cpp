@@ -8,6 +8,7 @@
 #include <cubesolve/workflow/bench.hpp>
 
 #include <cstdio>
+#include <ctime>
 #include <iostream>
 
 namespace cubesolve::cli {
@@ -47,6 +48,7 @@ void print_json(const bench::BenchSettings& b, const bench::BenchReport& r) {
       j.field("normal_equations_device_seconds", r.normal_device)
           .field("normal_equations_device_speedup", r.normal_device / r.engine);
   }
+  json_tuning(j, tuning_state());
   j.field("max_rel_error", r.check.max_error).field("device", device_name(r.device)).field("device_pixels", r.device_pixels);
   j.field("options_rcond", bench::kBenchRcond).key("options").begin_array();
   for (const auto& o : r.options) {
@@ -69,6 +71,8 @@ void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
               masks, device_name(r.device),
               !cuda ? "" : b.options.device_float64 ? " (float64)" : " (mixed precision)", r.threads,
               b.weights == bench::BenchWeights::None ? "" : ", weights ", b.weights == bench::BenchWeights::None ? "" : weights_name(b.weights));
+  const TuningState tuned = tuning_state();
+  std::printf("  parameters: %s\n              %s\n", tuned.tuning.describe().c_str(), tuned.origin().c_str());
   std::printf("  engine                %9.4f s   (best of %d; X in float32 like the cube)\n", r.engine, b.repeat);
   std::printf("  engine, X in float64  %9.4f s   (one run; the errors below are from it)\n", r.engine_float64);
   std::printf("  engine, with rss      %9.4f s   %.2fx the engine (best of %d; as --diag and the desktop solve)\n",
@@ -112,6 +116,54 @@ void print_text(const bench::BenchSettings& b, const bench::BenchReport& r) {
                 o.seconds_rcond / o.seconds, paths_text(o.paths_rcond).c_str());
 }
 
+/// Today's date (UTC), YYYY-MM-DD.
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[16];
+  std::strftime(text, sizeof text, "%Y-%m-%d", &tm);
+  return text;
+}
+
+/// bench --tune: the search's trials, what it chose, where it stored it.
+int run_tune(const Args& args, int threads) {
+  const double budget = args.number("tune-seconds", 50);
+  const bool json = args.flag("json");
+  const std::string file = tuning_file();
+  if (file.empty()) throw InputError("bench --tune: expected HOME, XDG_CACHE_HOME or CUBESOLVE_TUNING_FILE set, found none");
+  if (!json) std::printf("bench --tune: searching the engine's parameters on this machine (about %.0f s)\n", budget);
+  const bench::TuneReport r = bench::run_tune(threads, budget, [&](const std::string& line) {
+    if (!json) std::printf("  %s\n", line.c_str()), std::fflush(stdout);
+  });
+  store_tuning(file, r.key, r.best, today());
+  if (json) {
+    Json j;
+    j.begin_object().field("command", "bench").field("tune", true).field("machine", r.key.text())
+        .field("machine_parameters", r.machine.describe()).field("parameters", r.best.describe())
+        .field("kept_machine", r.kept_machine).field("check_machine_seconds", r.check_machine)
+        .field("check_best_seconds", r.check_best).field("seconds", r.seconds).field("stored", file);
+    j.key("shapes").begin_array();
+    for (const auto& s : r.shapes) j.value(s);
+    j.end_array().key("trials").begin_array();
+    for (const auto& t : r.trials) {
+      j.begin_object().field("parameters", t.tuning.describe()).field("score", t.score).key("seconds").begin_array();
+      for (double v : t.seconds) j.value(v);
+      j.end_array().end_object();
+    }
+    j.end_array().end_object();
+    std::cout << j.str() << "\n";
+    return 0;
+  }
+  std::printf("  shapes: %s; %s; %s\n", r.shapes[0].c_str(), r.shapes[1].c_str(), r.shapes[2].c_str());
+  if (r.check_machine > 0)
+    std::printf("  check, alternating runs: the machine's %.4f s, the best found %.4f s (%.3fx)%s\n", r.check_machine,
+                r.check_best, r.check_best / r.check_machine, r.kept_machine ? ": not 2% faster, the machine's kept" : "");
+  std::printf("  machine: %s\n  parameters: %s\n  stored in %s (%.0f s); bench, solve, the desktop and Python use them\n",
+              r.key.text().c_str(), r.best.describe().c_str(), file.c_str(), r.seconds);
+  return 0;
+}
+
 /// The scaling table (bench --scaling), as JSON or text.
 void print_scaling(const bench::BenchSettings& b, const std::vector<bench::ScalingRow>& rows, bool json) {
   if (json) {
@@ -139,9 +191,9 @@ void print_scaling(const bench::BenchSettings& b, const std::vector<bench::Scali
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
-  const Args args("bench", argv, {"json", "scaling"},
+  const Args args("bench", argv, {"json", "scaling", "tune"},
                   {"size", "n", "m", "nan", "masks", "design", "threads", "sample", "repeat", "memory", "device", "device-precision",
-                   "device-memory", "weights", "loss"});
+                   "device-memory", "weights", "loss", "tune-seconds"});
   args.expect_positional(0, 0, "no positional arguments");
   bench::BenchSettings b;
   b.size = static_cast<std::size_t>(args.integer("size", 500, 1, 8192));
@@ -167,12 +219,14 @@ int cmd_bench(const std::vector<std::string>& argv) {
                                                                                           : bench::BenchWeights::None;
   device_options(args, b.options, "cpu");
   if (const auto loss = args.get("loss")) b.loss = parse_loss(*loss, b.huber_delta, "--loss");
+  if (args.flag("tune")) return run_tune(args, b.options.threads);
   if (args.flag("scaling")) {  // the engine as the cube grows, a table
     if (b.weights != bench::BenchWeights::None) throw InputError("--scaling: expected no --weights (it times the unweighted engine)");
     if (!args.get("repeat")) b.repeat = 3;  // the first solves of a process run cold (heap, BLAS buffers)
     print_scaling(b, bench::run_scaling(b), args.flag("json"));
     return 0;
   }
+  print_warnings(tuning_state().warnings);
   const bench::BenchReport r = bench::run_bench(b);
   print_warnings(r.warnings);
   if (args.flag("json")) print_json(b, r);

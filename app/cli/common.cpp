@@ -87,6 +87,11 @@ void json_paths(Json& j, const PathCounts& paths) {
   j.end_object();
 }
 
+void json_tuning(Json& j, const TuningState& t) {
+  j.key("tuning").begin_object().field("chunk_kib", t.tuning.chunk_bytes / 1024).field("mixed_min", t.tuning.mixed_min)
+      .field("wide", t.tuning.wide).field("origin", t.origin()).end_object();
+}
+
 void json_status(Json& j, const SolveTotals& t) {
   j.key("status").begin_object();
   for (std::size_t s = 0; s < t.status.size(); ++s) j.field(status_name(static_cast<PixelStatus>(s)), t.status[s]);

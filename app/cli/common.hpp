@@ -7,6 +7,7 @@
 #include "options.hpp"
 
 #include <cubesolve/engine/engine.hpp>
+#include <cubesolve/engine/tuning.hpp>
 #include <cubesolve/progress.hpp>
 #include <cubesolve/workflow/streamed.hpp>
 
@@ -61,6 +62,8 @@ Inputs open_command_inputs(const Args& args);
 void device_options(const Args& args, SolveOptions& o, const char* fallback);
 
 void json_paths(Json& j, const PathCounts& paths);
+/// The engine's parameters and where they came from (see tuning.hpp).
+void json_tuning(Json& j, const TuningState& t);
 void json_status(Json& j, const SolveTotals& t);
 /// "N pixels in S s on T threads: k ok, ..."
 std::string summary(const SolveTotals& t);

@@ -40,6 +40,7 @@ usage:
                 [--threads T] [--sample K] [--repeat R] [--device cpu|cuda|auto]
                 [--device-precision mixed|float64] [--device-memory MB]
                 [--weights none|random|coherence] [--loss l1|huber[:D]] [--scaling] [--json]
+  cubesolve-cli bench --tune [--tune-seconds S] [--threads T] [--json]
 
 CUBE: (N, H, W) .npy, float32 or float64, or any raster GDAL opens (bands =
 observations; nodata is missing); NaN and Inf are missing values.

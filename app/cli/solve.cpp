@@ -45,6 +45,7 @@ void print_json(const SolveReport& r) {
   }
   json_paths(j, t.paths);
   json_status(j, t);
+  json_tuning(j, tuning_state());
   j.key("shape").begin_array();
   for (std::size_t d : r.x_shape) j.value(d);
   j.end_array().field("dtype", dtype_name(r.x_type));

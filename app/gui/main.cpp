@@ -12,6 +12,7 @@
 #include "options.hpp"
 
 #include <cubesolve/engine/device.hpp>
+#include <cubesolve/engine/tuning.hpp>
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/mintpy.hpp>
 
@@ -364,6 +365,8 @@ public:
         .field("peak_memory_mb", cubesolve::cli::peak_memory_mb())
         .field("engine_seconds", result ? result->engine_seconds : 0.0)
         .field("cube_on_disk", window.document().cubeOnDisk())
+        .field("engine_parameters", cubesolve::tuning().describe())
+        .field("engine_parameters_origin", cubesolve::tuning_state().origin())
         .field("largest_tick_gap_ms", static_cast<double>(largest_ms_))
         .field("ticks", static_cast<long>(ticks_))
         .end_object();

@@ -7,6 +7,7 @@
 #include <cubesolve/data/mask.hpp>
 #include <cubesolve/engine/device.hpp>
 #include <cubesolve/engine/engine.hpp>
+#include <cubesolve/engine/tuning.hpp>
 #include <cubesolve/error.hpp>
 #include <cubesolve/io/mintpy.hpp>
 #include <cubesolve/io/raster.hpp>
@@ -351,5 +352,15 @@ NB_MODULE(_core, m) {
       },
       "spec"_a, "n"_a, "times"_a);
   m.def("devices", &describe_devices);
+  m.def("tuning", [] {
+    const TuningState t = tuning_state();
+    nb::dict d;
+    d["chunk_kib"] = t.tuning.chunk_bytes / 1024;
+    d["mixed_min"] = t.tuning.mixed_min;
+    d["wide"] = t.tuning.wide;
+    d["origin"] = t.origin();
+    d["warnings"] = t.warnings;
+    return d;
+  });
   m.def("version", &version);
 }

@@ -12,7 +12,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QFile>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -30,8 +32,9 @@ struct Run {
   QString out, err;
 };
 
-Run cli(const QStringList& args) {
+Run cli(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   QProcess p;
+  p.setProcessEnvironment(env);
   p.start(CUBESOLVE_CLI, args);
   p.waitForFinished(240000);
   return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
@@ -374,6 +377,41 @@ private slots:
     QCOMPARE(rows[4].toObject()["n"].toInt(), 48);
     QCOMPARE(rows[6].toObject()["m"].toInt(), 16);
     for (const auto& row : rows) QVERIFY(row.toObject()["engine_seconds"].toDouble() > 0 && row.toObject()["gemm_floor_seconds"].toDouble() > 0);
+  }
+
+  // bench --tune searches the parameters and stores them for this machine;
+  // later runs say so, and a line that cannot be read is passed over, said.
+  void benchTune() {
+    const QString path = file("cache/cubesolve/tuning.txt");
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("CUBESOLVE_TUNING_FILE", path);
+    env.remove("CUBESOLVE_TUNING");
+    const QStringList small{"bench", "--size", "24", "--n", "20", "--m", "5", "--sample", "5", "--repeat", "1", "--json"};
+    const QJsonObject before = QJsonDocument::fromJson(cli(small, env).out.toUtf8()).object();
+    QVERIFY2(before["tuning"].toObject()["origin"].toString().startsWith("derived from this machine"),
+             qPrintable(before["tuning"].toObject()["origin"].toString()));
+    const Run r = cli({"bench", "--tune", "--tune-seconds", "5", "--json"}, env);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(j["stored"].toString(), path);
+    QCOMPARE(j["shapes"].toArray().size(), 3);
+    QVERIFY(j["trials"].toArray().size() >= 9);  // each parameter's values but the machine's own
+    for (const auto& t : j["trials"].toArray()) QVERIFY(t.toObject()["seconds"].toArray().size() == 3);
+    QFile stored(path);
+    QVERIFY(stored.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(stored.readAll());
+    QVERIFY2(text.contains(j["machine"].toString() + "\tchunk_kib="), qPrintable(text));
+    stored.close();
+    const QJsonObject after = QJsonDocument::fromJson(cli(small, env).out.toUtf8()).object();
+    QCOMPARE(after["tuning"].toObject()["origin"].toString().left(27 + path.size()), "stored by bench --tune in " + path + " ");
+    QVERIFY(stored.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    stored.write((j["machine"].toString() + "\tchunk_kib=huge\n").toUtf8());
+    stored.close();
+    const Run bad = cli(small, env);
+    QCOMPARE(bad.code, 0);
+    QVERIFY2(bad.err.contains(path + ":1: ignored") && bad.err.contains("chunk_kib"), qPrintable(bad.err));
+    QVERIFY(QJsonDocument::fromJson(bad.out.toUtf8()).object()["tuning"].toObject()["origin"].toString().startsWith("derived"));
+    QCOMPARE(cli({"bench", "--tune", "--tune-seconds", "1"}, env).code, 2);
   }
 
   void cubeLargerThanTheMemoryBudget() {

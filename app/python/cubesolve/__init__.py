@@ -28,7 +28,7 @@ import numpy as np
 from . import _core
 from ._core import Cancelled
 
-__all__ = ["Design", "Result", "Cancelled", "solve", "solve_file", "plan", "read", "design", "devices", "decimal_years", "__version__",
+__all__ = ["Design", "Result", "Cancelled", "solve", "solve_file", "plan", "read", "design", "devices", "tuning", "decimal_years", "__version__",
            "STATUS_NAMES"]
 
 __version__: str = _core.version()
@@ -531,3 +531,13 @@ def design(spec: str, n: int, *, pairs: Optional[str] = None, times: Any = None)
 def devices() -> List[str]:
     """One line per compute device ("cpu: 16 threads", "cuda: ...")."""
     return list(_core.devices())
+
+
+def tuning() -> Dict[str, Any]:
+    """The engine's machine-dependent parameters every solve uses, and where
+    they came from: ``chunk_kib``, ``mixed_min``, ``wide``, ``origin``
+    ("stored by bench --tune in ...", "derived from this machine (...)") and
+    ``warnings`` (a stored file that could not be read). ``cubesolve-cli bench
+    --tune`` searches and stores them; they change speed only, never results
+    beyond the precision contract."""
+    return dict(_core.tuning())

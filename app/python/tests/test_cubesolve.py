@@ -660,3 +660,25 @@ def test_cube_on_disk_larger_than_the_budget_stays_on_disk(tmp_path):
     before, after, solved = (int(v) for v in run.stdout.split())
     assert solved == 1000 * 1000
     assert after - before < 128, f"peak resident memory grew by {after - before} MB for a 256 MB cube"
+
+
+def test_tuning_says_what_solves_use(tmp_path):
+    """The engine's parameters and their origin: the environment's for one
+    run, the stored file's for this machine, the machine's own without."""
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = {sys.path!r}
+        import cubesolve
+        t = cubesolve.tuning()
+        print(t["chunk_kib"], t["mixed_min"], int(t["wide"]), t["origin"], len(t["warnings"]))
+    """)
+    env = dict(os.environ, CUBESOLVE_TUNING_FILE=str(tmp_path / "tuning.txt"))
+    env.pop("CUBESOLVE_TUNING", None)
+    own = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+    assert "derived from this machine" in own and own.endswith(" 0\n"), own
+    env["CUBESOLVE_TUNING"] = "chunk_kib=96,mixed_min=513"
+    set_here = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+    assert set_here.startswith("96 513 ") and "set by CUBESOLVE_TUNING" in set_here, set_here
+    env["CUBESOLVE_TUNING"] = "chunk_kib=lots"
+    bad = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+    assert "derived from this machine" in bad and bad.endswith(" 1\n"), bad

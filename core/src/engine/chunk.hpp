@@ -4,6 +4,7 @@
 // the gathers that copy a chunk of the cube into it.
 
 #include <cubesolve/engine/engine.hpp>
+#include <cubesolve/engine/tuning.hpp>
 
 #include "engine/exact.hpp"
 #include "engine/kernels.hpp"
@@ -56,8 +57,9 @@ struct Job {
 /// Per-thread buffers for a chunk of B pixels. Pixel-major arrays hold
 /// value i of pixel k at k * N + i; observation-major ones at i * B + k.
 struct Workspace {
-  Workspace(const Design& d, std::size_t max_rows, bool ridge) : exact(d, max_rows, ridge) {}
+  Workspace(const Design& d, std::size_t max_rows, bool ridge) : exact(d, max_rows, ridge), tune(tuning()) {}
   ExactSolver exact;
+  Tuning tune;                         // the machine's parameters, read once per solve (see tuning.hpp)
   std::vector<double> y;               // pixel-major values, 0 where missing
   std::vector<std::uint8_t> valid;     // pixel-major: 1 where valid
   std::vector<double> w;               // pixel-major weights, 0 where missing (weighted solves)

@@ -161,7 +161,7 @@ CUBESOLVE_KERNEL void factor_pair(Workspace& ws, const LaneSystem* sys, std::siz
 /// the batched Cholesky: L at a time (2L side by side with 512-bit vectors,
 /// see factor_pair), or 2L (4L with 512-bit vectors) at a time in float32
 /// (batched_solve_mixed) where the systems are deletions of at least
-/// kMixedMin rows; each batch is as large as its largest system
+/// ws.tune.mixed_min rows; each batch is as large as its largest system
 /// (the others padded, see put_systems), so no lane idles where sizes
 /// differ. lane(slot, k, z) writes pixel k's right-hand side at z[a * L]
 /// (slot < kMaxGroups L: the lane's own scratch) and returns its system;
@@ -175,7 +175,8 @@ CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, D
   ws.order.clear();
   for (const auto& bucket : ws.buckets) ws.order.insert(ws.order.end(), bucket.begin(), bucket.end());
   const std::vector<std::size_t>& pixels = ws.order;
-  const bool wide = wide_lanes();
+  const bool wide = wide_lanes() && ws.tune.wide;
+  const std::size_t mixed_min = ws.tune.mixed_min;
   ws.rhs.resize(kMaxGroups * n * L);  // a system has fewer than n rows
   for (std::size_t b0 = 0; b0 < pixels.size();) {
     LaneSystem sys[kMaxGroups * L];
@@ -193,10 +194,10 @@ CUBESOLVE_KERNEL void factor_in_lanes(std::size_t n, Workspace& ws, Lane lane, D
         mixed = mixed && sys[g * L + l].deletion && sys[g * L + l].shift == 0;
       }
       if (g == 0)  // groups in one factorization; the first system is the batch's smallest
-        G = sys[0].q >= kMixedMin ? (wide ? 4 : 2) : (wide ? 2 : 1);
+        G = sys[0].q >= mixed_min ? (wide ? 4 : 2) : (wide ? 2 : 1);
     }
     const std::size_t T = tri(q);
-    mixed = mixed && sys[0].q >= kMixedMin && G > 1 && lanes[G - 1] > 0;
+    mixed = mixed && sys[0].q >= mixed_min && G > 1 && lanes[G - 1] > 0;
     ws.s.resize(std::max(ws.s.size(), G * T * L));
     for (std::size_t g = 0; g < G; ++g) {
       if (lanes[g] == 0) continue;

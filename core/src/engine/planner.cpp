@@ -270,13 +270,13 @@ PathCounts plan_groups(const std::vector<std::size_t>& valid_histogram, const st
 }
 
 std::size_t cpu_chunk(std::size_t P, std::size_t N, std::size_t M, std::size_t threads, std::size_t memory,
-                      bool exact_only) {
+                      bool exact_only, std::size_t cache_bytes) {
   threads = std::max<std::size_t>(threads, 1);
   const std::size_t per_pixel = 8 * (3 * N + 3 * M) + N + 64;
   const std::size_t budget = std::max<std::size_t>(memory / threads, 1 << 20);
   const std::size_t fair = (P + threads * 4 - 1) / (threads * 4);
   if (exact_only) return std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 1, 64);
-  const std::size_t cached = std::clamp<std::size_t>((std::size_t{1} << 19) / (8 * std::max<std::size_t>(N, 1)), 512, 2048);
+  const std::size_t cached = std::clamp<std::size_t>(cache_bytes / (8 * std::max<std::size_t>(N, 1)), 512, 2048);
   return std::clamp<std::size_t>(std::min(budget / per_pixel, fair), 64, cached);
 }
 

@@ -33,7 +33,6 @@ constexpr std::size_t kMinExactGroup = 3;  // the same where each pixel alone wo
 /// far from what gelsd counts as rank-deficient; one that does not sends
 /// the pixel to a path that decides the rank as gelsd does.
 constexpr double kSmallTau = 1e-4;
-constexpr std::size_t kMixedMin = 64;      // smallest deletion systems factored in float32 and refined
 constexpr double kGramTau = 1e-6;          // smallest relative pivot of a Gram matrix
 constexpr double kGatherStep = 1e-6;       // largest |step| / |z| of a gathered C_VV's refinement
 constexpr double kGramStep = 1e-6;         // largest |step| / |x| of the Gram path's refinement
@@ -147,7 +146,7 @@ std::vector<char> choose_groups(const MaskStats& masks, const Planner& planner, 
 
 /// Pixels per chunk of the CPU paths, for P pixels of N rows and M unknowns
 /// on `threads` threads with `memory` bytes: a chunk's values (B x N doubles)
-/// should stay in a core's cache, every thread should get chunks, and small
+/// should stay within `cache_bytes` (Tuning::chunk_bytes), every thread should get chunks, and small
 /// chunks keep cancelling prompt. Exact-only solves (a pixel takes
 /// milliseconds) take at most 64 pixels a chunk and as few as one, so that a
 /// handful of pixels (a check's sample) still spreads over the threads.
@@ -164,6 +163,6 @@ SolveResult solve_steered(const Array& cube, const Design& design, const Array* 
                           const Steering& steer, const Progress& progress = {});
 
 std::size_t cpu_chunk(std::size_t P, std::size_t N, std::size_t M, std::size_t threads, std::size_t memory,
-                      bool exact_only);
+                      bool exact_only, std::size_t cache_bytes);
 
 }  // namespace cubesolve::detail

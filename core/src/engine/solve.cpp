@@ -95,7 +95,7 @@ void cpu_pass(Job& job, std::vector<Workspace>& ws, const Progress& progress) {
   parallel_for(
       job.P,
       cpu_chunk(job.P, job.N, job.M, static_cast<std::size_t>(job.r.threads), job.options.memory,
-                job.planner.exact_only),
+                job.planner.exact_only, ws.empty() ? tuning().chunk_bytes : ws[0].tune.chunk_bytes),
       job.r.threads,
       [&](int t, std::size_t b, std::size_t e) {
         Workspace& w = ws[static_cast<std::size_t>(t)];

@@ -1,6 +1,7 @@
 #include <cubesolve/workflow/bench.hpp>
 
 #include <cubesolve/engine/check.hpp>
+#include <cubesolve/error.hpp>
 
 #include "cuda/gpu.hpp"
 #include "engine/exact.hpp"
@@ -259,6 +260,163 @@ std::vector<ScalingRow> run_scaling(const BenchSettings& b) {
     rows.push_back(row);
   }
   return rows;
+}
+
+}  // namespace cubesolve::bench
+
+namespace cubesolve::bench {
+namespace {
+
+struct TuneCube {
+  std::string label;
+  DemoCube cube;
+  Design design;
+};
+
+/// The cubes of the search, their sides scaled by `scale` (1: 300 x 300 and 60 x 60).
+std::vector<TuneCube> tune_cubes(double scale) {
+  struct Shape {
+    const char* label;
+    std::size_t n, m, size;
+    double missing;
+    MaskPattern masks;
+  };
+  // The bench's three shapes (seed, N=100/M=50, InSAR size), fewer pixels.
+  const Shape shapes[] = {{"seed", 50, 100, 300, 0.2, MaskPattern::Random},
+                          {"", 100, 50, 300, 0.2, MaskPattern::Random},
+                          {"InSAR size", 1231, 270, 60, 0.1, MaskPattern::Blobs}};
+  std::vector<TuneCube> cubes;
+  for (Shape s : shapes) {
+    s.size = std::max<std::size_t>(8, static_cast<std::size_t>(std::lround(static_cast<double>(s.size) * scale)));
+    DemoCube d = make_synthetic(s.n, s.m, s.size, s.missing, s.masks, SyntheticDesign::Gaussian);
+    Design design(d.design, "A");
+    const std::string label = std::string(s.label) + (*s.label ? " " : "") + "N=" + std::to_string(s.n) + " M=" + std::to_string(s.m) + " " +
+                              std::to_string(s.size) + "x" + std::to_string(s.size) + ", " +
+                              std::to_string(static_cast<int>(100 * s.missing)) + "% " +
+                              (s.masks == MaskPattern::Blobs ? "blobs" : "random");
+    cubes.push_back({label, std::move(d), std::move(design)});
+  }
+  return cubes;
+}
+
+/// Each cube's engine time under `t`: the best of `repeat` solves.
+std::vector<double> time_tuning(const std::vector<TuneCube>& cubes, const Tuning& t, int repeat, const SolveOptions& o) {
+  set_tuning(t);
+  std::vector<double> s;
+  for (const auto& c : cubes) {
+    double best = 1e300;
+    for (int k = 0; k < repeat; ++k) best = std::min(best, solve(c.cube.cube, c.design, nullptr, o).engine_seconds);
+    s.push_back(best);
+  }
+  return s;
+}
+
+double score(const std::vector<double>& s, const std::vector<double>& base) {
+  double log_sum = 0;
+  for (std::size_t k = 0; k < s.size(); ++k) log_sum += std::log(s[k] / base[k]);
+  return std::exp(log_sum / static_cast<double>(s.size()));
+}
+
+/// The values tried for each parameter, from the machine's own.
+std::vector<std::vector<Tuning>> tune_candidates(const MachineKey& key, const Tuning& machine) {
+  std::vector<std::vector<Tuning>> axes(3);
+  for (int wide = 0; wide < 2 && key.vector_bits >= 512; ++wide) {
+    Tuning t = machine;
+    t.wide = wide == 1;
+    axes[0].push_back(t);
+  }
+  for (std::size_t mixed : {32, 48, 64, 96, 128, 513}) {
+    Tuning t = machine;
+    t.mixed_min = mixed;
+    axes[1].push_back(t);
+  }
+  const std::size_t l2 = key.l2_bytes > 0 ? key.l2_bytes : std::size_t{1} << 20;
+  for (std::size_t share : {8, 4, 2}) {
+    Tuning t = machine;
+    t.chunk_bytes = std::clamp<std::size_t>(l2 / share, 16 << 10, std::size_t{64} << 20) / 1024 * 1024;
+    axes[2].push_back(t);
+  }
+  for (std::size_t times : {1, 2}) {
+    Tuning t = machine;
+    t.chunk_bytes = std::clamp<std::size_t>(l2 * times, 16 << 10, std::size_t{64} << 20) / 1024 * 1024;
+    axes[2].push_back(t);
+  }
+  return axes;
+}
+
+/// Alternating runs of two sets of parameters, one solve of each cube a
+/// round, so that both see the same state of the machine: each cube's best
+/// time under a and under b.
+std::pair<std::vector<double>, std::vector<double>> paired(const std::vector<TuneCube>& cubes, const Tuning& a,
+                                                           const Tuning& b, int rounds, const SolveOptions& o) {
+  std::vector<double> ta(cubes.size(), 1e300), tb(cubes.size(), 1e300);
+  for (int r = 0; r < rounds; ++r) {
+    const auto sa = time_tuning(cubes, a, 1, o), sb = time_tuning(cubes, b, 1, o);
+    for (std::size_t k = 0; k < cubes.size(); ++k) ta[k] = std::min(ta[k], sa[k]), tb[k] = std::min(tb[k], sb[k]);
+  }
+  return {ta, tb};
+}
+
+double sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+}  // namespace
+
+TuneReport run_tune(int threads, double budget_seconds, const std::function<void(const std::string&)>& log) {
+  if (!(budget_seconds >= 5 && budget_seconds <= 3600))
+    throw InputError("--tune-seconds: expected 5 to 3600 seconds, found " + std::to_string(budget_seconds));
+  const auto t0 = std::chrono::steady_clock::now();
+  // The process's parameters as they were, whatever happens on the way.
+  struct Restore {
+    TuningState before = tuning_state();
+    ~Restore() { set_tuning(before.source == TuningSource::Set ? std::optional<Tuning>(before.tuning) : std::nullopt); }
+  } restore;
+  TuneReport r;
+  r.key = machine_key();
+  r.machine = machine_tuning(r.key);
+  SolveOptions o;
+  o.threads = threads;
+  o.residuals = false;
+  // Sides scaled with the budget: the default 50 s takes 300 x 300 and 60 x 60.
+  const std::vector<TuneCube> cubes = tune_cubes(std::clamp(std::sqrt(budget_seconds / 50), 0.25, 2.0));
+  for (const auto& c : cubes) r.shapes.push_back(c.label);
+  time_tuning(cubes, r.machine, 1, o);  // warm: the first solves of a process run cold
+  // One solve of each cube sets the rounds, so that the trials (each
+  // against the best so far, side by side) and the check fit the budget.
+  const auto axes = tune_candidates(r.key, r.machine);
+  std::size_t trials = 0;
+  for (const auto& axis : axes) trials += axis.size();
+  const double one = sum(time_tuning(cubes, r.machine, 1, o));
+  const int rounds = std::clamp(static_cast<int>((budget_seconds / one - 12) / (2.0 * static_cast<double>(trials))), 1, 7);
+  r.best = r.machine;
+  for (const auto& axis : axes) {
+    Tuning axis_best = r.best;
+    double axis_score = 0.98;  // a value is taken only where it is 2 % faster
+    for (const Tuning& t : axis) {
+      Tuning c = r.best;  // the axis's own value over the best found so far
+      if (t.wide != r.machine.wide) c.wide = t.wide;
+      if (t.mixed_min != r.machine.mixed_min) c.mixed_min = t.mixed_min;
+      if (t.chunk_bytes != r.machine.chunk_bytes) c.chunk_bytes = t.chunk_bytes;
+      if (c == r.best) continue;
+      const auto [tb, tc] = paired(cubes, r.best, c, rounds, o);
+      r.trials.push_back({c, tc, score(tc, tb)});
+      if (log) log(c.describe() + ": " + std::to_string(r.trials.back().score).substr(0, 5) + "x the best before it");
+      if (r.trials.back().score < axis_score) axis_score = r.trials.back().score, axis_best = c;
+    }
+    r.best = axis_best;
+  }
+  r.kept_machine = r.best == r.machine;
+  if (!r.kept_machine) {
+    const auto [tm, tb] = paired(cubes, r.machine, r.best, 5, o);
+    r.check_machine = sum(tm), r.check_best = sum(tb);
+    r.kept_machine = r.check_best > 0.98 * r.check_machine;
+  }
+  if (r.kept_machine) r.best = r.machine;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
 }
 
 }  // namespace cubesolve::bench

@@ -6,6 +6,7 @@
 
 #include <cubesolve/data/demo.hpp>
 #include <cubesolve/engine/check.hpp>
+#include <cubesolve/engine/tuning.hpp>
 #include <cubesolve/error.hpp>
 
 #include "engine/chunk.hpp"
@@ -815,14 +816,14 @@ private slots:
     const std::size_t GiB = std::size_t{1} << 30;
     for (const std::size_t threads : {2, 16}) {
       for (const std::size_t P : {2, 8, 32, 100}) {
-        const std::size_t chunk = detail::cpu_chunk(P, 1231, 270, threads, 4 * GiB, true);
+        const std::size_t chunk = detail::cpu_chunk(P, 1231, 270, threads, 4 * GiB, true, Tuning{}.chunk_bytes);
         QVERIFY(chunk >= 1);
         QVERIFY((P + chunk - 1) / chunk >= std::min(P, threads));  // a chunk for every thread that can have one
       }
-      QCOMPARE(detail::cpu_chunk(400000, 1231, 270, threads, 4 * GiB, true), std::size_t{64});
-      const std::size_t fast = detail::cpu_chunk(250000, 50, 100, threads, 4 * GiB, false);
+      QCOMPARE(detail::cpu_chunk(400000, 1231, 270, threads, 4 * GiB, true, Tuning{}.chunk_bytes), std::size_t{64});
+      const std::size_t fast = detail::cpu_chunk(250000, 50, 100, threads, 4 * GiB, false, Tuning{}.chunk_bytes);
       QVERIFY(fast >= 64 && fast <= 2048);
-      QCOMPARE(detail::cpu_chunk(32, 50, 100, threads, 4 * GiB, false), std::size_t{64});  // whole lanes of pixels
+      QCOMPARE(detail::cpu_chunk(32, 50, 100, threads, 4 * GiB, false, Tuning{}.chunk_bytes), std::size_t{64});  // whole lanes of pixels
     }
   }
 

@@ -8,10 +8,12 @@
 #include <cubesolve/data/demo.hpp>
 #include <cubesolve/engine/check.hpp>
 #include <cubesolve/engine/engine.hpp>
+#include <cubesolve/engine/tuning.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -121,5 +123,37 @@ struct ScalingRow {
 /// x4, missing x1/2 and x2), each against its GEMM floor. Throws as
 /// run_bench.
 std::vector<ScalingRow> run_scaling(const BenchSettings& settings);
+
+/// One candidate of the search (bench --tune): its parameters, the
+/// engine's best time on each of the search's cubes, and its score.
+struct TuneTrial {
+  Tuning tuning;
+  std::vector<double> seconds;
+  /// Over the best parameters found before it, timed alternately with them:
+  /// the geometric mean of the cubes' time ratios.
+  double score = 0;
+};
+
+/// What bench --tune found: the machine's own parameters, the best found,
+/// and the check that settled between them (alternating runs of the two).
+struct TuneReport {
+  MachineKey key;
+  Tuning machine, best;
+  std::vector<std::string> shapes;  // "seed N=50 M=100 300x300, 20% random"
+  std::vector<TuneTrial> trials;
+  double check_machine = 0, check_best = 0;  // the check's sums of the cubes' best times
+  bool kept_machine = false;                 // nothing found 2 % faster: the machine's kept
+  double seconds = 0;                        // the whole search
+};
+
+/// Searches the engine's parameters on this machine, one at a time from
+/// the machine's own (see machine_tuning): each value against the best found
+/// so far, the two run alternately on the bench's three shapes (seed,
+/// N=100/M=50, InSAR size) with fewer pixels, taken where it is 2 % faster;
+/// then the best against the machine's, alternately, kept only where it is
+/// 2 % faster still. About `budget_seconds` in all. Leaves the process's
+/// parameters as they were. `log` hears each trial. Throws InputError for a
+/// budget out of range.
+TuneReport run_tune(int threads, double budget_seconds, const std::function<void(const std::string&)>& log);
 
 }  // namespace cubesolve::bench
