@@ -201,9 +201,7 @@ void set_tuning(std::optional<Tuning> t) {
 
 std::string tuning_file() {
   if (const char* f = std::getenv("CUBESOLVE_TUNING_FILE"); f && *f) return f;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/cubesolve/tuning.txt";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/cubesolve/tuning.txt";
-  return {};
+  return cache_folder() + "/tuning.txt";
 }
 
 Tuning parse_tuning(const std::string& text, Tuning t) {

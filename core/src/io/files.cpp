@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -232,6 +234,46 @@ std::vector<std::string> OutputSet::paths() const {
   std::vector<std::string> p;
   for (const auto& f : files_) p.push_back(f->path());
   return p;
+}
+
+std::string cache_folder() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/cubesolve";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/cubesolve";
+  std::error_code ec;
+  const auto tmp = std::filesystem::temp_directory_path(ec);
+  return (ec ? std::string("/tmp") : tmp.string()) + "/cubesolve";
+}
+
+Array scratch_array(DType dtype, const Shape& shape, const std::string& folder) {
+  const std::size_t bytes = std::max<std::size_t>(shape_size(shape) * dtype_size(dtype), 1);
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  const std::string pattern = folder + "/results-XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) throw IoError(folder + ": cannot keep results there: " + std::strerror(errno));
+  ::unlink(name.data());  // gone once the mapping is
+  if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
+    ::close(fd);
+    throw IoError(folder + ": cannot keep " + std::to_string(bytes >> 20) + " MB of results there: " + std::strerror(err));
+  }
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) throw IoError(folder + ": cannot map a results file: " + std::strerror(errno));
+  std::shared_ptr<void> owner(base, [bytes](void* p) { ::munmap(p, bytes); });
+  return Array::borrow(dtype, shape, base, std::move(owner));
+}
+
+std::size_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string name;
+  std::size_t kb = 0;
+  std::string unit;
+  while (in >> name >> kb >> unit)
+    if (name == "MemAvailable:") return kb * 1024;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : std::size_t{1} << 32;
 }
 
 }  // namespace cubesolve

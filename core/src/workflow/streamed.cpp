@@ -1,6 +1,7 @@
 #include <cubesolve/workflow/streamed.hpp>
 
 #include <cubesolve/error.hpp>
+#include <cubesolve/io/files.hpp>
 #include <cubesolve/io/mintpy.hpp>
 
 #include "io/sizes.hpp"
@@ -108,12 +109,22 @@ void solve_blocks(const Inputs& in, const StreamPlan& plan, const Progress& prog
 }
 
 /// Block `part` of a result at row r0 of `whole` (its parts made on the first block, for `height` rows).
-void put_result_rows(Array& whole, const Array& part, std::size_t r0, std::size_t height) {
+/// `part`, rows [r0, ...) of a result `height` rows high, into `whole`,
+/// allocated at the first part: in memory while `held` bytes stay within
+/// `in_memory`, else in a scratch file of `folder` (see scratch_array).
+void put_result_rows(Array& whole, const Array& part, std::size_t r0, std::size_t height, std::size_t& held,
+                     std::size_t in_memory, const std::string& folder) {
   if (part.empty()) return;
   if (whole.empty()) {
     Shape shape = part.shape();
     shape[shape.size() - 2] = height;
-    whole = Array::uninitialized(part.dtype(), shape);
+    const std::size_t bytes = shape_size(shape) * dtype_size(part.dtype());
+    if (held + bytes <= in_memory) {
+      whole = Array::uninitialized(part.dtype(), shape);
+      held += bytes;
+    } else {
+      whole = scratch_array(part.dtype(), shape, folder);
+    }
   }
   put_rows(whole, r0, part);
 }
@@ -138,16 +149,20 @@ MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory
   return s;
 }
 
-SolveResult solve_in_blocks(const Inputs& in, const SolveOptions& options, const Progress& progress) {
+SolveResult solve_in_blocks(const Inputs& in, const SolveOptions& options, const Progress& progress,
+                            std::optional<std::size_t> in_memory, const std::string& scratch_folder) {
   const StreamPlan plan = plan_stream(in, ResultPaths{}, options);
   SolveResult whole;
   StreamedSolve s;
+  std::size_t held = 0;
+  const std::size_t limit = in_memory.value_or(available_memory() / 2);
+  const std::string folder = scratch_folder.empty() ? cache_folder() : scratch_folder;
   solve_blocks(in, plan, progress, s, [&](std::size_t b, const Array&, const SolveResult& r) {
     const std::size_t r0 = plan.first_row(b);
     for (auto part : {&SolveResult::x, &SolveResult::n_valid, &SolveResult::rank, &SolveResult::rss, &SolveResult::status, &SolveResult::cond,
                       &SolveResult::std_error, &SolveResult::covariance, &SolveResult::iterations, &SolveResult::objective,
                       &SolveResult::temporal_coherence})
-      put_result_rows(whole.*part, r.*part, r0, plan.height);
+      put_result_rows(whole.*part, r.*part, r0, plan.height, held, limit, folder);
   });
   whole.paths = s.totals.paths;
   whole.engine_seconds = s.totals.engine_seconds;

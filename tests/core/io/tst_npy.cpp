@@ -4,6 +4,7 @@
 #include <cubesolve/io/files.hpp>
 #include <cubesolve/io/npy.hpp>
 #include <cubesolve/io/stream.hpp>
+#include <cubesolve/workflow/streamed.hpp>
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -14,6 +15,8 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <filesystem>
+#include <random>
 #include <sstream>
 
 using namespace cubesolve;
@@ -71,7 +74,67 @@ class TestNpy : public QObject {
     }
   }
 
+  // The mappings of this process's scratch files in `folder` (removed files).
+  static int scratch_mappings(const QString& folder) {
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    int n = 0;
+    while (std::getline(maps, line))
+      n += line.find(folder.toStdString() + "/results-") != std::string::npos && line.find("(deleted)") != std::string::npos;
+    return n;
+  }
+
 private slots:
+  // A result larger than what may be held is kept in scratch files, mapped:
+  // the same values to the bit, no file left behind, and a folder that
+  // cannot take it is a clear error.
+  void resultsKeptInScratchFiles() {
+    QTemporaryDir dir;
+    const std::size_t N = 30, H = 37, W = 41, M = 5;
+    Array y(DType::Float32, {N, H, W}), a(DType::Float64, {N, M});
+    std::mt19937 rng(5);
+    std::normal_distribution<double> normal;
+    for (std::size_t i = 0; i < y.size(); ++i) y.data<float>()[i] = i % 9 == 4 ? NAN : static_cast<float>(normal(rng));
+    for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = normal(rng);
+    const std::string cube = dir.filePath("y.npy").toStdString(), design = dir.filePath("a.npy").toStdString();
+    {
+      OutputSet out;
+      out.add_npy(cube, y);
+      out.add_npy(design, a);
+      out.commit();
+    }
+    const Inputs in = open_inputs(cube, DesignSpec{design, "", ""});
+    SolveOptions o;
+    o.memory = std::size_t{1} << 20;  // a block of a few rows
+    o.residuals = true;
+    const QString folder = dir.filePath("scratch");
+    const SolveResult held = solve_in_blocks(in, o);
+    QCOMPARE(scratch_mappings(folder), 0);
+    {
+      const SolveResult kept = solve_in_blocks(in, o, {}, std::size_t{0}, folder.toStdString());
+      QCOMPARE(scratch_mappings(folder), 6);  // x, n_valid, rank, rss, status, cond
+      QCOMPARE(kept.x.shape(), held.x.shape());
+      QCOMPARE(std::memcmp(kept.x.raw(), held.x.raw(), held.x.nbytes()), 0);
+      QCOMPARE(std::memcmp(kept.status.raw(), held.status.raw(), held.status.nbytes()), 0);
+      QCOMPARE(std::memcmp(kept.rss.raw(), held.rss.raw(), held.rss.nbytes()), 0);
+      // Only what does not fit: x (the first part) held within its own bytes, the diagnostics in files.
+      const SolveResult part = solve_in_blocks(in, o, {}, held.x.nbytes(), folder.toStdString());
+      QCOMPARE(scratch_mappings(folder), 6 + 5);
+      QCOMPARE(std::memcmp(part.x.raw(), held.x.raw(), held.x.nbytes()), 0);
+    }
+    QCOMPARE(scratch_mappings(folder), 0);
+    QVERIFY(std::filesystem::is_empty(folder.toStdString()));  // removed as soon as made
+    const std::string blocked = dir.filePath("y.npy/scratch").toStdString();  // under a file: no folder there
+    try {
+      solve_in_blocks(in, o, {}, std::size_t{0}, blocked);
+      QFAIL("expected an IoError");
+    } catch (const IoError& e) {
+      QVERIFY2(std::string(e.what()).find(blocked) != std::string::npos, e.what());
+    }
+    const Array z = scratch_array(DType::Float64, {3, 4}, folder.toStdString());
+    for (std::size_t i = 0; i < z.size(); ++i) QCOMPARE(z.value(i), 0.0);
+  }
+
   void roundTrip_data() {
     QTest::addColumn<int>("dtype");
     QTest::newRow("float32") << int(DType::Float32);

@@ -76,9 +76,9 @@ Tuning tuning();
 /// file give, read again.
 void set_tuning(std::optional<Tuning> t);
 
-/// The stored parameters' file: $CUBESOLVE_TUNING_FILE, else
-/// $XDG_CACHE_HOME/cubesolve/tuning.txt, else ~/.cache/cubesolve/tuning.txt
-/// (empty where none of these can be named).
+/// The stored parameters' file: $CUBESOLVE_TUNING_FILE, else tuning.txt
+/// in the user's cache folder (cache_folder(): $XDG_CACHE_HOME/cubesolve,
+/// ~/.cache/cubesolve).
 std::string tuning_file();
 
 /// The parameters stored in `path` for `key`, or nullopt (no file, no line

@@ -110,4 +110,21 @@ private:
   std::vector<std::string> notices_;
 };
 
+/// The user's cache folder for CubeSolve: $XDG_CACHE_HOME/cubesolve, else
+/// ~/.cache/cubesolve, else the system's temporary folder (not created here).
+std::string cache_folder();
+
+/// An array of `shape` kept in a file of `folder` (created where missing)
+/// and mapped for reading and writing: the system pages it in as it is read
+/// and out when memory is short, so that it may be far larger than memory.
+/// The file is removed at once (it lives as long as the array, whatever
+/// ends the process) and its space reserved, so that a full disk is an
+/// IoError here, naming the folder and the bytes, not a fault on a write.
+/// Its values are 0 at first.
+Array scratch_array(DType dtype, const Shape& shape, const std::string& folder);
+
+/// Bytes of memory the system could give now without swapping
+/// (MemAvailable; the physical memory where that cannot be read).
+std::size_t available_memory();
+
 }  // namespace cubesolve

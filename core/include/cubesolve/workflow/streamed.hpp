@@ -8,6 +8,7 @@
 #include <cubesolve/workflow/results.hpp>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,11 +72,17 @@ struct StreamedSolve {
 /// holding it. Throws as the reads, Cancelled.
 MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress = {});
 
-/// `in`'s whole result, held in memory, from a solve read a block of rows
-/// at a time as solve_streamed cuts it (the next block read beside a
-/// block's solve): for a cube larger than memory whose result fits. Its
-/// values are solve_streamed's, to the bit. Throws as solve_streamed.
-SolveResult solve_in_blocks(const Inputs& in, const SolveOptions& options, const Progress& progress = {});
+/// `in`'s whole result from a solve read a block of rows at a time as
+/// solve_streamed cuts it (the next block read beside a block's solve): for
+/// a cube larger than memory. Its parts (x, the diagnostics) are held in
+/// memory while they stay within `in_memory` bytes in all (default: half of
+/// the memory available now), the rest in scratch files of
+/// `scratch_folder` (default: cache_folder()), mapped, so that a result
+/// larger than memory is read back a channel at a time as it is shown. Its
+/// values are solve_streamed's, to the bit. Throws as solve_streamed, and
+/// IoError where a scratch file cannot be made.
+SolveResult solve_in_blocks(const Inputs& in, const SolveOptions& options, const Progress& progress = {},
+                            std::optional<std::size_t> in_memory = {}, const std::string& scratch_folder = {});
 
 /// Tells `out` what `in` is: a stack's dates and attributes (MintPy's
 /// layout), the names of the unknowns (dates, terms) and of the
