@@ -56,14 +56,27 @@ Change maps_change(const std::string& path) {
   return c;
 }
 
+/// Weights read with a cube, whose masks they change: the cube's pass
+/// over a file on disk counts them in.
+struct Weights {
+  std::shared_ptr<const Array> values;
+  std::string path;
+};
+
 /// A .npy cube kept on disk: mapped for the views, which read what they
 /// show as they show it; its masks from one pass a block of rows at a time,
 /// and solved the same way (Document::solve), so that it is never in memory
 /// as a whole, and a cube larger than memory opens.
-Change disk_change(Array mapped, CubeReader& reader, const std::string& path, std::size_t memory, const Progress& progress) {
+Change disk_change(Array mapped, CubeReader& reader, const std::string& path, std::size_t memory, const Progress& progress,
+                   const Weights& weights) {
   Change c;
   c.on_disk = stamp_of(path);
-  c.masks = stream_masks(reader, nullptr, memory, progress);
+  if (weights.values) {  // the masks under them, in the same pass
+    check_like_cube(weights.values->shape(), reader.shape(), weights.path);
+    c.weights = weights.values;
+    c.weights_name = QString::fromStdString(weights.path);
+  }
+  c.masks = stream_masks(reader, weights.values ? array_reader(weights.values).get() : nullptr, memory, progress);
   c.cube = std::make_shared<const Array>(std::move(mapped));
   c.cube_name = QString::fromStdString(path);
   return c;
@@ -72,7 +85,8 @@ Change disk_change(Array mapped, CubeReader& reader, const std::string& path, st
 /// A cube file, or a MintPy stack's kept interferograms with their design,
 /// opened as the CLI opens them (open_inputs: MintPy's rules as `options`
 /// say, the coherence weights, the velocity formulation).
-Change read_cube_file(const std::string& path, InputOptions options, std::size_t memory, const Progress& progress) {
+Change read_cube_file(const std::string& path, InputOptions options, std::size_t memory, const Progress& progress,
+                      const Weights& weights = {}) {
   if (is_mintpy_maps(path)) return maps_change(path);
   if (is_stack(path, "sbas")) {
     options.stack.unreferenced_if_none = true;  // the window says so and offers to pick the reference
@@ -106,7 +120,7 @@ Change read_cube_file(const std::string& path, InputOptions options, std::size_t
   }
   auto reader = open_cube(path);
   if (has_extension(path, ".npy"))
-    if (Array mapped = map_npy(path); !mapped.empty()) return disk_change(std::move(mapped), *reader, path, memory, progress);
+    if (Array mapped = map_npy(path); !mapped.empty()) return disk_change(std::move(mapped), *reader, path, memory, progress, weights);
   Array cube = read_all(*reader, progress);
   return cube_change(std::move(cube), path, reader->geo(), reader->band_dates());
 }
@@ -144,12 +158,12 @@ Change design_of(const DesignSpec& d, std::size_t n) {
 /// Weights of the cube's shape, with the cube's masks redone under them
 /// (read again a block of rows at a time, within `memory` bytes, from
 /// `disk`, a cube kept on disk).
-Change weights_change(Array w, const std::string& path, const std::shared_ptr<const Array>& cube, const std::string& disk = "",
-                      std::size_t memory = 0) {
+Change weights_change(std::shared_ptr<const Array> w, const std::string& path, const std::shared_ptr<const Array>& cube,
+                      const std::string& disk = "", std::size_t memory = 0) {
   if (!cube) throw InputError("open a cube before its weights");
-  check_like_cube(w.shape(), cube->shape(), path);
+  check_like_cube(w->shape(), cube->shape(), path);
   Change c;
-  c.weights = std::make_shared<const Array>(std::move(w));
+  c.weights = std::move(w);
   c.weights_name = QString::fromStdString(path);
   if (disk.empty()) {
     c.masks = analyze_masks(*cube, c.weights.get());
@@ -491,7 +505,7 @@ void Document::openWeights(const QString& path) {
   const auto cube = cube_;
   const std::string disk = cube_stamp_ ? cube_name_.toStdString() : "";
   const std::size_t memory = options_.memory;
-  load("read weights", [p, cube, disk, memory](const Progress&) { return weights_change(read_npy(p), p, cube, disk, memory); });
+  load("read weights", [p, cube, disk, memory](const Progress&) { return weights_change(std::make_shared<const Array>(read_npy(p)), p, cube, disk, memory); });
 }
 
 void Document::openAny(const QString& path) {
@@ -507,7 +521,7 @@ void Document::openAny(const QString& path) {
   const std::size_t memory = options_.memory;
   load("read file", [p, cube, has_design, disk, options, memory](const Progress& progress) {
     const Shape shape = open_npy_cube(p)->shape();  // (its header: a new cube is not read whole to tell)
-    if (shape.size() == 3 && shape == cube->shape() && has_design) return weights_change(read_npy(p), p, cube, disk, memory);
+    if (shape.size() == 3 && shape == cube->shape() && has_design) return weights_change(std::make_shared<const Array>(read_npy(p)), p, cube, disk, memory);
     if (shape.size() == 3) return read_cube_file(p, options, memory, progress);  // (kept on disk as a cube opened)
     return design_change(read_npy(p), p, cube->dim(0));
   });
@@ -520,7 +534,8 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
   const InputOptions options = input_options_;
   const std::size_t memory = options_.memory;
   load("read files", [c, d, w, options, memory](const Progress& progress) {
-    Change ch = read_cube_file(c, options, memory, progress);
+    const Weights weights{w.empty() ? nullptr : std::make_shared<const Array>(read_npy(w)), w};
+    Change ch = read_cube_file(c, options, memory, progress, weights);
     if (!d.spec.empty()) {
       Change dc = design_of(dated(d, ch.band_dates), ch.cube->dim(0));
       ch.design = std::move(dc.design);
@@ -534,8 +549,8 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
         ch.channel_units.clear();
       }
     }
-    if (!w.empty()) {
-      Change wc = weights_change(read_npy(w), w, ch.cube, ch.on_disk ? c : "", memory);
+    if (!w.empty() && !ch.on_disk) {  // (a cube on disk took them in its pass)
+      Change wc = weights_change(weights.values, w, ch.cube, "", memory);
       ch.weights = std::move(wc.weights);
       ch.weights_name = wc.weights_name;
       ch.masks = std::move(wc.masks);

@@ -367,6 +367,25 @@ private slots:
     }
     QVERIFY(loads(w, [&] { w.openAny(QString::fromStdString(other)); }));
     QVERIFY(doc.cubeOnDisk() && doc.cube()->shape() == (Shape{N, 50, W}));
+    // A cube on disk opened with its weights: its masks under them from its one pass.
+    const std::string other_w = dir_.filePath("disk_other_w.npy").toStdString();
+    {
+      OutputSet out;
+      out.add_npy(other_w, take_rows(weights, 0, 50));
+      out.commit();
+    }
+    QVERIFY(loads(w, [&] {
+      doc.openFiles(QString::fromStdString(other), QString::fromStdString(design), QString::fromStdString(other_w));
+    }));
+    QVERIFY(waitSolved(w) && doc.cubeOnDisk() && doc.useWeights());
+    const Array top_w = take_rows(weights, 0, 50);
+    const MaskStats both = analyze_masks(take_rows(y, 0, 50), &top_w);
+    QVERIFY(doc.masks()->n_valid == both.n_valid && doc.masks()->group_of == both.group_of);
+    QVERIFY(doc.result()->paths[static_cast<std::size_t>(SolvePath::Gram)] > 0);
+    QSignalSpy refused(&w, &MainWindow::errorShown);  // weights of another shape: named
+    doc.openFiles(QString::fromStdString(other), QString::fromStdString(design), QString::fromStdString(wfile));
+    QVERIFY(refused.wait(60000) || !refused.isEmpty());
+    QVERIFY2(refused.last()[0].toString().contains("disk_w.npy"), qPrintable(refused.last()[0].toString()));
     MainWindow demo;  // a cube made in memory stays there
     QVERIFY(demoSolved(demo, "insar", 24) && !demo.document().cubeOnDisk());
   }
