@@ -341,8 +341,9 @@ void exportThenExit(MainWindow& window, const Script& s, bool screenshot, const 
 }
 
 /// --json: how long the window's thread went without answering, measured
-/// by a 10 ms timer's ticks (a figure, not a limit), printed with the run's
-/// wall time, peak memory and engine time once it ends.
+/// by a 10 ms timer's ticks (a figure, not a limit): the largest gap, and
+/// when each gap over 100 ms ended, printed with the run's wall time, peak
+/// memory and engine time once it ends.
 class RunReport : public QObject {
 public:
   explicit RunReport(QObject* parent) : QObject(parent) {
@@ -350,7 +351,9 @@ public:
     since_.start();
     tick_.setInterval(10);
     connect(&tick_, &QTimer::timeout, this, [this] {
-      largest_ms_ = std::max(largest_ms_, since_.restart());
+      const qint64 gap = since_.restart();
+      if (gap > 100 && gaps_.size() < 64) gaps_.emplace_back(static_cast<double>(wall_.elapsed()) / 1000.0, gap);
+      largest_ms_ = std::max(largest_ms_, gap);
       ++ticks_;
     });
     tick_.start();
@@ -369,7 +372,10 @@ public:
         .field("engine_parameters_origin", cubesolve::tuning_state().origin())
         .field("largest_tick_gap_ms", static_cast<double>(largest_ms_))
         .field("ticks", static_cast<long>(ticks_))
-        .end_object();
+        .key("tick_gaps_over_100ms")
+        .begin_array();
+    for (const auto& [at, ms] : gaps_) j.begin_array().value(at).value(static_cast<double>(ms)).end_array();
+    j.end_array().end_object();
     std::printf("%s\n", j.str().c_str());
     std::fflush(stdout);
   }
@@ -379,6 +385,7 @@ private:
   QTimer tick_;
   qint64 largest_ms_ = 0;
   long ticks_ = 0;
+  std::vector<std::pair<double, qint64>> gaps_;  // (seconds since the start, ms) of the first 64 over 100 ms
 };
 
 /// VTK renders with OpenGL 3.2 core; every QOpenGLWidget gets that context.

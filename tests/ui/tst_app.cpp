@@ -197,6 +197,11 @@ private slots:
     QVERIFY(j["cube_on_disk"].toBool());  // (a .npy)
     QVERIFY(j["wall_seconds"].toDouble() > 0 && j["peak_memory_mb"].toDouble() > 0 && j["engine_seconds"].toDouble() > 0);
     QVERIFY(j["ticks"].toInt() >= 1 && j["largest_tick_gap_ms"].toDouble() >= 0);
+    for (const auto& gap : j["tick_gaps_over_100ms"].toArray())  // (when each ended, and how long it was)
+      QVERIFY(gap.toArray().size() == 2 && gap.toArray()[1].toDouble() > 100 &&
+              gap.toArray()[1].toDouble() <= j["largest_tick_gap_ms"].toDouble());
+    QVERIFY(j["tick_gaps_over_100ms"].isArray());
+    QVERIFY(j["engine_parameters_origin"].toString().size() > 0);
   }
 
   // --profile draws profiles once read; --export-profile writes them along

@@ -136,7 +136,10 @@ void check_like_cube(const Shape& shape, const Shape& cube, const std::string& n
 std::vector<double> plane(const Array& a, std::size_t index) {
   const std::size_t P = a.ndim() >= 2 ? a.dim(a.ndim() - 2) * a.dim(a.ndim() - 1) : a.size();
   std::vector<double> out(P);
-  for (std::size_t p = 0; p < P; ++p) out[p] = a.value(index * P + p);
+  if (a.dtype() == DType::Float32) std::copy_n(a.data<float>() + index * P, P, out.begin());
+  else if (a.dtype() == DType::Float64) std::copy_n(a.data<double>() + index * P, P, out.begin());
+  else
+    for (std::size_t p = 0; p < P; ++p) out[p] = a.value(index * P + p);
   return out;
 }
 

@@ -90,7 +90,10 @@ std::string tick_label(double value, double step) {
 }
 
 std::pair<double, double> robust_range(const double* values, std::size_t count, bool symmetric, double tail) {
-  constexpr std::size_t kMost = std::size_t{1} << 22;  // (a map of any size costs 32 MB here)
+  // A strided sample of at most 2^20 values: a tail's quantile from it is
+  // within about 1.5e-4 of the map's (the binomial spread at 2 %), and a
+  // map of any size costs 8 MB and a few milliseconds here.
+  constexpr std::size_t kMost = std::size_t{1} << 20;
   const std::size_t every = (count + kMost - 1) / kMost;
   std::vector<double> v;
   v.reserve(std::min(count, kMost));

@@ -55,8 +55,8 @@ std::string tick_label(double value, double step);
 
 /// The `tail` and 1 - `tail` quantiles of the finite values (by default the
 /// 2nd and 98th percentiles; symmetric about 0 when `symmetric`); {0, 1}
-/// when there is none. Of more than 4M values, those of every k-th value
-/// (k the fewest that leaves 4M or fewer): a colour range, not a statistic.
+/// when there is none. Of more than 2^20 values, those of every k-th value
+/// (k the fewest that leaves 2^20 or fewer): a colour range, not a statistic.
 std::pair<double, double> robust_range(const double* values, std::size_t count, bool symmetric, double tail = 0.02);
 
 /// How many of the finite values fall in each of `bins` equal bins over
