@@ -86,7 +86,7 @@ Change disk_change(Array mapped, CubeReader& reader, const std::string& path, st
 /// opened as the CLI opens them (open_inputs: MintPy's rules as `options`
 /// say, the coherence weights, the velocity formulation).
 Change read_cube_file(const std::string& path, InputOptions options, std::size_t memory, const Progress& progress,
-                      const Weights& weights = {}) {
+                      const Weights& given = {}) {
   if (is_mintpy_maps(path)) return maps_change(path);
   if (is_stack(path, "sbas")) {
     options.stack.unreferenced_if_none = true;  // the window says so and offers to pick the reference
@@ -120,7 +120,7 @@ Change read_cube_file(const std::string& path, InputOptions options, std::size_t
   }
   auto reader = open_cube(path);
   if (has_extension(path, ".npy"))
-    if (Array mapped = map_npy(path); !mapped.empty()) return disk_change(std::move(mapped), *reader, path, memory, progress, weights);
+    if (Array mapped = map_npy(path); !mapped.empty()) return disk_change(std::move(mapped), *reader, path, memory, progress, given);
   Array cube = read_all(*reader, progress);
   return cube_change(std::move(cube), path, reader->geo(), reader->band_dates());
 }
@@ -534,8 +534,8 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
   const InputOptions options = input_options_;
   const std::size_t memory = options_.memory;
   load("read files", [c, d, w, options, memory](const Progress& progress) {
-    const Weights weights{w.empty() ? nullptr : std::make_shared<const Array>(read_npy(w)), w};
-    Change ch = read_cube_file(c, options, memory, progress, weights);
+    const Weights given{w.empty() ? nullptr : std::make_shared<const Array>(read_npy(w)), w};
+    Change ch = read_cube_file(c, options, memory, progress, given);
     if (!d.spec.empty()) {
       Change dc = design_of(dated(d, ch.band_dates), ch.cube->dim(0));
       ch.design = std::move(dc.design);
@@ -550,7 +550,7 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
       }
     }
     if (!w.empty() && !ch.on_disk) {  // (a cube on disk took them in its pass)
-      Change wc = weights_change(weights.values, w, ch.cube, "", memory);
+      Change wc = weights_change(given.values, w, ch.cube, "", memory);
       ch.weights = std::move(wc.weights);
       ch.weights_name = wc.weights_name;
       ch.masks = std::move(wc.masks);

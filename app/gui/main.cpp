@@ -360,6 +360,7 @@ public:
   }
   void print(MainWindow& window, int code) const {
     const auto result = window.document().result();
+    const cubesolve::TuningState tuned = cubesolve::tuning_state();
     cubesolve::cli::Json j;
     j.begin_object()
         .field("command", "cubesolve")
@@ -368,8 +369,8 @@ public:
         .field("peak_memory_mb", cubesolve::cli::peak_memory_mb())
         .field("engine_seconds", result ? result->engine_seconds : 0.0)
         .field("cube_on_disk", window.document().cubeOnDisk())
-        .field("engine_parameters", cubesolve::tuning().describe())
-        .field("engine_parameters_origin", cubesolve::tuning_state().origin())
+        .field("engine_parameters", tuned.tuning.describe())
+        .field("engine_parameters_origin", tuned.origin())
         .field("largest_tick_gap_ms", static_cast<double>(largest_ms_))
         .field("ticks", static_cast<long>(ticks_))
         .key("tick_gaps_over_100ms")

@@ -57,9 +57,10 @@ struct Job {
 /// Per-thread buffers for a chunk of B pixels. Pixel-major arrays hold
 /// value i of pixel k at k * N + i; observation-major ones at i * B + k.
 struct Workspace {
-  Workspace(const Design& d, std::size_t max_rows, bool ridge) : exact(d, max_rows, ridge), tune(tuning()) {}
+  Workspace(const Design& d, std::size_t max_rows, bool ridge, const Tuning& t)
+      : exact(d, max_rows, ridge), tune(t) {}
   ExactSolver exact;
-  Tuning tune;                         // the machine's parameters, read once per solve (see tuning.hpp)
+  Tuning tune;                         // the machine's parameters, as the solve read them (see tuning.hpp)
   std::vector<double> y;               // pixel-major values, 0 where missing
   std::vector<std::uint8_t> valid;     // pixel-major: 1 where valid
   std::vector<double> w;               // pixel-major weights, 0 where missing (weighted solves)

@@ -95,7 +95,7 @@ void cpu_pass(Job& job, std::vector<Workspace>& ws, const Progress& progress) {
   parallel_for(
       job.P,
       cpu_chunk(job.P, job.N, job.M, static_cast<std::size_t>(job.r.threads), job.options.memory,
-                job.planner.exact_only, ws.empty() ? tuning().chunk_bytes : ws[0].tune.chunk_bytes),
+                job.planner.exact_only, ws.front().tune.chunk_bytes),
       job.r.threads,
       [&](int t, std::size_t b, std::size_t e) {
         Workspace& w = ws[static_cast<std::size_t>(t)];
@@ -265,7 +265,8 @@ SolveResult detail::solve_steered(const Array& cube, const Design& design, const
   if (steer.svd_only) planner.exact_only = true;
   Job job(cube, design, weights, options, planner, r);
   std::vector<Workspace> ws;
-  for (int t = 0; t < r.threads; ++t) ws.emplace_back(design, job.N, options.ridge > 0);
+  const Tuning tune = tuning();  // (once: every thread's the same)
+  for (int t = 0; t < r.threads; ++t) ws.emplace_back(design, job.N, options.ridge > 0, tune);
   std::vector<PathCounts> counts(static_cast<std::size_t>(r.threads), PathCounts{});
   lapack::SingleThreadedBlas single;
 

@@ -39,15 +39,15 @@ std::string cpuinfo(std::initializer_list<const char*> names) {
   return {};
 }
 
-/// Cache size of `level` (data or unified) for cpu0, from sysfs; 0 if unknown.
-std::size_t sysfs_cache(int level) {
+/// cpu0's L2 (data or unified), from sysfs; 0 if unknown.
+std::size_t sysfs_l2() {
   for (int i = 0; i < 8; ++i) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
     std::ifstream lv(dir + "level"), type(dir + "type"), size(dir + "size");
     int l = 0;
     std::string t, s;
     if (!(lv >> l) || !(type >> t) || !(size >> s)) continue;
-    if (l != level || t == "Instruction") continue;
+    if (l != 2 || t == "Instruction") continue;
     const std::size_t v = std::strtoull(s.c_str(), nullptr, 10);
     return s.back() == 'K' ? v * kKiB : s.back() == 'M' ? v * kKiB * kKiB : v;
   }
@@ -112,7 +112,7 @@ TuningState read_state() {
   if (e == "machine") return s;
   const std::string file = tuning_file();
   std::string date;
-  if (const auto t = file.empty() ? std::nullopt : load_tuning(file, key, &s.warnings, &date)) {
+  if (const auto t = load_tuning(file, key, &s.warnings, &date)) {
     s.tuning = *t;
     s.source = TuningSource::Stored;
     s.where = file;
@@ -143,13 +143,11 @@ MachineKey machine_key() {
   }
   k.vector_bits = vector_bits();
   k.blas = blas_name();
-  long l2 = 0, l3 = 0;
+  long l2 = 0;
 #ifdef _SC_LEVEL2_CACHE_SIZE
   l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
-  k.l2_bytes = l2 > 0 ? static_cast<std::size_t>(l2) : sysfs_cache(2);
-  k.l3_bytes = l3 > 0 ? static_cast<std::size_t>(l3) : sysfs_cache(3);
+  k.l2_bytes = l2 > 0 ? static_cast<std::size_t>(l2) : sysfs_l2();
   return k;
 }
 

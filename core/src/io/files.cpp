@@ -267,11 +267,9 @@ Array scratch_array(DType dtype, const Shape& shape, const std::string& folder) 
 
 std::size_t available_memory() {
   std::ifstream in("/proc/meminfo");
-  std::string name;
-  std::size_t kb = 0;
-  std::string unit;
-  while (in >> name >> kb >> unit)
-    if (name == "MemAvailable:") return kb * 1024;
+  std::string line;
+  while (std::getline(in, line))  // "MemAvailable:   20480000 kB" (some lines have no unit)
+    if (line.rfind("MemAvailable:", 0) == 0) return std::strtoull(line.c_str() + 13, nullptr, 10) * 1024;
   const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
   return pages > 0 && size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(size) : std::size_t{1} << 32;
 }

@@ -108,7 +108,6 @@ void solve_blocks(const Inputs& in, const StreamPlan& plan, const Progress& prog
   }
 }
 
-/// Block `part` of a result at row r0 of `whole` (its parts made on the first block, for `height` rows).
 /// `part`, rows [r0, ...) of a result `height` rows high, into `whole`,
 /// allocated at the first part: in memory while `held` bytes stay within
 /// `in_memory`, else in a scratch file of `folder` (see scratch_array).

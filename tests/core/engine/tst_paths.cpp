@@ -582,7 +582,7 @@ private slots:
     const detail::Planner planner = detail::make_planner(design, weighted, o);
     SolveResult r = detail::allocate_result(cube, design, o);
     detail::Job job(cube, design, weighted ? &wt : nullptr, o, planner, r);
-    detail::Workspace ws(design, N, ridge > 0);
+    detail::Workspace ws(design, N, ridge > 0, tuning());
     ws.reset(N, M, B, weighted);
     detail::gather(job, ws, 0, B);
     ws.buckets.assign(detail::kMaxSmall + 1, {});

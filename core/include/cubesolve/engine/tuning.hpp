@@ -39,7 +39,7 @@ struct MachineKey {
   std::string cpu;         // the processor's model name
   int vector_bits = 128;   // widest vectors the engine's code uses here: 512, 256 or 128
   std::string blas;        // the BLAS library and its configuration
-  std::size_t l2_bytes = 0, l3_bytes = 0;  // per-core L2 and the shared L3 (0: not known)
+  std::size_t l2_bytes = 0;  // per-core L2 (0: not known)
   /// "cpu | vector bits | blas": one line of the stored file.
   std::string text() const;
 };
