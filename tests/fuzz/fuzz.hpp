@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -15,9 +17,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
 namespace fuzz {
 
+/// The path of this process's temporary file ending in `suffix`, removed
+/// when the process exits (libFuzzer's time limit ends it by exit()).
+inline std::string temp_path(const std::string& suffix) {
+  static struct Made {
+    std::set<std::string> paths;
+    ~Made() {
+      for (const std::string& p : paths) std::remove(p.c_str());
+    }
+  } made;
+  const std::string path = "/tmp/cubesolve-fuzz-" + std::to_string(::getpid()) + suffix;
+  made.paths.insert(path);
+  return path;
+}
+
 /// A file of this process holding `size` bytes of `data`; its path.
 inline std::string temp_file(const char* suffix, const std::uint8_t* data, std::size_t size) {
-  const std::string path = "/tmp/cubesolve-fuzz-" + std::to_string(::getpid()) + suffix;
+  const std::string path = temp_path(suffix);
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
                                                                 static_cast<std::streamsize>(size));
   return path;

@@ -26,7 +26,7 @@ void write_dataset(hid_t file, const char* name, hid_t type, const std::vector<h
 }
 
 std::string build_stack(fuzz::Bytes& in) {
-  const std::string path = "/tmp/cubesolve-fuzz-" + std::to_string(::getpid()) + ".h5";
+  const std::string path = fuzz::temp_path(".h5");
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   const hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   const std::uint8_t layout = in.byte();
