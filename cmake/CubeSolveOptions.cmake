@@ -62,6 +62,7 @@ option(CUBESOLVE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSani
 if(CUBESOLVE_SANITIZE)
   add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined> $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
                       $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=undefined>)
+  add_compile_definitions(CUBESOLVE_ONE_TARGET)  # one copy of the engine's kernels (see kernels.hpp)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
@@ -74,7 +75,7 @@ endif()
 # Warnings for C++, and for CUDA through the host compiler.
 function(cubesolve_warnings target)
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow>
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wno-psabi>
                                              $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
     if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")  # clang reports each SIMD loop it leaves scalar
       target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-pass-failed>)

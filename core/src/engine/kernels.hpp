@@ -12,7 +12,18 @@
 // has it, and stay portable where it does not; where it has 512-bit vectors
 // (x86-64-v4), their clone runs, and the float32 factorization takes twice
 // the lanes (see wide_lanes).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+// Sanitizer builds (CUBESOLVE_ONE_TARGET) compile one portable copy; with
+// GCC they run the 512-bit lanes' code on every processor, emulated by
+// narrower vectors, so that its memory accesses are checked where no clone
+// of a release build would run it (clang, the fuzzers' compiler, takes
+// minutes over that emulation, and leaves it out).
+#if defined(CUBESOLVE_ONE_TARGET)
+#define CUBESOLVE_SIMD_CLONES
+#define CUBESOLVE_WIDE_CLONE 0
+#if !defined(__clang__)
+#define CUBESOLVE_WIDE_EMULATED 1
+#endif
+#elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #define CUBESOLVE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define CUBESOLVE_WIDE_CLONE 1
 #else
@@ -265,7 +276,9 @@ typedef double Vec8d __attribute__((vector_size(64)));
 /// Whether this processor runs the 512-bit clone: elsewhere a Vec16f or
 /// Vec8d would be emulated by narrower vectors.
 inline bool wide_lanes() {
-#if CUBESOLVE_WIDE_CLONE
+#if defined(CUBESOLVE_WIDE_EMULATED)
+  return true;
+#elif CUBESOLVE_WIDE_CLONE
   return __builtin_cpu_supports("x86-64-v4");
 #else
   return false;
