@@ -36,6 +36,15 @@
 
 namespace {
 
+/// Ends a scripted run with `code`, once: the first ending stands (a refusal
+/// is not overwritten by a screenshot or an export that was already due).
+bool g_ended = false;
+void endRun(int code) {
+  if (g_ended) return;
+  g_ended = true;
+  QApplication::exit(code);
+}
+
 using cubesolve::ui::MainWindow;
 
 struct Options {
@@ -160,9 +169,10 @@ void answerWithoutDisplay(int argc, char** argv) {
 void screenshotThenExit(MainWindow& window, const QString& path, const std::function<void()>& select) {
   auto shoot = [&window, path] {
     QTimer::singleShot(300, &window, [&window, path] {
+      if (g_ended) return;  // (refused meanwhile: no picture)
       const bool saved = window.grab().save(path);
       if (!saved) std::fprintf(stderr, "cubesolve: %s: cannot write the screenshot\n", path.toUtf8().constData());
-      QApplication::exit(saved ? 0 : 3);
+      endRun(saved ? 0 : 3);
     });
   };
   QObject::connect(&window, &MainWindow::cubeLoaded, &window, [&window, shoot] {
@@ -179,7 +189,7 @@ void quitOnFailure(MainWindow& window) {
   auto& doc = window.document();
   auto quit = [&doc](const QString& message) {
     std::fprintf(stderr, "cubesolve: %s\n", message.toUtf8().constData());
-    QApplication::exit(doc.failureCode());
+    endRun(doc.failureCode());
   };
   QObject::connect(&doc, &cubesolve::ui::Document::failed, &window, quit);
   QObject::connect(&doc, &cubesolve::ui::Document::solveFailed, &window, quit);
@@ -300,7 +310,7 @@ void showAsAsked(MainWindow& window, const Script& s) {
       const auto at = std::find(dates.begin(), dates.end(), channel.toStdString());
       if (at == dates.begin() || at == dates.end()) {
         std::fprintf(stderr, "cubesolve: --channel: expected a date of the time series after its first, found %s\n", channel.toUtf8().constData());
-        QApplication::exit(2);
+        endRun(2);
         return;
       }
       k = static_cast<int>(at - dates.begin()) - 1;
@@ -313,6 +323,7 @@ void showAsAsked(MainWindow& window, const Script& s) {
 /// unless a screenshot follows.
 void exportThenExit(MainWindow& window, const Script& s, bool screenshot, const std::function<void()>& select) {
   QObject::connect(&window, &MainWindow::solveFinished, &window, [&window, s, screenshot, select] {
+    if (g_ended) return;  // (refused: nothing written)
     bool ok = true;
     for (const auto& [l, file] : s.layer_files)
       ok = ok && window.exports().layerFile(l, file, l == window.resultLayer() ? window.resultChannel() : 0);
@@ -323,19 +334,19 @@ void exportThenExit(MainWindow& window, const Script& s, bool screenshot, const 
       ok = window.exports().chartFile(s.chart_file, s.chart_size);
     }
     if (ok && !s.animation_file.isEmpty()) {  // on the worker thread: the run ends when it is written (or fails)
-      QObject::connect(&window, &MainWindow::exported, &window, [] { QApplication::exit(0); });
+      QObject::connect(&window, &MainWindow::exported, &window, [] { endRun(0); });
       QObject::connect(&window, &MainWindow::errorShown, &window, [&window](const QString& message) {  // refused before it starts
         std::fprintf(stderr, "cubesolve: %s\n", message.toUtf8().constData());
-        QApplication::exit(window.document().failureCode() ? window.document().failureCode() : 2);
+        endRun(window.document().failureCode() ? window.document().failureCode() : 2);
       });
       window.exports().animation(s.animation_file, s.rate);
       return;
     }
     if (!ok) {
       std::fprintf(stderr, "cubesolve: %s\n", window.lastError().toUtf8().constData());
-      QApplication::exit(window.document().failureCode() ? window.document().failureCode() : 2);
+      endRun(window.document().failureCode() ? window.document().failureCode() : 2);
     } else if (!screenshot) {
-      QApplication::exit(0);
+      endRun(0);
     }
   });
 }
@@ -452,7 +463,7 @@ int main(int argc, char** argv) {
           const auto cube = window.document().cube();
           std::fprintf(stderr, "cubesolve: --profile: expected two distinct vertices or more within the cube's %zu rows and %zu columns, found one off it or all at one point\n",
                        cube->dim(1), cube->dim(2));
-          QApplication::exit(2);
+          endRun(2);
         }
     });
   window.document().setReferenceScope(script->ref_scope);
@@ -462,7 +473,7 @@ int main(int argc, char** argv) {
         const auto cube = window.document().cube();
         std::fprintf(stderr, "cubesolve: --ref-area: expected corners within the cube's %zu rows and %zu columns, found %d,%d:%d,%d\n", cube->dim(1),
                      cube->dim(2), area[0], area[1], area[2], area[3]);
-        QApplication::exit(2);
+        endRun(2);
       }
     });
   if (parser.isSet(o.ref_date))  // checked against the series' dates once they are read
@@ -472,7 +483,7 @@ int main(int argc, char** argv) {
     const bool steps = parser.isSet(o.bench_step);
     const int count = std::max(1, parser.value(steps ? o.bench_step : o.bench_resolve).toInt());
     auto* bench = new cubesolve::ui::ResolveBench(&window.document(), window.resultPage(), count, steps, &window);
-    QObject::connect(bench, &cubesolve::ui::ResolveBench::done, &app, [] { QApplication::exit(0); });
+    QObject::connect(bench, &cubesolve::ui::ResolveBench::done, &app, [] { endRun(0); });
   }
   if (parser.isSet(o.screenshot)) screenshotThenExit(window, parser.value(o.screenshot), select);
   if (scripted) quitOnFailure(window);
