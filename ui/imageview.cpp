@@ -76,7 +76,10 @@ void fill_picture(vtkImageData* image, const std::vector<double>& values, int he
 }
 }  // namespace
 
-ImageView::ImageView(QWidget* parent) : VtkView(parent) {
+// On screen, a map is drawn without multisampling: it smooths nothing of the
+// map's texture, only the edges of the profiles' strips, and took half of
+// each frame where the drawing is done in software. Figures keep it.
+ImageView::ImageView(QWidget* parent) : VtkView(parent, 0) {
   setMouseTracking(true);
   setFocusPolicy(Qt::ClickFocus);  // arrow keys then move the selection
   data_ = vtkSmartPointer<vtkImageData>::New();

@@ -23,8 +23,9 @@
 
 namespace cubesolve::ui {
 
-VtkView::VtkView(QWidget* parent) : QOpenGLWidget(parent) {
+VtkView::VtkView(QWidget* parent, int multisamples) : QOpenGLWidget(parent) {
   window_ = vtkSmartPointer<vtkGenericOpenGLRenderWindow>::New();
+  window_->SetMultiSamples(multisamples);
   window_->SetReadyForRendering(false);
   window_->SetFrameBlitModeToNoBlit();
   renderer_ = vtkSmartPointer<vtkRenderer>::New();
@@ -85,20 +86,24 @@ double VtkView::textScale(const QSize& size) const {
 }
 
 namespace {
-/// Sets the view to draw at `size` with text `scale` times its size for as long as it lives, then back.
+/// Sets the view to draw a figure at `size`, with text `scale` times its
+/// size and the figure's multisampling, for as long as it lives, then back.
 struct Resized {
   Resized(VtkView* v, vtkGenericOpenGLRenderWindow* w, const QSize& size, double factor)
-      : view(v), window(w), old_size{w->GetSize()[0], w->GetSize()[1]}, scale(factor) {
+      : view(v), window(w), old_size{w->GetSize()[0], w->GetSize()[1]}, old_samples(w->GetMultiSamples()), scale(factor) {
     view->scaleText(scale);
     window->SetSize(size.width(), size.height());
+    window->SetMultiSamples(VtkView::kFigureSamples);
   }
   ~Resized() {
     view->scaleText(1 / scale);
     window->SetSize(old_size[0], old_size[1]);
+    window->SetMultiSamples(old_samples);
   }
   VtkView* view;
   vtkGenericOpenGLRenderWindow* window;
   int old_size[2];
+  int old_samples;
   double scale;
 };
 }  // namespace

@@ -18,7 +18,10 @@ namespace cubesolve::ui {
 class VtkView : public QOpenGLWidget {
   Q_OBJECT
 public:
-  explicit VtkView(QWidget* parent = nullptr);
+  /// `multisamples`: samples a pixel on screen (smooth lines), 0 for none;
+  /// figures (render, svg) take kFigureSamples whatever it is.
+  explicit VtkView(QWidget* parent = nullptr, int multisamples = kFigureSamples);
+  static constexpr int kFigureSamples = 8;
   ~VtkView() override;
 
   vtkRenderer* renderer() const;
