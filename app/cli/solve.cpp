@@ -117,6 +117,7 @@ int cmd_solve(const std::vector<std::string>& argv) {
   report.x_type = options.output.value_or(in.cube->dtype());
   report.peak_memory_mb = peak_memory_mb();
   report.loss = options.loss;
+  print_warnings(tuning_state().warnings);  // (a stored parameters' line passed over)
   print_warnings(report.run.totals.warnings);
   if (request.json) print_json(report);
   else print_text(report);

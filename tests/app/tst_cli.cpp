@@ -411,6 +411,8 @@ private slots:
     QCOMPARE(bad.code, 0);
     QVERIFY2(bad.err.contains(path + ":1: ignored") && bad.err.contains("chunk_kib"), qPrintable(bad.err));
     QVERIFY(QJsonDocument::fromJson(bad.out.toUtf8()).object()["tuning"].toObject()["origin"].toString().startsWith("derived"));
+    const Run solved = cli({"solve", file("cube.npy"), file("A.npy"), "-o", file("tuned_x.npy")}, env);  // a solve says so too
+    QVERIFY2(solved.code == 0 && solved.err.contains(path + ":1: ignored"), qPrintable(solved.err));
     QCOMPARE(cli({"bench", "--tune", "--tune-seconds", "1"}, env).code, 2);
   }
 
