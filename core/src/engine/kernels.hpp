@@ -274,7 +274,8 @@ typedef float Vec8f __attribute__((vector_size(32)));
 typedef float Vec16f __attribute__((vector_size(64)));
 typedef double Vec8d __attribute__((vector_size(64)));
 /// Whether this processor runs the 512-bit clone: elsewhere a Vec16f or
-/// Vec8d would be emulated by narrower vectors.
+/// Vec8d would be emulated by narrower vectors (which a sanitizer build
+/// built by GCC does on purpose, see CUBESOLVE_ONE_TARGET).
 inline bool wide_lanes() {
 #if defined(CUBESOLVE_WIDE_EMULATED)
   return true;

@@ -13,11 +13,7 @@
 #include <limits>
 #include <vector>
 
-// Vec4 only lives in the inlined kernels of the files that include this: no ABI crosses a call.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 namespace cubesolve::detail::lanes {
-
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 inline constexpr std::size_t L = kLanes;
