@@ -63,12 +63,13 @@ struct Weights {
   std::string path;
 };
 
-/// A .npy cube kept on disk: mapped for the views, which read what they
-/// show as they show it; its masks from one pass a block of rows at a time,
-/// and solved the same way (Document::solve), so that it is never in memory
-/// as a whole, and a cube larger than memory opens.
-Change disk_change(Array mapped, CubeReader& reader, const std::string& path, std::size_t memory, const Progress& progress,
-                   const Weights& weights) {
+/// A cube kept on disk: a .npy file `mapped` for the views, which read what
+/// they show as they show it (another file, not mapped as it is, copied so
+/// into the cache folder: copy_to_scratch); its masks from one pass a block
+/// of rows at a time, and solved the same way (Document::solve), so that it
+/// is never in memory as a whole, and a cube larger than memory opens.
+Change disk_change(CubeReader& reader, const std::string& path, std::size_t memory, const Progress& progress, const Weights& weights,
+                   Array mapped = {}) {
   Change c;
   c.on_disk = stamp_of(path);
   if (weights.values) {  // the masks under them, in the same pass
@@ -76,9 +77,15 @@ Change disk_change(Array mapped, CubeReader& reader, const std::string& path, st
     c.weights = weights.values;
     c.weights_name = QString::fromStdString(weights.path);
   }
-  c.masks = stream_masks(reader, weights.values ? array_reader(weights.values).get() : nullptr, memory, progress);
+  const auto w = weights.values ? array_reader(weights.values) : nullptr;
+  MaskStats masks;
+  if (mapped.empty()) mapped = copy_to_scratch(reader, w.get(), memory, cache_folder(), masks, progress);
+  else masks = stream_masks(reader, w.get(), memory, progress);
+  c.masks = std::move(masks);
   c.cube = std::make_shared<const Array>(std::move(mapped));
   c.cube_name = QString::fromStdString(path);
+  c.geo = reader.geo();
+  c.band_dates = reader.band_dates();
   return c;
 }
 
@@ -120,7 +127,8 @@ Change read_cube_file(const std::string& path, InputOptions options, std::size_t
   }
   auto reader = open_cube(path);
   if (has_extension(path, ".npy"))
-    if (Array mapped = map_npy(path); !mapped.empty()) return disk_change(std::move(mapped), *reader, path, memory, progress, given);
+    if (Array mapped = map_npy(path); !mapped.empty()) return disk_change(*reader, path, memory, progress, given, std::move(mapped));
+  if (shape_size(reader->shape()) * dtype_size(reader->dtype()) > memory) return disk_change(*reader, path, memory, progress, given);
   Array cube = read_all(*reader, progress);
   return cube_change(std::move(cube), path, reader->geo(), reader->band_dates());
 }

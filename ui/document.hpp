@@ -135,8 +135,10 @@ public:
   QString channelUnit(int k) const;
   /// What the open MintPy stack says about itself (null for other cubes).
   std::shared_ptr<const StackInfo> stack() const { return inputs_ ? inputs_->stack : nullptr; }
-  /// Whether the cube is kept on disk (a .npy file mapped, read as it is
-  /// shown, solved a block of rows at a time) rather than read into memory.
+  /// Whether the cube is kept on disk (a .npy file mapped, or another file
+  /// larger than the memory budget copied into the cache folder and mapped;
+  /// read as it is shown, solved from its file a block of rows at a time)
+  /// rather than read into memory.
   bool cubeOnDisk() const { return cube_stamp_.has_value(); }
   /// Whether the cube's values can be read: false (and failed(), once) for
   /// a cube on disk whose file was cut short or changed since it was opened.

@@ -244,7 +244,7 @@ std::string cache_folder() {
   return (ec ? std::string("/tmp") : tmp.string()) + "/cubesolve";
 }
 
-Array scratch_array(DType dtype, const Shape& shape, const std::string& folder) {
+Array scratch_array(DType dtype, const Shape& shape, const std::string& folder, const char* what) {
   const std::size_t bytes = std::max<std::size_t>(shape_size(shape) * dtype_size(dtype), 1);
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
@@ -252,15 +252,15 @@ Array scratch_array(DType dtype, const Shape& shape, const std::string& folder) 
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   const int fd = ::mkstemp(name.data());
-  if (fd < 0) throw IoError(folder + ": cannot keep results there: " + std::strerror(errno));
+  if (fd < 0) throw IoError(folder + ": cannot keep " + what + " there: " + std::strerror(errno));
   ::unlink(name.data());  // gone once the mapping is
   if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
     ::close(fd);
-    throw IoError(folder + ": cannot keep " + std::to_string(bytes >> 20) + " MB of results there: " + std::strerror(err));
+    throw IoError(folder + ": cannot keep " + std::to_string(bytes >> 20) + " MB of " + what + " there: " + std::strerror(err));
   }
   void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
-  if (base == MAP_FAILED) throw IoError(folder + ": cannot map a results file: " + std::strerror(errno));
+  if (base == MAP_FAILED) throw IoError(folder + ": cannot map a file of " + what + ": " + std::strerror(errno));
   std::shared_ptr<void> owner(base, [bytes](void* p) { ::munmap(p, bytes); });
   return Array::borrow(dtype, shape, base, std::move(owner));
 }

@@ -135,6 +135,23 @@ void check_raw_size(GDALDatasetH ds) {
                                " values (as its ENVI header says)");
 }
 
+/// A band's stored numbers to values: its nodata missing (NaN), the rest
+/// scaled and offset, in double precision.
+struct Values {
+  bool has_nodata;
+  double nodata, scale, offset;
+  template <class T>
+  void apply(T* v, std::size_t n) const {
+    if (!has_nodata && scale == 1 && offset == 0) return;
+    const bool nan_nodata = std::isnan(nodata);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = v[i];
+      v[i] = has_nodata && (x == nodata || (nan_nodata && std::isnan(x))) ? std::numeric_limits<T>::quiet_NaN()
+                                                                          : static_cast<T>(x * scale + offset);
+    }
+  }
+};
+
 class GdalReader : public CubeReader {
 public:
   explicit GdalReader(const std::string& path) : path_(path) {
@@ -192,31 +209,28 @@ public:
       names.emplace_back(date && *date ? date : GDALGetDescription(rb));
     }
     band_dates_ = cubesolve::band_dates(names);
+    limit_cache();
   }
   ~GdalReader() override { GDALClose(ds_); }
 
   Array rows(std::size_t r0, std::size_t r1) override {
     const std::size_t N = shape_[0], W = shape_[2], R = r1 - r0, P = R * W;
     const QuietGdal quiet;
-    Array out(dtype_, {N, R, W});
-    std::vector<double> band(P);
+    // Every band in one call, in the cube's own type (exact for the types
+    // read as float32: 8 and 16-bit integers, float32), straight into the block.
+    Array out = Array::uninitialized(dtype_, {N, R, W});
+    const GDALDataType type = dtype_ == DType::Float64 ? GDT_Float64 : GDT_Float32;
+    if (GDALDatasetRasterIO(ds_, GF_Read, 0, static_cast<int>(r0), static_cast<int>(W), static_cast<int>(R), out.raw(),
+                            static_cast<int>(W), static_cast<int>(R), type, static_cast<int>(N), nullptr, 0, 0, 0) != CE_None)
+      throw IoError(path_ + ": rows " + std::to_string(r0) + " to " + std::to_string(r1) + " could not be read: " + gdal_message());
     for (std::size_t b = 0; b < N; ++b) {
       GDALRasterBandH rb = GDALGetRasterBand(ds_, static_cast<int>(b) + 1);
-      if (GDALRasterIO(rb, GF_Read, 0, static_cast<int>(r0), static_cast<int>(W), static_cast<int>(R), band.data(),
-                       static_cast<int>(W), static_cast<int>(R), GDT_Float64, 0, 0) != CE_None)
-        throw IoError(path_ + ": band " + std::to_string(b + 1) + " could not be read: " + gdal_message());
       int has_nodata = 0, has_scale = 0, has_offset = 0;
       const double nodata = GDALGetRasterNoDataValue(rb, &has_nodata);
-      double scale = GDALGetRasterScale(rb, &has_scale), offset = GDALGetRasterOffset(rb, &has_offset);
-      if (!has_scale) scale = 1;
-      if (!has_offset) offset = 0;
-      for (std::size_t p = 0; p < P; ++p) {
-        double v = band[p];
-        if (has_nodata && (v == nodata || (std::isnan(nodata) && std::isnan(v)))) v = std::numeric_limits<double>::quiet_NaN();
-        else v = v * scale + offset;
-        if (dtype_ == DType::Float64) out.data<double>()[b * P + p] = v;
-        else out.data<float>()[b * P + p] = static_cast<float>(v);
-      }
+      const double scale = GDALGetRasterScale(rb, &has_scale), offset = GDALGetRasterOffset(rb, &has_offset);
+      const Values v{has_nodata != 0, nodata, has_scale ? scale : 1.0, has_offset ? offset : 0.0};
+      if (dtype_ == DType::Float64) v.apply(out.data<double>() + b * P, P);
+      else v.apply(out.data<float>() + b * P, P);
     }
     return out;
   }
@@ -224,6 +238,22 @@ public:
 private:
   std::string path_;
   GDALDatasetH ds_ = nullptr;
+
+  /// GDAL's block cache (by default 5 % of the memory, more than a block
+  /// of rows's budget) needs to hold only what a block of rows leaves to
+  /// the next: a row of the file's blocks of every band, so that each is
+  /// decoded once. At least 64 MB, at most GDAL's own; GDAL_CACHEMAX, where
+  /// the user sets it, rules.
+  void limit_cache() const {
+    if (CPLGetConfigOption("GDAL_CACHEMAX", nullptr)) return;
+    GDALRasterBandH rb = GDALGetRasterBand(ds_, 1);
+    int bx = 0, by = 0;
+    GDALGetBlockSize(rb, &bx, &by);
+    const GIntBig floor = GIntBig{64} << 20, own = std::max(GDALGetCacheMax64(), floor);
+    const auto need = static_cast<GIntBig>(shape_[0] * shape_[2] * static_cast<std::size_t>(std::max(by, 1)) *
+                                           static_cast<std::size_t>(GDALGetDataTypeSizeBytes(GDALGetRasterDataType(rb))));
+    GDALSetCacheMax64(std::clamp(need, floor, own));
+  }
 };
 
 class GeoTiffWriter : public CubeWriter {

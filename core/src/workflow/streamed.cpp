@@ -8,7 +8,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <future>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace cubesolve {
 
@@ -130,7 +134,11 @@ void put_result_rows(Array& whole, const Array& part, std::size_t r0, std::size_
 
 }  // namespace
 
-MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress) {
+namespace {
+
+/// stream_masks' pass, with `each(r0, block)` given every block of the cube's rows read.
+template <class Each>
+MaskStats masks_pass(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress, Each&& each) {
   const Shape& shape = cube.shape();
   if (weights) check_like_cube(weights->shape(), shape, "weights");
   MaskStats s = masks_for(shape[0], shape[1], shape[2]);
@@ -140,12 +148,43 @@ MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory
       [&](std::size_t r0, std::size_t r1) {
         const Array block = cube.rows(r0, r1), w = weights ? weights->rows(r0, r1) : Array();
         pack_rows(s, r0, block, weights ? &w : nullptr);
+        each(r0, block);
       },
       std::min(memory / 2, std::size_t{32} << 20));  // (within the budget, a report per 32 MB at most)
   group_masks(s, progress ? Progress([&progress](double f) { return progress(0.8 + 0.2 * f); }) : Progress());
   compact_masks(s);  // (a cube larger than memory has, mostly, large groups)
   if (progress && !progress(1.0)) throw Cancelled();
   return s;
+}
+
+/// Lets the system take back the pages of rows [r0, r1) of every band of
+/// `mapped`, an array of a shared file mapping (scratch_array's): what was
+/// written stays in the file, and is paged in again when next read. (On an
+/// array in memory it would lose the values: only for such mappings.)
+void release_rows(const Array& mapped, std::size_t r0, std::size_t r1) {
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t H = mapped.dim(1), row = mapped.dim(2) * dtype_size(mapped.dtype());
+  for (std::size_t b = 0; b < mapped.dim(0); ++b) {
+    const auto first = reinterpret_cast<std::uintptr_t>(mapped.raw()) + (b * H + r0) * row;
+    const std::uintptr_t start = first / page * page, end = (first + (r1 - r0) * row + page - 1) / page * page;
+    ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);  // advice: where refused, the pages stay
+  }
+}
+
+}  // namespace
+
+MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress) {
+  return masks_pass(cube, weights, memory, progress, [](std::size_t, const Array&) {});
+}
+
+Array copy_to_scratch(CubeReader& cube, CubeReader* weights, std::size_t memory, const std::string& folder, MaskStats& masks,
+                      const Progress& progress) {
+  Array copy = scratch_array(cube.dtype(), cube.shape(), folder, "a copy of the cube");
+  masks = masks_pass(cube, weights, memory, progress, [&copy](std::size_t r0, const Array& block) {
+    put_rows(copy, r0, block);
+    release_rows(copy, r0, r0 + block.dim(1));
+  });
+  return copy;
 }
 
 SolveResult solve_in_blocks(const Inputs& in, const SolveOptions& options, const Progress& progress,

@@ -119,9 +119,9 @@ std::string cache_folder();
 /// and out when memory is short, so that it may be far larger than memory.
 /// The file is removed at once (it lives as long as the array, whatever
 /// ends the process) and its space reserved, so that a full disk is an
-/// IoError here, naming the folder and the bytes, not a fault on a write.
-/// Its values are 0 at first.
-Array scratch_array(DType dtype, const Shape& shape, const std::string& folder);
+/// IoError here, naming the folder, the bytes and `what` they hold, not a
+/// fault on a write. Its values are 0 at first.
+Array scratch_array(DType dtype, const Shape& shape, const std::string& folder, const char* what = "results");
 
 /// Bytes of memory the system could give now without swapping
 /// (MemAvailable; the physical memory where that cannot be read).

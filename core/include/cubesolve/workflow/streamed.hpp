@@ -72,6 +72,16 @@ struct StreamedSolve {
 /// holding it. Throws as the reads, Cancelled.
 MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress = {});
 
+/// A cube that is not mapped as it is (a raster, an HDF5 dataset, a .npy
+/// not in this machine's order) copied for the views, a block of rows at a
+/// time, into a scratch file of `folder` (see scratch_array): mapped, its
+/// pages let go as they are written, so that a cube larger than memory is
+/// never held. `masks` gets stream_masks' answer, from the same pass.
+/// Throws as stream_masks, and IoError (naming the folder) where the copy
+/// cannot be made.
+Array copy_to_scratch(CubeReader& cube, CubeReader* weights, std::size_t memory, const std::string& folder, MaskStats& masks,
+                      const Progress& progress = {});
+
 /// `in`'s whole result from a solve read a block of rows at a time as
 /// solve_streamed cuts it (the next block read beside a block's solve): for
 /// a cube larger than memory. Its parts (x, the diagnostics) are held in
