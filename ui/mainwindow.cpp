@@ -11,6 +11,7 @@
 #include "session.hpp"
 
 #include <cubesolve/engine/device.hpp>
+#include <cubesolve/engine/tuning.hpp>
 #include <cubesolve/io/raster.hpp>
 
 #include <QAction>
@@ -525,7 +526,10 @@ void MainWindow::onSolved() {
                        .arg(r.threads)
                        .arg(on_device)
                        .arg(paths));
-  for (const auto& w : r.warnings) statusBar()->showMessage(QString::fromStdString(w), 10000);
+  QStringList warnings;  // the solve's, and a stored engine parameters' line passed over
+  for (const auto& w : tuning_state().warnings) warnings << QString::fromStdString(w);
+  for (const auto& w : r.warnings) warnings << QString::fromStdString(w);
+  if (!warnings.isEmpty()) statusBar()->showMessage(warnings.join("; "), 10000);
   emit solveFinished();
 }
 

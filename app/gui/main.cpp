@@ -387,6 +387,8 @@ public:
         .key("tick_gaps_over_100ms")
         .begin_array();
     for (const auto& [at, ms] : gaps_) j.begin_array().value(at).value(static_cast<double>(ms)).end_array();
+    j.end_array().key("warnings").begin_array();
+    for (const auto& w : tuned.warnings) j.value(w);
     j.end_array().end_object();
     std::printf("%s\n", j.str().c_str());
     std::fflush(stdout);
@@ -487,6 +489,8 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(o.screenshot)) screenshotThenExit(window, parser.value(o.screenshot), select);
   if (scripted) quitOnFailure(window);
+  if (scripted)  // as the CLI: a stored engine parameters' line passed over (the window's status bar says it too)
+    for (const auto& w : cubesolve::tuning_state().warnings) std::fprintf(stderr, "cubesolve: warning: %s\n", w.c_str());
   const QStringList files = parser.positionalArguments();
   if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2), parser.value(o.pairs), parser.value(o.times));
   else if (parser.isSet(o.demo) || scripted || !window.restoreSession())

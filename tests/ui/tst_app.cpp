@@ -2,6 +2,8 @@
 // runs, --help without a display, --screenshot and its exit codes.
 #include "gui_fixture.hpp"
 
+#include <cubesolve/engine/tuning.hpp>
+
 #include <QImageReader>
 
 #include <set>
@@ -202,6 +204,33 @@ private slots:
               gap.toArray()[1].toDouble() <= j["largest_tick_gap_ms"].toDouble());
     QVERIFY(j["tick_gaps_over_100ms"].isArray());
     QVERIFY(j["engine_parameters_origin"].toString().size() > 0);
+    QVERIFY(j["warnings"].toArray().isEmpty());
+    // A stored engine parameters' line for this machine that cannot be read:
+    // passed over, said on stderr, in the JSON and in the window's status bar.
+    const QString tuning = dir_.filePath("tuning.txt");
+    QFile stored(tuning);
+    QVERIFY(stored.open(QIODevice::WriteOnly));
+    stored.write(QString::fromStdString(machine_key().text() + "\tchunk_kib=huge\n").toUtf8());
+    stored.close();
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("CUBESOLVE_TUNING_FILE", tuning);
+    app.setProcessEnvironment(env);
+    app.start(CUBESOLVE_GUI_APP, {QString::fromStdString(files.first), QString::fromStdString(files.second), "--screenshot",
+                                  dir_.filePath("json.png"), "--json"});
+    QVERIFY(app.waitForFinished(60000) && app.exitCode() == 0);
+    const QString err = QString::fromUtf8(app.readAllStandardError());
+    QVERIFY2(err.contains("cubesolve: warning: " + tuning + ":1: ignored") && err.contains("chunk_kib"), qPrintable(err));
+    const QJsonObject bad = QJsonDocument::fromJson(QString::fromUtf8(app.readAllStandardOutput()).trimmed().split('\n').last().toUtf8()).object();
+    QVERIFY(bad["warnings"].toArray().size() == 1 && bad["engine_parameters_origin"].toString().startsWith("derived"));
+    qputenv("CUBESOLVE_TUNING_FILE", tuning.toUtf8());
+    set_tuning(std::nullopt);  // (read again)
+    MainWindow w;
+    w.show();
+    QVERIFY(demoSolved(w, "insar", 20));
+    const QString shown = w.statusBar()->currentMessage();
+    qunsetenv("CUBESOLVE_TUNING_FILE");
+    set_tuning(std::nullopt);
+    QVERIFY2(shown.contains(tuning + ":1: ignored"), qPrintable(shown));
   }
 
   // --profile draws profiles once read; --export-profile writes them along
