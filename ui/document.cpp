@@ -89,6 +89,40 @@ Change disk_change(CubeReader& reader, const std::string& path, std::size_t memo
   return c;
 }
 
+/// A stack's interferograms (and their weights) as `in` reads them: in
+/// memory, or, larger than the memory budget, kept on disk (copied for the
+/// views, solved from the file: disk_change), its file then as `stamp` says.
+Change stack_cube_change(const Inputs& in, const std::string& path, std::size_t memory, const Progress& progress, const FileStamp& stamp) {
+  const Shape& shape = in.cube->shape();
+  const std::size_t bytes = shape_size(shape) * (dtype_size(in.cube->dtype()) + (in.weights ? dtype_size(in.weights->dtype()) : 0));
+  if (bytes > memory) {
+    ScratchCopy copy = copy_to_scratch(in, memory, cache_folder(), progress);
+    Change c;
+    c.on_disk = stamp;
+    c.masks = std::move(copy.masks);
+    c.cube = std::make_shared<const Array>(std::move(copy.cube));
+    c.cube_name = QString::fromStdString(path);
+    c.geo = in.cube->geo();
+    if (in.weights) c.weights = std::make_shared<const Array>(std::move(copy.weights));
+    c.stack_weights = in.weights != nullptr;
+    return c;
+  }
+  Array cube(in.cube->dtype(), shape), weights = in.weights ? Array(in.weights->dtype(), shape) : Array();
+  for_row_blocks(shape[1], shape[0] * shape[2] * dtype_size(cube.dtype()) * (in.weights ? 2 : 1), progress,
+                 [&](std::size_t r0, std::size_t r1) {
+                   Array w;
+                   put_rows(cube, r0, in.rows(r0, r1, in.weights ? &w : nullptr));
+                   if (in.weights) put_rows(weights, r0, w);
+                 });
+  Change c = cube_change(std::move(cube), path, in.cube->geo());
+  if (in.weights) {
+    c.weights = std::make_shared<const Array>(std::move(weights));
+    c.masks = analyze_masks(*c.cube, c.weights.get());
+    c.stack_weights = true;
+  }
+  return c;
+}
+
 /// A cube file, or a MintPy stack's kept interferograms with their design,
 /// opened as the CLI opens them (open_inputs: MintPy's rules as `options`
 /// say, the coherence weights, the velocity formulation).
@@ -97,21 +131,10 @@ Change read_cube_file(const std::string& path, InputOptions options, std::size_t
   if (is_mintpy_maps(path)) return maps_change(path);
   if (is_stack(path, "sbas")) {
     options.stack.unreferenced_if_none = true;  // the window says so and offers to pick the reference
+    const FileStamp stamp = stamp_of(path);
     auto in = std::make_shared<Inputs>(open_inputs(path, DesignSpec{"sbas", "", ""}, "", options));
-    const Shape& shape = in->cube->shape();
-    Array cube(in->cube->dtype(), shape), weights = in->weights ? Array(in->weights->dtype(), shape) : Array();
-    for_row_blocks(shape[1], shape[0] * shape[2] * dtype_size(cube.dtype()) * (in->weights ? 2 : 1), progress,
-                   [&](std::size_t r0, std::size_t r1) {
-                     Array w;
-                     put_rows(cube, r0, in->rows(r0, r1, in->weights ? &w : nullptr));
-                     if (in->weights) put_rows(weights, r0, w);
-                   });
-    Change c = cube_change(std::move(cube), path, in->cube->geo());
-    if (in->weights) {
-      c.weights = std::make_shared<const Array>(std::move(weights));
-      c.weights_name = QObject::tr("coherence (%1 weights)").arg(QString::fromStdString(options.stack.weight));
-      c.masks = analyze_masks(*c.cube, c.weights.get());
-    }
+    Change c = stack_cube_change(*in, path, memory, progress, stamp);
+    if (in->weights) c.weights_name = QObject::tr("coherence (%1 weights)").arg(QString::fromStdString(options.stack.weight));
     c.drop_weights = !in->weights;
     c.unreferenced = !in->stack->referenced && options.stack.reference;
     if (in->stack->referenced && in->stack->ref_y >= 0) c.reference = {static_cast<int>(in->stack->ref_y), static_cast<int>(in->stack->ref_x)};
@@ -367,6 +390,7 @@ void Document::apply(Change c) {
   if (c.weights) {
     weights_ = std::move(c.weights);
     weights_name_ = c.weights_name;
+    weights_from_stack_ = c.stack_weights;
     use_weights_ = true;
   }
   if (cube_ && design_ && design_->rows() == cube_->dim(0)) solve();  // before loaded(): solving() tells
@@ -417,6 +441,10 @@ bool Document::cubeIntact() {
     stale_reported_ = true;
     return false;
   }
+}
+
+std::string Document::diskFile() const {
+  return cube_stamp_ && !(inputs_ && inputs_->stack) ? cube_name_.toStdString() : std::string();
 }
 
 bool Document::isStack() const {
@@ -511,7 +539,7 @@ void Document::buildDesign(const QString& spec, const QString& pairs, const QStr
 void Document::openWeights(const QString& path) {
   const std::string p = path.toStdString();
   const auto cube = cube_;
-  const std::string disk = cube_stamp_ ? cube_name_.toStdString() : "";
+  const std::string disk = diskFile();
   const std::size_t memory = options_.memory;
   load("read weights", [p, cube, disk, memory](const Progress&) { return weights_change(std::make_shared<const Array>(read_npy(p)), p, cube, disk, memory); });
 }
@@ -524,7 +552,7 @@ void Document::openAny(const QString& path) {
   // there), another 3-D array a new cube, a 2-D one a design matrix.
   const auto cube = cube_;
   const bool has_design = design_ != nullptr;
-  const std::string disk = cube_stamp_ ? cube_name_.toStdString() : "";
+  const std::string disk = diskFile();
   const InputOptions options = input_options_;
   const std::size_t memory = options_.memory;
   load("read file", [p, cube, has_design, disk, options, memory](const Progress& progress) {
@@ -557,7 +585,7 @@ void Document::openFiles(const QString& cube, const QString& design, const QStri
         ch.channel_units.clear();
       }
     }
-    if (!w.empty() && !ch.on_disk) {  // (a cube on disk took them in its pass)
+    if (!w.empty() && ch.weights != given.values) {  // (a cube on disk took them in its pass; a stack did not)
       Change wc = weights_change(given.values, w, ch.cube, "", memory);
       ch.weights = std::move(wc.weights);
       ch.weights_name = wc.weights_name;
@@ -582,10 +610,18 @@ void Document::solve() {
   if (cube_stamp_) {  // a cube on disk: read a block of rows at a time, as the CLI's solve (and to the bit its answers)
     const std::string path = cube_name_.toStdString();
     const FileStamp stamp = *cube_stamp_;
-    pending_ = worker_->solve([path, stamp, design, weights, options](const Progress& progress) {
+    // A stack read again by its rules, as it was opened; its own weights from it.
+    std::optional<InputOptions> stack;
+    if (in && in->stack) {
+      stack = input_options_;
+      stack->stack.unreferenced_if_none = true;
+    }
+    const bool own_weights = stack && weights && weights_from_stack_;
+    pending_ = worker_->solve([path, stamp, design, weights, options, stack, own_weights](const Progress& progress) {
       check_unchanged(path, stamp);
-      Inputs disk = open_inputs(path, *design);
-      if (weights) disk.weights = array_reader(weights);
+      Inputs disk = stack ? open_inputs(path, DesignSpec{"sbas", "", ""}, "", *stack) : open_inputs(path, *design);
+      disk.design = *design;  // (another design than a stack's own: solved as the stack's in memory is)
+      if (!own_weights) disk.weights = weights ? array_reader(weights) : nullptr;
       SolveResult r = solve_in_blocks(disk, options, progress);
       check_unchanged(path, stamp);  // (a file changed meanwhile gave no answer of its own)
       return r;

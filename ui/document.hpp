@@ -298,6 +298,7 @@ public:
     std::shared_ptr<const Array> weights;
     QString weights_name;
     bool drop_weights = false;  // the new cube comes without weights (a demo)
+    bool stack_weights = false;  // `weights` are the stack's own (its coherence), which a solve on disk reads from it
   };
 
 private:
@@ -309,6 +310,9 @@ private:
   /// After a change of the parameters: says so, and solves again when asked to.
   void changed();
   bool onCube(int row, int col) const;
+  /// The file a cube kept on disk is read from a block of rows at a time
+  /// as it is (not a stack, read by its rules); "" for others.
+  std::string diskFile() const;
 
   Worker* worker_ = nullptr;
   std::shared_ptr<const Array> cube_, weights_;
@@ -321,7 +325,8 @@ private:
   std::vector<DatePair> pairs_;
   std::vector<std::string> band_dates_;
   std::vector<QString> channel_units_;
-  std::optional<FileStamp> cube_stamp_;  // the cube is its file, mapped (kept on disk), as it was when opened
+  std::optional<FileStamp> cube_stamp_;  // the cube is kept on disk (its file, as it was when opened)
+  bool weights_from_stack_ = false;       // weights_ are the open stack's own
   bool stale_reported_ = false;
   std::vector<std::string> terms_;
   std::vector<Harmonic> harmonics_;

@@ -16,8 +16,11 @@ reports it), the CLI's read rate, the floor (reading the file once, warm
 and cold) and the wall time over the bound: the larger of that floor and
 the CLI's engine time.
 
-    python3 tests/bench/large_cube.py [N H W] [--dir DIR] [--keep] [--no-gui]
+    python3 tests/bench/large_cube.py [N H W] [--dir DIR] [--keep] [--no-gui] [--tif]
             [--cli build/release/app/cubesolve-cli] [--app build/release/app/cubesolve]
+
+With --tif the runs read the same values as a tiled, band-interleaved GeoTIFF
+(made with gdal_translate, from Debian's gdal-bin, over a VRT of the .npy).
 
 Needs NumPy; the desktop run needs a display (xvfb-run is used when there is none).
 """
@@ -51,6 +54,26 @@ def write_cube(path, n, h, w, seed=0):
     with open(path, "rb+") as f:
         os.fsync(f.fileno())  # (pages still dirty would stay in the cache)
     np.savetxt(os.path.splitext(path)[0] + "_design.csv", np.stack([np.ones(n), t, t * t], axis=1), delimiter=",")
+
+
+def to_geotiff(npy):
+    """The .npy cube as a tiled, band-interleaved GeoTIFF beside it (gdal_translate over a VRT of its values)."""
+    tif, vrt = os.path.splitext(npy)[0] + ".tif", os.path.splitext(npy)[0] + ".vrt"
+    m = np.load(npy, mmap_mode="r")
+    n, h, w = m.shape
+    bands = "".join(
+        f'<VRTRasterBand dataType="Float32" band="{b + 1}" subClass="VRTRawRasterBand">'
+        f'<SourceFilename relativetoVRT="1">{os.path.basename(npy)}</SourceFilename><ImageOffset>{m.offset + b * h * w * 4}</ImageOffset>'
+        f"<PixelOffset>4</PixelOffset><LineOffset>{w * 4}</LineOffset><ByteOrder>LSB</ByteOrder></VRTRasterBand>\n"
+        for b in range(n))
+    with open(vrt, "w") as f:
+        f.write(f'<VRTDataset rasterXSize="{w}" rasterYSize="{h}">\n{bands}</VRTDataset>\n')
+    subprocess.run(["gdal_translate", "-q", "-of", "GTiff", "-co", "TILED=YES", "-co", "INTERLEAVE=BAND", "-co", "BIGTIFF=IF_SAFER",
+                    vrt, tif], check=True)
+    os.remove(vrt)
+    with open(tif, "rb+") as f:
+        os.fsync(f.fileno())
+    return tif
 
 
 def drop_from_cache(path):
@@ -92,6 +115,7 @@ def main():
     ap.add_argument("--dir", default=None, help="where the cube is written (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the cube (and reuse one of the same shape)")
     ap.add_argument("--no-gui", action="store_true", help="the CLI only")
+    ap.add_argument("--tif", action="store_true", help="read the cube as a tiled GeoTIFF (needs gdal_translate)")
     ap.add_argument("--cli", default=os.path.join(build, "cubesolve-cli"))
     ap.add_argument("--app", default=os.path.join(build, "cubesolve"))
     args = ap.parse_args()
@@ -107,6 +131,11 @@ def main():
             start = time.perf_counter()
             write_cube(cube, n, h, w)
             print(f"wrote {cube} ({os.path.getsize(cube) / 1e9:.2f} GB) in {time.perf_counter() - start:.1f} s")
+        if args.tif:
+            tif = os.path.splitext(cube)[0] + ".tif"
+            if not os.path.exists(tif):
+                to_geotiff(cube)
+            cube = tif
         size = os.path.getsize(cube)
         read_once(cube, False)  # into the page cache
         warm, cold = read_once(cube, False), read_once(cube, True)

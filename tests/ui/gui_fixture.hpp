@@ -86,10 +86,11 @@ protected:
   }
 
 #ifdef CUBESOLVE_TEST_HDF5
-  /// A stack of 6 interferograms over 5 dates, 5 x 7 pixels, with coherence,
-  /// referenced at (1, 2), with WAVELENGTH; one value not unwrapped.
-  std::string smallStack(const QString& name, const std::vector<std::pair<std::string, std::string>>& more = {}) {
-    const hsize_t N = 6, H = 5, W = 7, P = H * W;
+  /// A stack of 6 interferograms over 5 dates, H x W pixels (5 x 7), with
+  /// coherence, referenced at (1, 2), with WAVELENGTH; one value not unwrapped.
+  std::string smallStack(const QString& name, const std::vector<std::pair<std::string, std::string>>& more = {}, hsize_t H = 5,
+                         hsize_t W = 7) {
+    const hsize_t N = 6, P = H * W;
     const char* pairs[6][2] = {{"20200101", "20200113"}, {"20200101", "20200125"}, {"20200113", "20200125"},
                                {"20200113", "20200206"}, {"20200125", "20200206"}, {"20200125", "20200218"}};
     std::string dates;

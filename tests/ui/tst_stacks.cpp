@@ -63,6 +63,71 @@ private slots:
     }
   }
 
+  // A stack larger than the memory budget is kept on disk: copied for the
+  // views as its rules read it (the values and masks of the stack read into
+  // memory), solved from its file a block of rows at a time (to the bit the
+  // answers in memory), reread from it under coherence weights, the
+  // velocity formulation and standard errors as the CLI reads it.
+  void stackKeptOnDisk() {
+    const std::string path = smallStack("disk.h5", {}, 40, 50);
+    MainWindow mem;
+    mem.show();
+    QVERIFY(loads(mem, [&] { mem.openCube(QString::fromStdString(path)); }));
+    QVERIFY(waitSolved(mem) && !mem.document().cubeOnDisk());
+    MainWindow w;
+    w.show();
+    Document& doc = w.document();
+    SolveOptions options = doc.options();
+    options.memory = std::size_t{32} << 10;  // below the stack's 48 KB of values (and 48 KB of weights)
+    doc.setOptions(options);
+    QVERIFY(loads(w, [&] { w.openCube(QString::fromStdString(path)); }));
+    QVERIFY(doc.cubeOnDisk());
+    QVERIFY2(waitSolved(w), qPrintable(w.lastError()));
+    QVERIFY(doc.reference() == std::make_pair(1, 2));
+    const auto disk_cube = doc.cube(), mem_cube = mem.document().cube();
+    const Array& a = *disk_cube;
+    const Array& b = *mem_cube;
+    QVERIFY(a.shape() == b.shape() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
+    QVERIFY(doc.masks()->n_valid == mem.document().masks()->n_valid && doc.masks()->group_of == mem.document().masks()->group_of);
+    QCOMPARE(std::memcmp(w.result()->x.raw(), mem.result()->x.raw(), w.result()->x.nbytes()), 0);
+    QVERIFY(loads(w, [&] { w.findChild<QDoubleSpinBox*>("looks")->setValue(4); }));
+    QVERIFY(waitSolved(w));
+    QVERIFY(loads(w, [&] { w.findChild<QComboBox*>("weight-func")->setCurrentIndex(3); }));  // coherence
+    QVERIFY(waitSolved(w) && doc.cubeOnDisk() && doc.weights() != nullptr);
+    QVERIFY(loads(w, [&] { w.findChild<QComboBox*>("formulation")->setCurrentIndex(1); }));  // velocity
+    QVERIFY(waitSolved(w));
+    QSignalSpy solved(&w, &MainWindow::solveFinished);
+    w.findChild<QCheckBox*>("std-errors")->setChecked(true);
+    QVERIFY(solved.wait(60000));
+    const QString x_gui = dir_.filePath("disk_gui.npy"), x_cli = dir_.filePath("disk_cli.npy");
+    QVERIFY(!exports(w, [&] { w.exportSolution(x_gui); }).isEmpty());
+    QProcess cli;
+    cli.start(CUBESOLVE_CLI, {"solve", QString::fromStdString(path), "sbas", "-o", x_cli, "--diag", dir_.filePath("disk_cli"),
+                              "--weight-func", "coh", "--looks", "4", "--formulation", "velocity", "--stderr"});
+    QVERIFY(cli.waitForFinished(60000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    for (const char* part : {"", "_nvalid", "_rank", "_status", "_stderr", "_tcoh"}) {
+      const Array g = read_npy(dir_.filePath(QString("disk_gui%1.npy").arg(part)).toStdString());
+      const Array c = read_npy(dir_.filePath(QString("disk_cli%1.npy").arg(part)).toStdString());
+      QVERIFY(g.shape() == c.shape());
+      for (std::size_t i = 0; i < g.size(); ++i)
+        QVERIFY2(g.value(i) == c.value(i) || (std::isnan(g.value(i)) && std::isnan(c.value(i))),
+                 qPrintable(QString("%1[%2]: %3 vs %4").arg(part).arg(i).arg(g.value(i)).arg(c.value(i))));
+    }
+    // Weights opened from a file over it: the masks under them, the solve weighted by them.
+    Array weights(DType::Float32, a.shape());
+    for (std::size_t i = 0; i < weights.size(); ++i) weights.data<float>()[i] = i % 9 == 4 ? 0.0f : 1.0f + static_cast<float>(i % 3);
+    const std::string wfile = dir_.filePath("disk_w.npy").toStdString();
+    {
+      OutputSet out;
+      out.add_npy(wfile, weights);
+      out.commit();
+    }
+    QVERIFY(loads(w, [&] { w.openWeights(QString::fromStdString(wfile)); }));
+    QVERIFY(waitSolved(w) && doc.weights()->value(4) == 0.0 && doc.cubeOnDisk());
+    QCOMPARE(doc.masks()->n_valid, analyze_masks(*doc.cube(), &weights).n_valid);
+  }
+
   // A stack with WAVELENGTH is shown as line-of-sight displacement (MintPy's
   // sign) in the unit chosen, named on the colour bar and the chart; radian
   // shows the phase.

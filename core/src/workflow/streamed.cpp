@@ -136,25 +136,39 @@ void put_result_rows(Array& whole, const Array& part, std::size_t r0, std::size_
 
 namespace {
 
-/// stream_masks' pass, with `each(r0, block)` given every block of the cube's rows read.
-template <class Each>
-MaskStats masks_pass(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress, Each&& each) {
-  const Shape& shape = cube.shape();
-  if (weights) check_like_cube(weights->shape(), shape, "weights");
+/// stream_masks' pass over a cube of `shape`: `read(r0, r1, weights)` gives
+/// each block of rows (and their weights, where `weighted`), `each(r0,
+/// block, weights)` is given them once counted.
+template <class Read, class Each>
+MaskStats masks_pass(const Shape& shape, std::size_t row_bytes, bool weighted, std::size_t memory, const Progress& progress, Read&& read,
+                     Each&& each) {
   MaskStats s = masks_for(shape[0], shape[1], shape[2]);
-  const std::size_t row_bytes = shape[0] * shape[2] * (dtype_size(cube.dtype()) + (weights ? dtype_size(weights->dtype()) : 0));
   for_row_blocks(
       shape[1], row_bytes, progress ? Progress([&progress](double f) { return progress(0.8 * f); }) : Progress(),
       [&](std::size_t r0, std::size_t r1) {
-        const Array block = cube.rows(r0, r1), w = weights ? weights->rows(r0, r1) : Array();
-        pack_rows(s, r0, block, weights ? &w : nullptr);
-        each(r0, block);
+        Array w;
+        const Array block = read(r0, r1, w);
+        pack_rows(s, r0, block, weighted ? &w : nullptr);
+        each(r0, block, w);
       },
       std::min(memory / 2, std::size_t{32} << 20));  // (within the budget, a report per 32 MB at most)
   group_masks(s, progress ? Progress([&progress](double f) { return progress(0.8 + 0.2 * f); }) : Progress());
   compact_masks(s);  // (a cube larger than memory has, mostly, large groups)
   if (progress && !progress(1.0)) throw Cancelled();
   return s;
+}
+
+/// masks_pass over a cube reader (and a weights reader, or null).
+template <class Each>
+MaskStats reader_pass(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress, Each&& each) {
+  const Shape& shape = cube.shape();
+  if (weights) check_like_cube(weights->shape(), shape, "weights");
+  const std::size_t row_bytes = shape[0] * shape[2] * (dtype_size(cube.dtype()) + (weights ? dtype_size(weights->dtype()) : 0));
+  const auto read = [&](std::size_t r0, std::size_t r1, Array& w) {
+    if (weights) w = weights->rows(r0, r1);
+    return cube.rows(r0, r1);
+  };
+  return masks_pass(shape, row_bytes, weights != nullptr, memory, progress, read, each);
 }
 
 /// Lets the system take back the pages of rows [r0, r1) of every band of
@@ -174,17 +188,35 @@ void release_rows(const Array& mapped, std::size_t r0, std::size_t r1) {
 }  // namespace
 
 MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress) {
-  return masks_pass(cube, weights, memory, progress, [](std::size_t, const Array&) {});
+  return reader_pass(cube, weights, memory, progress, [](std::size_t, const Array&, const Array&) {});
 }
 
 Array copy_to_scratch(CubeReader& cube, CubeReader* weights, std::size_t memory, const std::string& folder, MaskStats& masks,
                       const Progress& progress) {
   Array copy = scratch_array(cube.dtype(), cube.shape(), folder, "a copy of the cube");
-  masks = masks_pass(cube, weights, memory, progress, [&copy](std::size_t r0, const Array& block) {
+  masks = reader_pass(cube, weights, memory, progress, [&copy](std::size_t r0, const Array& block, const Array&) {
     put_rows(copy, r0, block);
     release_rows(copy, r0, r0 + block.dim(1));
   });
   return copy;
+}
+
+ScratchCopy copy_to_scratch(const Inputs& in, std::size_t memory, const std::string& folder, const Progress& progress) {
+  const Shape& shape = in.cube->shape();
+  ScratchCopy c;
+  c.cube = scratch_array(in.cube->dtype(), shape, folder, "a copy of the cube");
+  if (in.weights) c.weights = scratch_array(in.weights->dtype(), shape, folder, "a copy of the weights");
+  const std::size_t row_bytes = shape[0] * shape[2] * (dtype_size(in.cube->dtype()) + (in.weights ? dtype_size(in.weights->dtype()) : 0));
+  const auto read = [&in](std::size_t r0, std::size_t r1, Array& w) { return in.rows(r0, r1, in.weights ? &w : nullptr); };
+  c.masks = masks_pass(shape, row_bytes, in.weights != nullptr, memory, progress, read, [&c](std::size_t r0, const Array& block, const Array& w) {
+    const std::size_t r1 = r0 + block.dim(1);
+    put_rows(c.cube, r0, block);
+    release_rows(c.cube, r0, r1);
+    if (w.empty()) return;
+    put_rows(c.weights, r0, w);
+    release_rows(c.weights, r0, r1);
+  });
+  return c;
 }
 
 SolveResult solve_in_blocks(const Inputs& in, const SolveOptions& options, const Progress& progress,

@@ -82,6 +82,14 @@ MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory
 Array copy_to_scratch(CubeReader& cube, CubeReader* weights, std::size_t memory, const std::string& folder, MaskStats& masks,
                       const Progress& progress = {});
 
+/// `in`'s cube and weights as in.rows() gives them (a MintPy stack's
+/// referenced and masked by its rules) copied so, with their masks.
+struct ScratchCopy {
+  Array cube, weights;  // weights empty where `in` has none
+  MaskStats masks;
+};
+ScratchCopy copy_to_scratch(const Inputs& in, std::size_t memory, const std::string& folder, const Progress& progress = {});
+
 /// `in`'s whole result from a solve read a block of rows at a time as
 /// solve_streamed cuts it (the next block read beside a block's solve): for
 /// a cube larger than memory. Its parts (x, the diagnostics) are held in
