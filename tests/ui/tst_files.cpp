@@ -8,6 +8,21 @@
 class TestFiles : public QObject, GuiFixture {
   Q_OBJECT
 
+  /// A float32 cube (N, H, W) of normal values, 15 % missing at random and
+  /// rows [gap, gap + 30) with no valid value, and a design (N, M).
+  static std::pair<Array, Array> gappedCube(std::size_t N, std::size_t H, std::size_t W, std::size_t M, unsigned seed, std::size_t gap) {
+    Array y(DType::Float32, {N, H, W}), a(DType::Float64, {N, M});
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal;
+    std::uniform_real_distribution<double> uniform;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      const std::size_t row = (i / W) % H;
+      y.data<float>()[i] = (row >= gap && row < gap + 30) || uniform(rng) < 0.15 ? NAN : normal(rng);
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = normal(rng);
+    return {std::move(y), std::move(a)};
+  }
+
 private slots:
   void initTestCase() { QVERIFY(isolate()); }
   void init() { QSettings().clear(); }  // each test starts as on a new machine
@@ -291,17 +306,9 @@ private slots:
   // valid value, several blocks); a file cut short while open gives one
   // clear message and no crash.
   void cubeKeptOnDisk() {
-    const std::size_t N = 40, H = 301, W = 500, M = 4;
+    const std::size_t N = 40, H = 301, W = 500;
     const std::string cube = dir_.filePath("disk.npy").toStdString(), design = dir_.filePath("disk_A.npy").toStdString();
-    Array y(DType::Float32, {N, H, W}), a(DType::Float64, {N, M});
-    std::mt19937 rng(21);
-    std::normal_distribution<float> normal;
-    std::uniform_real_distribution<double> uniform;
-    for (std::size_t i = 0; i < y.size(); ++i) {
-      const std::size_t row = (i / W) % H;
-      y.data<float>()[i] = (row >= 100 && row < 130) || uniform(rng) < 0.15 ? NAN : normal(rng);
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = normal(rng);
+    const auto [y, a] = gappedCube(N, H, W, 4, 21, 100);
     {
       OutputSet out;
       out.add_npy(cube, y);
@@ -397,16 +404,8 @@ private slots:
   // One within the budget is read into memory.
   void rasterKeptOnDisk() {
     if (!raster_support()) QSKIP("built without GDAL");
-    const std::size_t N = 30, H = 301, W = 500, M = 3;
-    Array y(DType::Float32, {N, H, W}), a(DType::Float64, {N, M});
-    std::mt19937 rng(5);
-    std::normal_distribution<float> normal;
-    std::uniform_real_distribution<double> uniform;
-    for (std::size_t i = 0; i < y.size(); ++i) {
-      const std::size_t row = (i / W) % H;
-      y.data<float>()[i] = (row >= 200 && row < 240) || uniform(rng) < 0.15 ? NAN : normal(rng);
-    }
-    for (std::size_t i = 0; i < a.size(); ++i) a.data<double>()[i] = normal(rng);
+    const std::size_t N = 30, H = 301, W = 500;
+    const auto [y, a] = gappedCube(N, H, W, 3, 5, 200);
     std::vector<std::string> dates;
     for (std::size_t i = 0; i < N; ++i) dates.push_back(date_of_day(day_number("20200101") + static_cast<long>(12 * i)));
     const GeoReference geo{{500000.0, 30.0, 0.0, 4100000.0, 0.0, -30.0}, "", {}};
