@@ -286,7 +286,13 @@ public:
     if (plane_as_band && h_.shape.size() == 2) h_.shape.insert(h_.shape.begin(), 1);  // (H, W) is (1, H, W)
     shape_ = h_.shape;
     dtype_ = output_dtype(h_);
+    advice_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // (-1: no advice given)
   }
+  ~NpyReader() override {
+    if (advice_ >= 0) ::close(advice_);
+  }
+  NpyReader(const NpyReader&) = delete;
+  NpyReader& operator=(const NpyReader&) = delete;
 
   Array rows(std::size_t r0, std::size_t r1) override {
     const std::size_t N = shape_[0], H = shape_[1], W = shape_[2], R = r1 - r0, isz = h_.itemsize;
@@ -299,6 +305,12 @@ public:
     // rows of all bands are one run (the band index varies fastest).
     const std::size_t runs = h_.fortran ? W : N, run = h_.fortran ? N * R : R * W;
     std::vector<unsigned char> buf(run * isz);
+    // Every run asked of the system at once, so that a file not in the page
+    // cache is read with as many requests in flight as it has bands (read
+    // run by run, the bands' interleaved runs defeat the system's read-ahead).
+    for (std::size_t q = 0; q < runs && advice_ >= 0 && !h_.fortran; ++q)
+      ::posix_fadvise(advice_, static_cast<off_t>(h_.data_offset + (q * H * W + r0 * W) * isz), static_cast<off_t>(run * isz),
+                      POSIX_FADV_WILLNEED);
     for (std::size_t q = 0; q < runs; ++q) {
       const std::size_t first = h_.fortran ? N * (r0 + H * q) : q * H * W + r0 * W;
       in_.clear();
@@ -319,6 +331,7 @@ private:
   std::string path_;
   std::ifstream in_;
   Header h_;
+  int advice_ = -1;  // the file, for read advice
 };
 
 class NpyWriter : public CubeWriter {
