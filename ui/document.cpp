@@ -78,10 +78,13 @@ Change disk_change(CubeReader& reader, const std::string& path, std::size_t memo
     c.weights_name = QString::fromStdString(weights.path);
   }
   const auto w = weights.values ? array_reader(weights.values) : nullptr;
-  MaskStats masks;
-  if (mapped.empty()) mapped = copy_to_scratch(reader, w.get(), memory, cache_folder(), masks, progress);
-  else masks = stream_masks(reader, w.get(), memory, progress);
-  c.masks = std::move(masks);
+  if (mapped.empty()) {
+    ScratchCopy copy = copy_to_scratch(reader, w.get(), memory, cache_folder(), progress);
+    mapped = std::move(copy.cube);
+    c.masks = std::move(copy.masks);
+  } else {
+    c.masks = stream_masks(reader, w.get(), memory, progress);
+  }
   c.cube = std::make_shared<const Array>(std::move(mapped));
   c.cube_name = QString::fromStdString(path);
   c.geo = reader.geo();
@@ -620,7 +623,7 @@ void Document::solve() {
     pending_ = worker_->solve([path, stamp, design, weights, options, stack, own_weights](const Progress& progress) {
       check_unchanged(path, stamp);
       Inputs disk = stack ? open_inputs(path, DesignSpec{"sbas", "", ""}, "", *stack) : open_inputs(path, *design);
-      disk.design = *design;  // (another design than a stack's own: solved as the stack's in memory is)
+      if (stack) disk.design = *design;  // (another design than the stack's own: solved as the stack in memory is)
       if (!own_weights) disk.weights = weights ? array_reader(weights) : nullptr;
       SolveResult r = solve_in_blocks(disk, options, progress);
       check_unchanged(path, stamp);  // (a file changed meanwhile gave no answer of its own)

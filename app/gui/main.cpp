@@ -488,9 +488,11 @@ int main(int argc, char** argv) {
     QObject::connect(bench, &cubesolve::ui::ResolveBench::done, &app, [] { endRun(0); });
   }
   if (parser.isSet(o.screenshot)) screenshotThenExit(window, parser.value(o.screenshot), select);
-  if (scripted) quitOnFailure(window);
-  if (scripted)  // as the CLI: a stored engine parameters' line passed over (the window's status bar says it too)
+  if (scripted) {
+    quitOnFailure(window);
+    // As the CLI: a stored engine parameters' line passed over (the window's status bar says it too).
     for (const auto& w : cubesolve::tuning_state().warnings) std::fprintf(stderr, "cubesolve: warning: %s\n", w.c_str());
+  }
   const QStringList files = parser.positionalArguments();
   if (!files.isEmpty()) window.document().openFiles(files[0], files.value(1), files.value(2), parser.value(o.pairs), parser.value(o.times));
   else if (parser.isSet(o.demo) || scripted || !window.restoreSession())

@@ -132,13 +132,10 @@ void put_result_rows(Array& whole, const Array& part, std::size_t r0, std::size_
   put_rows(whole, r0, part);
 }
 
-}  // namespace
-
-namespace {
-
-/// stream_masks' pass over a cube of `shape`: `read(r0, r1, weights)` gives
-/// each block of rows (and their weights, where `weighted`), `each(r0,
-/// block, weights)` is given them once counted.
+/// stream_masks' pass over a cube of `shape` whose rows take `row_bytes`
+/// (with their weights): `read(r0, r1, weights)` gives each block of rows
+/// (and their weights, where `weighted`), `each(r0, block, weights)` is
+/// given them once counted.
 template <class Read, class Each>
 MaskStats masks_pass(const Shape& shape, std::size_t row_bytes, bool weighted, std::size_t memory, const Progress& progress, Read&& read,
                      Each&& each) {
@@ -158,18 +155,22 @@ MaskStats masks_pass(const Shape& shape, std::size_t row_bytes, bool weighted, s
   return s;
 }
 
-/// masks_pass over a cube reader (and a weights reader, or null).
-template <class Each>
-MaskStats reader_pass(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress, Each&& each) {
-  const Shape& shape = cube.shape();
-  if (weights) check_like_cube(weights->shape(), shape, "weights");
-  const std::size_t row_bytes = shape[0] * shape[2] * (dtype_size(cube.dtype()) + (weights ? dtype_size(weights->dtype()) : 0));
-  const auto read = [&](std::size_t r0, std::size_t r1, Array& w) {
+/// The bytes of a row of a cube of `shape` in `cube`'s type, with its weights' in theirs.
+std::size_t row_bytes(const Shape& shape, DType cube, std::optional<DType> weights) {
+  return shape[0] * shape[2] * (dtype_size(cube) + (weights ? dtype_size(*weights) : 0));
+}
+
+/// masks_pass's `read` over a cube reader (and a weights reader, or null,
+/// checked against the cube's shape).
+auto reader_reads(CubeReader& cube, CubeReader* weights) {
+  if (weights) check_like_cube(weights->shape(), cube.shape(), "weights");
+  return [&cube, weights](std::size_t r0, std::size_t r1, Array& w) {
     if (weights) w = weights->rows(r0, r1);
     return cube.rows(r0, r1);
   };
-  return masks_pass(shape, row_bytes, weights != nullptr, memory, progress, read, each);
 }
+
+std::optional<DType> dtype_of(const CubeReader* reader) { return reader ? std::optional<DType>(reader->dtype()) : std::nullopt; }
 
 /// Lets the system take back the pages of rows [r0, r1) of every band of
 /// `mapped`, an array of a shared file mapping (scratch_array's): what was
@@ -185,38 +186,43 @@ void release_rows(const Array& mapped, std::size_t r0, std::size_t r1) {
   }
 }
 
+/// masks_pass whose blocks are copied, as they are read, into scratch
+/// arrays of `folder`, their pages let go as written: the cube's, and the
+/// weights' (of type *weights) where `copy_weights` and there are some.
+template <class Read>
+ScratchCopy copy_pass(const Shape& shape, DType cube, std::optional<DType> weights, bool copy_weights, std::size_t memory,
+                      const std::string& folder, const Progress& progress, Read&& read) {
+  ScratchCopy c;
+  c.cube = scratch_array(cube, shape, folder, "a copy of the cube");
+  if (copy_weights && weights) c.weights = scratch_array(*weights, shape, folder, "a copy of the weights");
+  const auto put = [](Array& mapped, std::size_t r0, const Array& block) {
+    put_rows(mapped, r0, block);
+    release_rows(mapped, r0, r0 + block.dim(1));
+  };
+  c.masks = masks_pass(shape, row_bytes(shape, cube, weights), weights.has_value(), memory, progress, read,
+                       [&c, &put](std::size_t r0, const Array& block, const Array& w) {
+                         put(c.cube, r0, block);
+                         if (!c.weights.empty()) put(c.weights, r0, w);
+                       });
+  return c;
+}
+
 }  // namespace
 
 MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress) {
-  return reader_pass(cube, weights, memory, progress, [](std::size_t, const Array&, const Array&) {});
+  return masks_pass(cube.shape(), row_bytes(cube.shape(), cube.dtype(), dtype_of(weights)), weights != nullptr, memory, progress,
+                    reader_reads(cube, weights), [](std::size_t, const Array&, const Array&) {});
 }
 
-Array copy_to_scratch(CubeReader& cube, CubeReader* weights, std::size_t memory, const std::string& folder, MaskStats& masks,
-                      const Progress& progress) {
-  Array copy = scratch_array(cube.dtype(), cube.shape(), folder, "a copy of the cube");
-  masks = reader_pass(cube, weights, memory, progress, [&copy](std::size_t r0, const Array& block, const Array&) {
-    put_rows(copy, r0, block);
-    release_rows(copy, r0, r0 + block.dim(1));
-  });
-  return copy;
+ScratchCopy copy_to_scratch(CubeReader& cube, CubeReader* weights, std::size_t memory, const std::string& folder,
+                            const Progress& progress) {
+  auto read = reader_reads(cube, weights);
+  return copy_pass(cube.shape(), cube.dtype(), dtype_of(weights), false, memory, folder, progress, read);
 }
 
 ScratchCopy copy_to_scratch(const Inputs& in, std::size_t memory, const std::string& folder, const Progress& progress) {
-  const Shape& shape = in.cube->shape();
-  ScratchCopy c;
-  c.cube = scratch_array(in.cube->dtype(), shape, folder, "a copy of the cube");
-  if (in.weights) c.weights = scratch_array(in.weights->dtype(), shape, folder, "a copy of the weights");
-  const std::size_t row_bytes = shape[0] * shape[2] * (dtype_size(in.cube->dtype()) + (in.weights ? dtype_size(in.weights->dtype()) : 0));
   const auto read = [&in](std::size_t r0, std::size_t r1, Array& w) { return in.rows(r0, r1, in.weights ? &w : nullptr); };
-  c.masks = masks_pass(shape, row_bytes, in.weights != nullptr, memory, progress, read, [&c](std::size_t r0, const Array& block, const Array& w) {
-    const std::size_t r1 = r0 + block.dim(1);
-    put_rows(c.cube, r0, block);
-    release_rows(c.cube, r0, r1);
-    if (w.empty()) return;
-    put_rows(c.weights, r0, w);
-    release_rows(c.weights, r0, r1);
-  });
-  return c;
+  return copy_pass(in.cube->shape(), in.cube->dtype(), dtype_of(in.weights.get()), true, memory, folder, progress, read);
 }
 
 SolveResult solve_in_blocks(const Inputs& in, const SolveOptions& options, const Progress& progress,

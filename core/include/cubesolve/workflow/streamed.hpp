@@ -72,22 +72,22 @@ struct StreamedSolve {
 /// holding it. Throws as the reads, Cancelled.
 MaskStats stream_masks(CubeReader& cube, CubeReader* weights, std::size_t memory, const Progress& progress = {});
 
-/// A cube that is not mapped as it is (a raster, an HDF5 dataset, a .npy
-/// not in this machine's order) copied for the views, a block of rows at a
-/// time, into a scratch file of `folder` (see scratch_array): mapped, its
-/// pages let go as they are written, so that a cube larger than memory is
-/// never held. `masks` gets stream_masks' answer, from the same pass.
-/// Throws as stream_masks, and IoError (naming the folder) where the copy
-/// cannot be made.
-Array copy_to_scratch(CubeReader& cube, CubeReader* weights, std::size_t memory, const std::string& folder, MaskStats& masks,
-                      const Progress& progress = {});
-
-/// `in`'s cube and weights as in.rows() gives them (a MintPy stack's
-/// referenced and masked by its rules) copied so, with their masks.
+/// A cube copied for the views, a block of rows at a time, into scratch
+/// files of `folder` (see scratch_array): mapped, their pages let go as
+/// they are written, so that a cube larger than memory is never held; with
+/// its masks from the same pass (stream_masks' answer).
 struct ScratchCopy {
-  Array cube, weights;  // weights empty where `in` has none
+  Array cube, weights;  // weights empty where not copied
   MaskStats masks;
 };
+/// The cube `cube` reads (one not mapped as it is: a raster, an HDF5
+/// dataset, a .npy not in this machine's order), its masks under `weights`
+/// (not copied), where not null. Throws as stream_masks, and IoError
+/// (naming the folder) where the copy cannot be made.
+ScratchCopy copy_to_scratch(CubeReader& cube, CubeReader* weights, std::size_t memory, const std::string& folder,
+                            const Progress& progress = {});
+/// `in`'s cube and weights as in.rows() gives them (a MintPy stack's
+/// referenced and masked by its rules), both copied. Throws as the other.
 ScratchCopy copy_to_scratch(const Inputs& in, std::size_t memory, const std::string& folder, const Progress& progress = {});
 
 /// `in`'s whole result from a solve read a block of rows at a time as
