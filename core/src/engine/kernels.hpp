@@ -206,6 +206,70 @@ CUBESOLVE_KERNEL void cholesky_solve(const double* l, std::size_t n, double* b) 
   }
 }
 
+/// Cholesky of an n x n symmetric positive definite S and the solve with
+/// its factor, in one: the rows of w (n rows `ld` apart, m columns, m a
+/// multiple of four and at least n) hold [S | B], S's upper triangle read;
+/// they become [U | U^-T B], U^T U = S, from each row's diagonal on (the
+/// entries left of it are left meaningless). Four rows at a time: their
+/// 4 x 4 diagonal block first (what the rows above give it, then its own
+/// factor), then the rest of them, two vectors of each row at once, taking
+/// what the rows above give (each load of a finished row serves four) and
+/// the block's factor in registers. False when a pivot is not positive.
+CUBESOLVE_KERNEL bool cholesky_rows(double* w, std::size_t n, std::size_t m, std::size_t ld) {
+  for (std::size_t a0 = 0; a0 < n; a0 += 4) {
+    const std::size_t rows = n - a0 < 4 ? n - a0 : 4;
+    double* r[4] = {w + a0 * ld, rows > 1 ? w + (a0 + 1) * ld : w + a0 * ld, rows > 2 ? w + (a0 + 2) * ld : w + a0 * ld,
+                    rows > 3 ? w + (a0 + 3) * ld : w + a0 * ld};  // a missing row repeats row a0: computed, stored before it
+    const std::size_t at[4] = {a0, rows > 1 ? a0 + 1 : a0, rows > 2 ? a0 + 2 : a0, rows > 3 ? a0 + 3 : a0};
+    double u[4][4] = {}, inv[4] = {1, 1, 1, 1};  // the block's factor, its diagonal as reciprocals
+    auto update = [&](std::size_t j, auto width, bool solve) __attribute__((always_inline)) {
+      constexpr std::size_t V = decltype(width)::value;
+      Vec4 x[4][V];
+      for (std::size_t t = 0; t < 4; ++t)
+        for (std::size_t v = 0; v < V; ++v) x[t][v] = load4(r[t] + j + 4 * v);
+      for (std::size_t k = 0; k < a0; ++k) {
+        const double* rk = w + k * ld;
+        const double c[4] = {rk[at[0]], rk[at[1]], rk[at[2]], rk[at[3]]};
+        for (std::size_t v = 0; v < V; ++v) {
+          const Vec4 z = load4(rk + j + 4 * v);
+          for (std::size_t t = 0; t < 4; ++t) x[t][v] -= c[t] * z;
+        }
+      }
+      for (std::size_t v = 0; v < V && solve; ++v)
+        for (std::size_t t = 0; t < 4; ++t) {
+          for (std::size_t q = 0; q < t; ++q) x[t][v] -= u[q][t] * x[q][v];
+          x[t][v] *= inv[t];
+        }
+      for (std::size_t t = 4; t-- > 0;)
+        for (std::size_t v = 0; v < V; ++v) store4(r[t] + j + 4 * v, x[t][v]);
+    };
+    if (a0 > 0) update(a0, std::integral_constant<std::size_t, 1>{}, false);
+    for (std::size_t t = 0; t < rows; ++t) {  // the diagonal block's factor
+      double pivot = r[t][a0 + t];
+      for (std::size_t q = 0; q < t; ++q) pivot -= u[q][t] * u[q][t];
+      if (!(pivot > 0)) return false;
+      u[t][t] = std::sqrt(pivot);
+      inv[t] = 1.0 / u[t][t];
+      for (std::size_t c = t + 1; c < rows; ++c) {
+        double v = r[t][a0 + c];
+        for (std::size_t q = 0; q < t; ++q) v -= u[q][t] * u[q][c];
+        u[t][c] = v * inv[t];
+      }
+    }
+    for (std::size_t t = 0; t < rows; ++t) {
+      for (std::size_t c = t; c < rows; ++c) r[t][a0 + c] = u[t][c];
+      for (std::size_t c = a0 + rows; c < a0 + 4; ++c) {  // B's first columns, where n is not a multiple of four
+        for (std::size_t q = 0; q < t; ++q) r[t][c] -= u[q][t] * r[q][c];
+        r[t][c] *= inv[t];
+      }
+    }
+    std::size_t j = a0 + 4;
+    for (; j + 8 <= m; j += 8) update(j, std::integral_constant<std::size_t, 2>{}, true);
+    if (j < m) update(j, std::integral_constant<std::size_t, 1>{}, true);
+  }
+  return true;
+}
+
 /// Rewrites x[0, n) (n >= 4) four entries at a time, x[i, i + 4) becoming
 /// part(i), made from x as it is: the last four first, then the others from
 /// the start. Where the others' last four overlap them, part makes the same

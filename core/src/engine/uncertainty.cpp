@@ -18,6 +18,7 @@
 #include "engine/band.hpp"
 #include "engine/exact.hpp"
 #include "engine/factors.hpp"
+#include "engine/kernels.hpp"
 #include "engine/lapack.hpp"
 #include "engine/parallel.hpp"
 #include "engine/planner.hpp"
@@ -70,6 +71,31 @@ struct Diagonal {
   bool ok = false;
 };
 
+/// The deletion form's sums for one pixel: with U^T U = S = I - H_DD (H's
+/// entries, or A_D P_D^T's where H is not kept) and Z = U^-T P_D^T, worked in
+/// `w` (d rows [U | Z] `ld` apart, ld at least d + M and a multiple of four),
+/// adds Z's column norms² to `plain` and takes A_D's from `gram`. False where
+/// S is not positive definite.
+CUBESOLVE_SIMD_CLONES bool deletion_sums(const DesignFactors& f, const Design& design, const std::size_t* del, std::size_t d,
+                                         double* w, std::size_t ld, double* plain, double* gram) {
+  const std::size_t N = f.n, M = f.m;
+  const double *P = f.pinv.data(), *A = design.values().data(), *H = f.hat.empty() ? nullptr : f.hat.data();
+  for (std::size_t a = 0; a < d; ++a) {
+    double* row = w + a * ld;
+    const double* h = H ? H + del[a] * N : nullptr;
+    for (std::size_t c = a; c < d; ++c) row[c] = -(h ? h[del[c]] : dot(A + del[a] * M, P + del[c] * M, M));
+    row[a] += 1.0;
+    std::copy_n(P + del[a] * M, M, row + d);
+    std::fill(row + d + M, row + ld, 0.0);
+  }
+  if (!cholesky_rows(w, d, ld, ld)) return false;
+  for (std::size_t a = 0; a < d; ++a) {
+    const double *z = w + a * ld + d, *row = A + del[a] * M;
+    for (std::size_t j = 0; j < M; ++j) plain[j] += z[j] * z[j], gram[j] -= row[j] * row[j];
+  }
+  return true;
+}
+
 class Workspace {
 public:
   explicit Workspace(std::size_t N, std::size_t M) : rows_(N), sw_(N), valid_(N) { (void)M; }
@@ -79,13 +105,14 @@ public:
     const std::size_t N = s.cube.dim(0), P = s.cube.dim(1) * s.cube.dim(2), B = e - b;
     y_.resize(B * N);
     if (s.weights) w_.resize(B * N);
-    for (std::size_t i = 0; i < N; ++i) {
-      if (s.cube.dtype() == DType::Float32)
-        for (std::size_t k = 0; k < B; ++k) y_[k * N + i] = s.cube.data<float>()[i * P + b + k];
-      else
-        for (std::size_t k = 0; k < B; ++k) y_[k * N + i] = s.cube.data<double>()[i * P + b + k];
-      for (std::size_t k = 0; s.weights && k < B; ++k) w_[k * N + i] = s.weights->value(i * P + b + k);
-    }
+    const auto transpose = [&](const auto* from, double* to) {
+      for (std::size_t i = 0; i < N; ++i)
+        for (std::size_t k = 0; k < B; ++k) to[k * N + i] = from[i * P + b + k];
+    };
+    if (s.cube.dtype() == DType::Float32) transpose(s.cube.data<float>(), y_.data());
+    else transpose(s.cube.data<double>(), y_.data());
+    for (std::size_t i = 0; i < N && s.weights; ++i)
+      for (std::size_t k = 0; k < B; ++k) w_[k * N + i] = s.weights->value(i * P + b + k);
   }
 
   /// A buffer for the errors of B pixels.
@@ -111,20 +138,22 @@ public:
 
   /// The pixel's diagonal, from the cache where its mask was seen before.
   const Diagonal& diagonal(const Shared& s, std::size_t nv, int rank) {
-    if (s.weights) return compute(s, nv, rank, scratch_);
-    std::string key((s.cube.dim(0) + 7) / 8, '\0');
+    if (s.weights || unique_) return compute(s, nv, rank, scratch_);
+    std::string& key = key_;  // the mask's bits, then the rank's bytes (kept: no allocation a pixel)
+    key.assign((s.cube.dim(0) + 7) / 8, '\0');
     for (std::size_t i = 0; i < valid_.size(); ++i)
       if (valid_[i]) key[i / 8] = static_cast<char>(key[i / 8] | (1 << (i % 8)));
-    key += std::to_string(rank);
+    key.append(reinterpret_cast<const char*>(&rank), sizeof rank);
     if (auto it = cache_.find(key); it != cache_.end()) {
       ++hits_;
       return it->second;
     }
-    if (++misses_ > kMaxCached && hits_ < misses_ / 16) return compute(s, nv, rank, scratch_);  // masks do not repeat
+    unique_ = ++misses_ > kMaxCached && hits_ < misses_ / 16;  // masks do not repeat: the cache is left
+    if (unique_) return compute(s, nv, rank, scratch_);
     if (cache_.size() >= kMaxCached) cache_.clear();
     Diagonal d;
     compute(s, nv, rank, d);
-    return cache_.emplace(std::move(key), std::move(d)).first->second;
+    return cache_.emplace(key, std::move(d)).first->second;
   }
 
 private:
@@ -180,37 +209,19 @@ private:
     del_.clear();
     for (std::size_t i = 0; i < N; ++i)
       if (!valid_[i]) del_.push_back(i);
-    // S = I - H_DD = I - A_D P_D, column-major (d, d); B = P_D^T (d, M).
-    sys_.assign(d * d, 0.0);
-    b_.resize(d * M);
-    const double* P = s.f.pinv.data();
-    for (std::size_t a = 0; a < d; ++a)
-      for (std::size_t j = 0; j < M; ++j) b_[a + j * d] = P[del_[a] * M + j];
-    for (std::size_t c = 0; c < d; ++c)
-      for (std::size_t a = 0; a <= c; ++a) {
-        double h = 0;
-        if (!s.f.hat.empty()) h = s.f.hat[del_[a] * N + del_[c]];
-        else
-          for (std::size_t j = 0; j < M; ++j) h += s.design(del_[a], j) * b_[c + j * d];
-        sys_[a + c * d] = (a == c ? 1.0 : 0.0) - h;
-      }
-    const int n = static_cast<int>(d);
-    if (lapack::cholesky_upper(n, sys_.data(), n) != 0) return false;
-    lapack::trsm_upper_transposed(n, static_cast<int>(M), sys_.data(), n, b_.data(), n);
+    const std::size_t ld = (d + M + 3) / 4 * 4;
+    b_.resize(d * ld);
+    gram_.assign(s.column_norm2.begin(), s.column_norm2.end());  // (A_V^T A_V)_jj
+    if (!deletion_sums(s.f, s.design, del_.data(), d, b_.data(), ld, plain_.data(), gram_.data())) return false;
     double worst = 0;  // from the diagonal of C_V itself: C_jj (A_V^T A_V)_jj
-    for (std::size_t j = 0; j < M; ++j) {
-      double g = s.column_norm2[j];
-      for (std::size_t a = 0; a < d; ++a) {
-        plain_[j] += b_[a + j * d] * b_[a + j * d];
-        g -= s.design(del_[a], j) * s.design(del_[a], j);
-      }
-      worst = std::max(worst, plain_[j] * g);
-    }
+    for (std::size_t j = 0; j < M; ++j) worst = std::max(worst, plain_[j] * gram_[j]);
     if (s.intervals.empty()) std::copy(plain_.begin(), plain_.end(), out.d.begin());
     else {
-      for (std::size_t a = 0; a < d; ++a) cumulate(s.intervals, b_.data() + a, M, d);
-      for (std::size_t j = 0; j < M; ++j)
-        for (std::size_t a = 0; a < d; ++a) out.d[j] += b_[a + j * d] * b_[a + j * d];
+      for (std::size_t a = 0; a < d; ++a) {
+        double* z = b_.data() + a * ld + d;
+        cumulate(s.intervals, z, M, 1);
+        for (std::size_t j = 0; j < M; ++j) out.d[j] += z[j] * z[j];
+      }
     }
     return worst <= kMaxDeletionCondition2;
   }
@@ -252,10 +263,12 @@ private:
   std::vector<double> sw_, y_, w_, se_;
   std::vector<char> valid_;
   std::vector<std::size_t> del_;
-  std::vector<double> sys_, b_, a_, sv_, u_, vt_, plain_, inverse_, weight_;
+  std::vector<double> b_, a_, sv_, u_, vt_, plain_, inverse_, weight_, gram_;
   BandGram band_;
   Diagonal scratch_;
   std::size_t hits_ = 0, misses_ = 0;
+  bool unique_ = false;
+  std::string key_;
   std::unordered_map<std::string, Diagonal> cache_;
 };
 

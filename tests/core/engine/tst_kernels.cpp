@@ -81,6 +81,51 @@ private slots:
     batched_matches_one<detail::Vec8d>(78);
   }
 
+  // The factorization and solve by rows ([S | B] to [U | U^-T B]) against the
+  // one-system Cholesky and a plain forward substitution: every size through
+  // its blocks of four rows (B starting inside the last block where n is not
+  // a multiple of four), right-hand sides that take one or two vectors at a
+  // time, a matrix that is not positive definite refused, and nothing
+  // written past a row's end.
+  void choleskyRowsMatchesOneSystem() {
+    Rng rng(91);
+    for (const std::size_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 21, 33})
+      for (const std::size_t cols : {1, 3, 4, 9, 50}) {
+        const std::size_t m = (n + cols + 3) / 4 * 4, ld = m + 2;
+        std::vector<double> g(n * n), s(n * n), w(n * ld, 7.0), b(n * cols);
+        for (double& v : g) v = rng.uniform() - 0.5;
+        for (double& v : b) v = rng.uniform() - 0.5;
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t j = 0; j < n; ++j) {
+            double v = i == j ? 0.1 : 0.0;
+            for (std::size_t k = 0; k < n; ++k) v += g[i * n + k] * g[j * n + k];
+            s[i * n + j] = v;
+          }
+        for (std::size_t i = 0; i < n; ++i) {
+          std::copy_n(s.data() + i * n, n, w.data() + i * ld);
+          std::copy_n(b.data() + i * cols, cols, w.data() + i * ld + n);
+          std::fill(w.data() + i * ld + n + cols, w.data() + i * ld + m, 0.0);
+        }
+        const QString where = QString("n=%1 columns=%2").arg(n).arg(cols);
+        QVERIFY2(detail::cholesky_rows(w.data(), n, m, ld), qPrintable(where));
+        QVERIFY2(detail::cholesky(s.data(), n, 0.0), qPrintable(where));
+        for (std::size_t i = 0; i < n; ++i) {
+          for (std::size_t j = i; j < n; ++j)  // U = L^T
+            QVERIFY2(std::fabs(w[i * ld + j] - s[j * n + i]) <= 1e-12, qPrintable(where));
+          for (std::size_t c = 0; c < cols; ++c) {
+            double z = b[i * cols + c];
+            for (std::size_t k = 0; k < i; ++k) z -= s[i * n + k] * w[k * ld + n + c];
+            QVERIFY2(std::fabs(w[i * ld + n + c] - z / s[i * n + i]) <= 1e-12, qPrintable(where));
+          }
+          QCOMPARE(w[i * ld + m], 7.0);
+          QCOMPARE(w[i * ld + m + 1], 7.0);
+        }
+        for (std::size_t i = 0; i < n; ++i)  // diag(1, ..., 1, -1): not positive definite
+          for (std::size_t j = i; j < n; ++j) w[i * ld + j] = j == i ? (i + 1 < n ? 1.0 : -1.0) : 0.0;
+        QVERIFY2(!detail::cholesky_rows(w.data(), n, m, ld), qPrintable(where));
+      }
+  }
+
   // dot, dot4, row_axpys and axpy, which end a row that is not a multiple of four
   // with one vector step over its last four entries, against plain sums:
   // every length through the steps of four and eight, each entry counted
