@@ -36,16 +36,22 @@ struct BandGram {
     }
   }
 
-  /// U in place; false where a pivot is not positive.
+  /// U in place, and its diagonal's reciprocals in `inv` (the divisions'
+  /// latency would chain every entry of the band); false where a pivot is
+  /// not positive.
   bool factor() {
+    inv.resize(m);
+    const std::size_t ld = w + 1;
     for (std::size_t j = 0; j < m; ++j) {
       const std::size_t lo = j > w ? j - w : 0;
+      double* cj = b.data() + j * ld + w - j;  // cj[k] = (k, j)
       for (std::size_t i = lo; i <= j; ++i) {
-        double v = at(i, j);
-        for (std::size_t k = std::max(lo, i > w ? i - w : 0); k < i; ++k) v -= at(k, i) * at(k, j);
-        if (i < j) at(i, j) = v / at(i, i);
+        const double* ci = b.data() + i * ld + w - i;
+        double v = cj[i];
+        for (std::size_t k = std::max(lo, i > w ? i - w : 0); k < i; ++k) v -= ci[k] * cj[k];
+        if (i < j) cj[i] = v * inv[i];
         else if (!(v > 0)) return false;
-        else at(j, j) = std::sqrt(v);
+        else cj[j] = std::sqrt(v), inv[j] = 1.0 / cj[j];
       }
     }
     return true;
@@ -53,15 +59,21 @@ struct BandGram {
 
   /// x <- (U^T U)^-1 x.
   void solve(double* x) const {
+    const std::size_t ld = w + 1;
     for (std::size_t j = 0; j < m; ++j) {  // U^T t = x
-      for (std::size_t k = j > w ? j - w : 0; k < j; ++k) x[j] -= at(k, j) * x[k];
-      x[j] /= at(j, j);
+      const double* cj = b.data() + j * ld + w - j;
+      double v = x[j];
+      for (std::size_t k = j > w ? j - w : 0; k < j; ++k) v -= cj[k] * x[k];
+      x[j] = v * inv[j];
     }
     for (std::size_t j = m; j-- > 0;) {  // U x = t
-      for (std::size_t k = j + 1; k <= std::min(j + w, m - 1); ++k) x[j] -= at(j, k) * x[k];
-      x[j] /= at(j, j);
+      double v = x[j];
+      for (std::size_t k = j + 1; k <= std::min(j + w, m - 1); ++k) v -= at(j, k) * x[k];
+      x[j] = v * inv[j];
     }
   }
+
+  std::vector<double> inv;  // 1 / U_jj, from factor()
 };
 
 }  // namespace cubesolve::detail

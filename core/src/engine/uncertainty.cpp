@@ -15,7 +15,6 @@
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
 
-#include "engine/band.hpp"
 #include "engine/exact.hpp"
 #include "engine/factors.hpp"
 #include "engine/kernels.hpp"
@@ -24,6 +23,7 @@
 #include "engine/planner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -50,6 +50,7 @@ struct Shared {
   bool banded = false;                   // the band form may serve
   std::vector<double> ginv_diag, ginv_plain;  // diag(T (A^T A)^-1 T^T) and diag((A^T A)^-1) where it does
   std::vector<double> column_norm2;           // (A^T A)_jj
+  std::vector<double> full_band;              // A^T A in band form (see add_outer), where the band form serves
   bool packed = false;                        // the whole covariance, its upper triangle row by row
 };
 
@@ -94,6 +95,45 @@ CUBESOLVE_SIMD_CLONES bool deletion_sums(const DesignFactors& f, const Design& d
     for (std::size_t j = 0; j < M; ++j) plain[j] += z[j] * z[j], gram[j] -= row[j] * row[j];
   }
   return true;
+}
+
+/// Adds scale·a_r a_r^T (row r of a banded design, over its nonzeros) to a
+/// lower band (bandwidth f.band) whose entry (i, j), 0 <= i - j <= band, is at
+/// g[(i (band + 1) + i - j) stride]: the layout batched_cholesky_band takes.
+void add_outer(const DesignFactors& f, std::size_t r, double scale, double* g, std::size_t stride) {
+  const std::size_t ld = f.band + 1;
+  for (std::size_t p = f.row_start[r]; p < f.row_start[r + 1]; ++p)
+    for (std::size_t q = p; q < f.row_start[r + 1]; ++q) {
+      const std::size_t i = std::max(f.nz_col[p], f.nz_col[q]), j = std::min(f.nz_col[p], f.nz_col[q]);
+      g[(i * ld + i - j) * stride] += scale * f.nz_val[p] * f.nz_val[q] * (p == q || i != j ? 1.0 : 2.0);
+    }
+}
+
+/// The diagonals of four band matrices' inverses at once, one in each lane
+/// (g as add_outer fills it, four lanes a entry): g's band Cholesky L L^T,
+/// then the band of the inverse Z by Takahashi's recurrence, from the last
+/// row up: Z_ji = (δ_ij / L_ii - Σ_k L_ki Z_kj) / L_ii, k in (i, i + band]
+/// (M band² in all). diag[j·4 + l] becomes Z_jj of lane l; ok[l] is false
+/// where its pivot failed or C_jj·G_jj exceeds kMaxDeletionCondition2.
+CUBESOLVE_SIMD_CLONES void band_inverse_diagonals(double* g, std::size_t M, std::size_t w, double* z, double* diag, bool* ok) {
+  const std::size_t ld = w + 1;
+  auto at = [ld](double* b, std::size_t i, std::size_t j) { return b + (i * ld + i - j) * kLanes; };
+  for (std::size_t j = 0; j < M; ++j) store4(diag + j * kLanes, load4(at(g, j, j)));  // G_jj
+  batched_cholesky_band(g, M, w, 0.0, ok);  // the diagonal as reciprocals
+  Vec4 worst = {};
+  for (std::size_t i = M; i-- > 0;) {
+    const std::size_t hi = std::min(i + w, M - 1);
+    const Vec4 inv = load4(at(g, i, i));
+    for (std::size_t j = hi + 1; j-- > i;) {
+      Vec4 sum = {};
+      for (std::size_t k = i + 1; k <= hi; ++k) sum += load4(at(g, k, i)) * load4(k >= j ? at(z, k, j) : at(z, j, k));
+      store4(at(z, j, i), ((i == j ? inv : Vec4{}) - sum) * inv);
+    }
+    const Vec4 zii = load4(at(z, i, i)), c = zii * load4(diag + i * kLanes);
+    worst = c > worst ? c : worst;
+    store4(diag + i * kLanes, zii);
+  }
+  for (std::size_t l = 0; l < kLanes; ++l) ok[l] = ok[l] && worst[l] <= kMaxDeletionCondition2;
 }
 
 class Workspace {
@@ -156,45 +196,75 @@ public:
     return cache_.emplace(key, std::move(d)).first->second;
   }
 
+  /// Queues the pixel last gathered (the k-th loaded, nv valid rows) for the
+  /// band form, four at a time; true when four are queued.
+  bool queue_band(const Shared& s, std::size_t k, std::size_t nv) {
+    Lane& q = lanes_[queued_++];
+    const std::size_t N = s.cube.dim(0);
+    q.k = k;
+    q.nv = nv;
+    q.deleted = !s.weights && N - nv < nv;  // A^T A less the missing rows' outer products
+    q.rows.clear();
+    q.weight.clear();
+    for (std::size_t i = 0; q.deleted && i < N; ++i)
+      if (!valid_[i]) q.rows.push_back(i);
+    for (std::size_t a = 0; !q.deleted && a < nv; ++a) {
+      q.rows.push_back(static_cast<std::size_t>(rows_[a]));
+      q.weight.push_back(sw_[a] * sw_[a]);
+    }
+    return queued_ == kLanes;
+  }
+
+  /// The queued pixels' diagonals by the band form (band_inverse_diagonals),
+  /// each handed to done(k, nv, diagonal); a pixel the band form refuses
+  /// takes the others.
+  template <class Done>
+  void flush_band(const Shared& s, Done&& done) {
+    if (queued_ == 0) return;
+    const DesignFactors& f = s.f;
+    const std::size_t M = f.m, ld = f.band + 1, entries = M * ld;
+    g_.assign(entries * kLanes, 0.0);
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      double* g = g_.data() + l;
+      const Lane& q = lanes_[l];
+      if (l >= queued_)  // an idle lane: the identity
+        for (std::size_t j = 0; j < M; ++j) g[j * ld * kLanes] = 1.0;
+      else if (q.deleted) {
+        for (std::size_t e = 0; e < entries; ++e) g[e * kLanes] = s.full_band[e];
+        for (const std::size_t r : q.rows) add_outer(f, r, -1.0, g, kLanes);
+      } else {
+        for (std::size_t a = 0; a < q.rows.size(); ++a) add_outer(f, q.rows[a], q.weight[a], g, kLanes);
+      }
+    }
+    z_.resize(entries * kLanes);
+    d4_.resize(M * kLanes);
+    bool ok[kLanes];
+    band_inverse_diagonals(g_.data(), M, f.band, z_.data(), d4_.data(), ok);
+    for (std::size_t l = 0; l < queued_; ++l) {
+      const Lane& q = lanes_[l];
+      Diagonal& out = scratch_;
+      if (ok[l]) {
+        out.d.resize(M);
+        for (std::size_t j = 0; j < M; ++j) out.d[j] = d4_[j * kLanes + l];
+        out.dof = static_cast<double>(M);
+        out.rank = M;
+        out.ok = true;
+      } else {
+        gather(s, q.k);
+        compute(s, q.nv, static_cast<int>(M), out);
+      }
+      done(q.k, q.nv, out);
+    }
+    queued_ = 0;
+  }
+
 private:
   const Diagonal& compute(const Shared& s, std::size_t nv, int rank, Diagonal& out) {
     const std::size_t M = s.design.cols();
     out.d.assign(M, 0.0);
     const bool full = rank == static_cast<int>(M) && s.ridge == 0 && !s.packed;
-    out.ok = (full && s.banded && by_band(s, nv, out)) || (full && s.deletion && by_deletion(s, nv, out)) ||
-             by_svd(s, nv, rank, out);
+    out.ok = (full && s.deletion && by_deletion(s, nv, out)) || by_svd(s, nv, rank, out);
     return out;
-  }
-
-  /// A banded design (SBAS networks): the pixel's Gram matrix summed over
-  /// its rows' nonzeros in band form (band w), its Cholesky U^T U, and the
-  /// band of its inverse Z from U Z = U^-T (Takahashi's recurrence: each
-  /// Z_ij, j in [i, i + w], from the rows of Z below), M w² in all.
-  bool by_band(const Shared& s, std::size_t nv, Diagonal& out) {
-    const DesignFactors& f = s.f;
-    const std::size_t M = s.design.cols(), w = f.band, ld = w + 1;
-    auto at = [&](std::vector<double>& b, std::size_t i, std::size_t j) -> double& { return b[(w + i - j) + j * ld]; };
-    weight_.resize(nv);
-    for (std::size_t k = 0; k < nv; ++k) weight_[k] = sw_[k] * sw_[k];
-    band_.assemble(f, rows_.data(), weight_.data(), nv);
-    plain_.resize(M);
-    for (std::size_t j = 0; j < M; ++j) plain_[j] = band_.at(j, j);  // G_jj
-    if (!band_.factor()) return false;
-    inverse_.assign(ld * M, 0.0);
-    double worst = 0;
-    for (std::size_t i = M; i-- > 0;) {
-      const std::size_t hi = std::min(i + w, M - 1);
-      for (std::size_t j = hi + 1; j-- > i;) {
-        double sum = 0;
-        for (std::size_t k = i + 1; k <= hi; ++k) sum += band_.at(i, k) * (k <= j ? at(inverse_, k, j) : at(inverse_, j, k));
-        at(inverse_, i, j) = ((i == j ? 1.0 / band_.at(i, i) : 0.0) - sum) / band_.at(i, i);
-      }
-      out.d[i] = at(inverse_, i, i);
-      worst = std::max(worst, out.d[i] * plain_[i]);
-    }
-    out.dof = static_cast<double>(M);
-    out.rank = M;
-    return worst <= kMaxDeletionCondition2;
   }
 
   bool by_deletion(const Shared& s, std::size_t nv, Diagonal& out) {
@@ -263,8 +333,15 @@ private:
   std::vector<double> sw_, y_, w_, se_;
   std::vector<char> valid_;
   std::vector<std::size_t> del_;
-  std::vector<double> b_, a_, sv_, u_, vt_, plain_, inverse_, weight_, gram_;
-  BandGram band_;
+  std::vector<double> b_, a_, sv_, u_, vt_, plain_, gram_, g_, z_, d4_;
+  struct Lane {  // a pixel queued for the band form: its rows (valid, weighted; or missing)
+    std::size_t k = 0, nv = 0;
+    bool deleted = false;
+    std::vector<std::size_t> rows;
+    std::vector<double> weight;
+  };
+  std::array<Lane, kLanes> lanes_;
+  std::size_t queued_ = 0;
   Diagonal scratch_;
   std::size_t hits_ = 0, misses_ = 0;
   bool unique_ = false;
@@ -287,22 +364,30 @@ void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int th
         Workspace& w = ws[static_cast<std::size_t>(t)];
         w.load(s, b, e);
         std::vector<double>& se = w.errors(K, e - b);  // pixel-major, written out channel by channel
-        for (std::size_t p = b; p < e; ++p) {
+        const auto finish = [&](std::size_t p, std::size_t nv, const Diagonal* d) {
           double* x = se.data() + (p - b) * K;
+          if (!d || !d->ok || nv <= d->rank) {
+            std::fill(x, x + K, kNaN);
+            return;
+          }
+          const double s2 = rss[p] / (static_cast<double>(nv) - d->dof);
+          for (std::size_t j = 0; j < K; ++j) x[j] = s.packed ? s2 * d->d[j] : std::sqrt(s2 * d->d[j]);
+        };
+        const auto banded = [&](std::size_t k, std::size_t nv, const Diagonal& d) { finish(b + k, nv, &d); };
+        for (std::size_t p = b; p < e; ++p) {
           const bool solved = st[p] == static_cast<std::uint8_t>(PixelStatus::Ok) ||
                               st[p] == static_cast<std::uint8_t>(PixelStatus::MinNorm);
           const std::size_t nv = solved ? w.gather(s, p - b) : 0;
           // Without a ridge the solve's rank decides (with one it counts the
           // ridge's rows: the SVD's count of the pixel's own rows does).
           const bool dof = solved && std::isfinite(rss[p]) && (s.ridge > 0 || nv > static_cast<std::size_t>(std::max(rank[p], 0)));
-          const Diagonal* d = dof ? &w.diagonal(s, nv, rank[p]) : nullptr;
-          if (!d || !d->ok || nv <= d->rank) {
-            std::fill(x, x + K, kNaN);
+          if (dof && s.banded && s.ridge == 0 && rank[p] == static_cast<int>(M)) {
+            if (w.queue_band(s, p - b, nv)) w.flush_band(s, banded);
             continue;
           }
-          const double s2 = rss[p] / (static_cast<double>(nv) - d->dof);
-          for (std::size_t j = 0; j < K; ++j) x[j] = s.packed ? s2 * d->d[j] : std::sqrt(s2 * d->d[j]);
+          finish(p, nv, dof ? &w.diagonal(s, nv, rank[p]) : nullptr);
         }
+        w.flush_band(s, banded);
         for (std::size_t j = 0; j < K; ++j)
           for (std::size_t p = b; p < e; ++p) out[j * P + p] = static_cast<T>(se[(p - b) * K + j]);
       },
@@ -325,11 +410,15 @@ Array uncertainty(const Array& cube, const Design& design, const Array* weights,
   if (!intervals.empty() && intervals.size() != M)
     throw InputError(std::string(packed ? "covariance" : "standard errors") + " of a series: expected " +
                      std::to_string(M) + " intervals, found " + std::to_string(intervals.size()));
-  Shared s{cube, weights, design, design.factors(), options.ridge, intervals, false, false, {}, {}, {}, packed};
+  Shared s{cube, weights, design, design.factors(), options.ridge, intervals, false, false, {}, {}, {}, {}, packed};
   const DesignFactors& f = s.f;
   s.deletion = !packed && !weights && options.ridge == 0 && f.full_column_rank() && !f.pinv.empty() &&
                f.sigma.front() <= kMaxFastCondition * f.sigma[f.m - 1];
   s.banded = !packed && f.banded_gram && intervals.empty() && !f.row_start.empty();
+  if (s.banded) {
+    s.full_band.assign(M * (f.band + 1), 0.0);
+    for (std::size_t i = 0; i < f.n; ++i) add_outer(f, i, 1.0, s.full_band.data(), 1);
+  }
   if (s.deletion) {
     s.ginv_diag.assign(M, 0.0);
     s.ginv_plain.assign(M, 0.0);
