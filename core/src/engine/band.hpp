@@ -13,6 +13,24 @@
 
 namespace cubesolve::detail {
 
+/// The components of the dates that lane l's rows link (weight Wt[i·4 + l]
+/// not 0), for a network design (see DesignFactors::link_from): comp[d] = -1
+/// for the dates linked to date 0, else the first date of d's component.
+/// Returns the number of those free components: the dimension of A_V's null
+/// space. `comp` has m + 1 entries.
+std::size_t free_components(const DesignFactors& f, const double* Wt, std::size_t l, int* comp);
+/// Ties each free component down at the unknown before its first date (see
+/// gram.cpp): row and column of lane l's band system S (as
+/// batched_cholesky_band takes it) become the identity's, scaled to the
+/// lane's largest diagonal entry, and X there 0.
+void tie_down(const int* comp, std::size_t M, std::size_t b, std::size_t l, double* S, double* X);
+/// Unknown j's terms in the null vectors of the free components (index[d]:
+/// the number of the free component whose first date is d): of date j + 1's
+/// component and of date j's, one term where both dates are in one
+/// component. Their numbers to c, their values to v; returns how many (<= 2).
+std::size_t null_entries(const DesignFactors& f, const int* comp, const std::size_t* index, std::size_t j, std::size_t* c,
+                         double* v);
+
 struct BandGram {
   std::size_t m = 0, w = 0;  // order and bandwidth
   /// (w + 1, m) column-major: entry (i, j), j - w <= i <= j, at (w + i - j) + j (w + 1).

@@ -1,5 +1,6 @@
 #include "engine/paths.hpp"
 
+#include "engine/band.hpp"
 #include "engine/lanes.hpp"
 #include "engine/lapack.hpp"
 
@@ -106,11 +107,7 @@ bool refine_gram(const Job& job, Workspace& ws, std::size_t k, double* x, Solve 
   return true;
 }
 
-/// The components of the dates that lane l's rows (weight not 0) link, for
-/// a network design (see DesignFactors::link_from): comp[d] = -1 for the
-/// dates linked to date 0, else the first date of d's component. Returns the
-/// number of those free components: the dimension of A_V's null space.
-/// `comp` has m + 1 entries.
+// Declared in band.hpp.
 std::size_t free_components(const DesignFactors& f, const double* Wt, std::size_t l, int* comp) {
   const std::size_t M = f.m;
   for (std::size_t d = 0; d <= M; ++d) comp[d] = static_cast<int>(d);
@@ -154,6 +151,20 @@ void tie_down(const int* comp, std::size_t M, std::size_t b, std::size_t l, doub
   }
 }
 
+// Declared in band.hpp. Added before they enter a product: squared apart, a
+// velocity's two terms (1/t_j each) would bury a small entry in their rounding.
+std::size_t null_entries(const DesignFactors& f, const int* comp, const std::size_t* index, std::size_t j, std::size_t* c,
+                         double* v) {
+  std::size_t n = 0;
+  if (comp[j + 1] >= 0) c[n] = index[static_cast<std::size_t>(comp[j + 1])], v[n++] = f.null_to[j];
+  if (comp[j] >= 0) {
+    const std::size_t cj = index[static_cast<std::size_t>(comp[j])];
+    if (n == 1 && c[0] == cj) v[0] -= f.null_from[j];
+    else c[n] = cj, v[n++] = -f.null_from[j];
+  }
+  return n;
+}
+
 /// x less its projection on the null vectors of the k free components (see
 /// DesignFactors::null_to): the minimum-norm solution. Their k x k Gram
 /// matrix is diagonal for the phase formulation (divided), else factored.
@@ -165,20 +176,7 @@ bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double
   std::vector<std::size_t> index(M + 1);  // a free component's number, by its first date
   for (std::size_t date = 1, next = 0; date <= M; ++date)
     if (comp[date] == static_cast<int>(date)) index[date] = next++;
-  // Unknown j's terms in the null vectors: of date j + 1's component and of
-  // date j's (one component twice where both dates are in it: the terms add).
-  // Added before they enter G: squared apart, a velocity's two terms
-  // (1/t_j each) would bury a small entry of G in their rounding.
-  auto entries = [&](std::size_t j, std::size_t* c, double* v) {
-    std::size_t n = 0;
-    if (comp[j + 1] >= 0) c[n] = index[static_cast<std::size_t>(comp[j + 1])], v[n++] = f.null_to[j];
-    if (comp[j] >= 0) {
-      const std::size_t cj = index[static_cast<std::size_t>(comp[j])];
-      if (n == 1 && c[0] == cj) v[0] -= f.null_from[j];
-      else c[n] = cj, v[n++] = -f.null_from[j];
-    }
-    return n;
-  };
+  auto entries = [&](std::size_t j, std::size_t* c, double* v) { return null_entries(f, comp, index.data(), j, c, v); };
   std::size_t c[2];
   double v[2];
   for (std::size_t j = 0; j < M; ++j) {

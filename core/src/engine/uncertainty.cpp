@@ -15,6 +15,7 @@
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
 
+#include "engine/band.hpp"
 #include "engine/exact.hpp"
 #include "engine/factors.hpp"
 #include "engine/kernels.hpp"
@@ -198,11 +199,13 @@ public:
 
   /// Queues the pixel last gathered (the k-th loaded, nv valid rows) for the
   /// band form, four at a time; true when four are queued.
-  bool queue_band(const Shared& s, std::size_t k, std::size_t nv) {
+  bool queue_band(const Shared& s, std::size_t k, std::size_t nv, int rank) {
     Lane& q = lanes_[queued_++];
     const std::size_t N = s.cube.dim(0);
     q.k = k;
     q.nv = nv;
+    q.rank = static_cast<std::size_t>(rank);
+    if (q.rank < s.f.m) q.valid.assign(valid_.begin(), valid_.end());
     q.deleted = !s.weights && N - nv < nv;  // A^T A less the missing rows' outer products
     q.rows.clear();
     q.weight.clear();
@@ -236,26 +239,121 @@ public:
         for (std::size_t a = 0; a < q.rows.size(); ++a) add_outer(f, q.rows[a], q.weight[a], g, kLanes);
       }
     }
+    std::size_t free[kLanes] = {};
+    tie_split(s, free);
     z_.resize(entries * kLanes);
     d4_.resize(M * kLanes);
     bool ok[kLanes];
     band_inverse_diagonals(g_.data(), M, f.band, z_.data(), d4_.data(), ok);
+    null_solves(s, free);
     for (std::size_t l = 0; l < queued_; ++l) {
       const Lane& q = lanes_[l];
       Diagonal& out = scratch_;
-      if (ok[l]) {
-        out.d.resize(M);
-        for (std::size_t j = 0; j < M; ++j) out.d[j] = d4_[j * kLanes + l];
-        out.dof = static_cast<double>(M);
-        out.rank = M;
+      out.d.resize(M);
+      for (std::size_t j = 0; j < M; ++j) out.d[j] = d4_[j * kLanes + l];
+      if (ok[l] && M - free[l] == q.rank && (free[l] == 0 || untie(s, l, free[l], out.d.data()))) {
+        out.dof = static_cast<double>(q.rank);
+        out.rank = q.rank;
         out.ok = true;
       } else {
         gather(s, q.k);
-        compute(s, q.nv, static_cast<int>(M), out);
+        compute(s, q.nv, static_cast<int>(q.rank), out);
       }
       done(q.k, q.nv, out);
     }
     queued_ = 0;
+  }
+
+  /// The queued pixels whose network splits (rank < M): their free
+  /// components (comp_, M + 1 a lane) tied down in g_, as the Gram path ties
+  /// them; free[l] their number.
+  void tie_split(const Shared& s, std::size_t* free) {
+    const DesignFactors& f = s.f;
+    const std::size_t N = f.n, M = f.m;
+    comp_.resize((M + 1) * kLanes);
+    for (std::size_t l = 0; l < queued_; ++l) {
+      const Lane& q = lanes_[l];
+      if (q.rank >= M) continue;
+      wt_.resize(N * kLanes);
+      for (std::size_t i = 0; i < N; ++i) wt_[i * kLanes + l] = q.valid[i];
+      free[l] = free_components(f, wt_.data(), l, comp_.data() + l * (M + 1));
+      y_null_.resize(M * kLanes);  // tie_down's right-hand side: not used
+      tie_down(comp_.data() + l * (M + 1), M, f.band, l, g_.data(), y_null_.data());
+    }
+  }
+
+  /// Y_c = X v_c for the null vector v_c of each free component c of each
+  /// lane (X: the tied system's inverse, 0 on the tied unknowns), by the
+  /// band solve with g_'s factor: y_null_[(c M + j) 4 + l].
+  void null_solves(const Shared& s, const std::size_t* free) {
+    const DesignFactors& f = s.f;
+    const std::size_t M = f.m, most = *std::max_element(free, free + kLanes);
+    y_null_.assign(most * M * kLanes, 0.0);
+    index_.resize(M + 1);
+    for (std::size_t l = 0; l < queued_; ++l) {
+      if (free[l] == 0) continue;
+      const int* comp = comp_.data() + l * (M + 1);
+      numbers(comp, M);
+      std::size_t c[2];
+      double v[2];
+      for (std::size_t j = 0; j < M; ++j)
+        for (std::size_t a = 0, n = null_entries(f, comp, index_.data(), j, c, v); a < n; ++a)
+          y_null_[(c[a] * M + j) * kLanes + l] = v[a];
+    }
+    for (std::size_t c = 0; c < most; ++c) {
+      double* y = y_null_.data() + c * M * kLanes;
+      batched_cholesky_band_solve(g_.data(), M, f.band, y);
+      for (std::size_t l = 0; l < queued_; ++l)
+        for (std::size_t j = 0; j < M && free[l]; ++j)
+          if (comp_[l * (M + 1) + j + 1] == static_cast<int>(j + 1)) y[j * kLanes + l] = 0.0;
+    }
+  }
+
+  /// Lane l's diagonal of the pseudo-inverse from the tied system's X
+  /// (d: X's diagonal, made 0 on the tied unknowns here): with V the k null
+  /// vectors and Π = I - V K V^T, K = (V^T V)^-1, the projector on A_V's row
+  /// space, G^+ = Π X Π (G X G = G), so that with u_j = K v_j (v_j: row j of
+  /// V) and Y = X V, G^+_jj = X_jj - 2 u_j·Y_j + u_j^T (V^T Y) u_j. False
+  /// where V^T V is too close to singular or a value falls below 0.
+  bool untie(const Shared& s, std::size_t l, std::size_t k, double* d) {
+    const DesignFactors& f = s.f;
+    const std::size_t M = f.m;
+    const int* comp = comp_.data() + l * (M + 1);
+    numbers(comp, M);
+    std::vector<double> vv(k * k, 0.0), h(k * k, 0.0), u(k);
+    std::size_t c[2];
+    double v[2];
+    auto Y = [&](std::size_t b, std::size_t j) { return y_null_[(b * M + j) * kLanes + l]; };
+    double largest = 0;
+    for (std::size_t j = 0; j < M; ++j) {
+      if (comp[j + 1] == static_cast<int>(j + 1)) d[j] = 0.0;
+      largest = std::max(largest, d[j]);
+      for (std::size_t a = 0, n = null_entries(f, comp, index_.data(), j, c, v); a < n; ++a)
+        for (std::size_t b = 0; b < k; ++b) {
+          if (b < n) vv[c[a] * k + c[b]] += v[a] * v[b];
+          h[c[a] * k + b] += v[a] * Y(b, j);
+        }
+    }
+    if (!cholesky(vv.data(), k, 1e-12)) return false;
+    for (std::size_t j = 0; j < M; ++j) {
+      std::fill(u.begin(), u.end(), 0.0);
+      for (std::size_t a = 0, n = null_entries(f, comp, index_.data(), j, c, v); a < n; ++a) u[c[a]] = v[a];
+      cholesky_solve(vv.data(), k, u.data());
+      double g = d[j];
+      for (std::size_t a = 0; a < k; ++a) {
+        g -= 2 * u[a] * Y(a, j);
+        for (std::size_t b = 0; b < k; ++b) g += u[a] * h[a * k + b] * u[b];
+      }
+      if (!(g >= -1e-12 * largest)) return false;
+      d[j] = std::max(g, 0.0);
+    }
+    return true;
+  }
+
+  /// index_[d]: the number of the free component whose first date is d.
+  void numbers(const int* comp, std::size_t M) {
+    for (std::size_t date = 1, next = 0; date <= M; ++date)
+      if (comp[date] == static_cast<int>(date)) index_[date] = next++;
   }
 
 private:
@@ -333,10 +431,13 @@ private:
   std::vector<double> sw_, y_, w_, se_;
   std::vector<char> valid_;
   std::vector<std::size_t> del_;
-  std::vector<double> b_, a_, sv_, u_, vt_, plain_, gram_, g_, z_, d4_;
+  std::vector<double> b_, a_, sv_, u_, vt_, plain_, gram_, g_, z_, d4_, wt_, y_null_;
+  std::vector<int> comp_;
+  std::vector<std::size_t> index_;
   struct Lane {  // a pixel queued for the band form: its rows (valid, weighted; or missing)
-    std::size_t k = 0, nv = 0;
+    std::size_t k = 0, nv = 0, rank = 0;
     bool deleted = false;
+    std::vector<char> valid;  // where its network splits (rank < M)
     std::vector<std::size_t> rows;
     std::vector<double> weight;
   };
@@ -381,8 +482,8 @@ void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int th
           // Without a ridge the solve's rank decides (with one it counts the
           // ridge's rows: the SVD's count of the pixel's own rows does).
           const bool dof = solved && std::isfinite(rss[p]) && (s.ridge > 0 || nv > static_cast<std::size_t>(std::max(rank[p], 0)));
-          if (dof && s.banded && s.ridge == 0 && rank[p] == static_cast<int>(M)) {
-            if (w.queue_band(s, p - b, nv)) w.flush_band(s, banded);
+          if (dof && s.banded && s.ridge == 0 && (rank[p] == static_cast<int>(M) || (s.f.network() && rank[p] > 0))) {
+            if (w.queue_band(s, p - b, nv, rank[p])) w.flush_band(s, banded);
             continue;
           }
           finish(p, nv, dof ? &w.diagonal(s, nv, rank[p]) : nullptr);

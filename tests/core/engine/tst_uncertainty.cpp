@@ -142,6 +142,8 @@ private slots:
     QTest::newRow("SBAS network, weights") << 0 << 40 << 0.3 << true << 0.0 << "sbas" << false;
     // more rows missing than valid: the band summed over the valid rows, not A^T A less the missing
     QTest::newRow("SBAS network, most rows missing") << 0 << 40 << 0.52 << false << 0.0 << "sbas" << false;
+    // MintPy's velocity formulation: a pair's row holds the intervals it spans
+    QTest::newRow("SBAS network, velocities") << 0 << 40 << 0.3 << true << 0.0 << "velocity" << false;
   }
   void matchesReference() {
     QFETCH(int, n);
@@ -155,13 +157,18 @@ private slots:
     for (int d = 0; d < m; ++d)
       for (int e = d + 1; e <= std::min(m, d + 3); ++e) {
         std::vector<double> row(static_cast<std::size_t>(m), 0.0);
-        if (d > 0) row[static_cast<std::size_t>(d - 1)] = -1;
-        row[static_cast<std::size_t>(e - 1)] = 1;
+        if (design == "velocity")  // unknown j: the velocity over dates j to j + 1, 6 to 23 days apart
+          for (int j = d; j < e; ++j) row[static_cast<std::size_t>(j)] = 6 + (j * 7) % 18;
+        else {
+          if (d > 0) row[static_cast<std::size_t>(d - 1)] = -1;
+          row[static_cast<std::size_t>(e - 1)] = 1;
+        }
         sbas.insert(sbas.end(), row.begin(), row.end());
       }
-    if (design == "sbas") n = static_cast<int>(sbas.size()) / m;
+    const bool network = design == "sbas" || design == "velocity";
+    if (network) n = static_cast<int>(sbas.size()) / m;
     Case k = random_case(static_cast<std::size_t>(n), static_cast<std::size_t>(m), 9, 11, missing, 0.0, 3);
-    if (design == "sbas") k.a = sbas;
+    if (network) k.a = sbas;
     if (design == "deficient")  // the last column the sum of the first two
       for (std::size_t i = 0; i < k.n; ++i) k.a[i * k.m + k.m - 1] = k.a[i * k.m] + k.a[i * k.m + 1];
     Rng rng(5);
