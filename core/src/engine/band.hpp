@@ -5,6 +5,7 @@
 // where the dense form takes |V| M².
 
 #include "engine/factors.hpp"
+#include "engine/kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,37 @@
 #include <vector>
 
 namespace cubesolve::detail {
+
+/// Whether a row has no weight in any lane.
+CUBESOLVE_KERNEL bool no_rows(Vec4 wt) { return wt[0] == 0 && wt[1] == 0 && wt[2] == 0 && wt[3] == 0; }
+
+/// The band systems A_V^T W A_V (S, lanes as in batched_cholesky_band) and,
+/// where Yv is given, right-hand sides A_V^T W y (X) of kLanes pixels, from
+/// each row's weights Wt[i * kLanes + l] and values Yv[i * kLanes + l],
+/// summed over A's nonzeros.
+CUBESOLVE_KERNEL void band_normal_equations(const DesignFactors& f, const double* Wt, const double* Yv, double* S, double* X) {
+  constexpr std::size_t L = kLanes;
+  const std::size_t N = f.n, M = f.m, w = f.band + 1;
+  const std::size_t* start = f.row_start.data();
+  const std::size_t* col = f.nz_col.data();
+  const double* val = f.nz_val.data();
+  std::fill(S, S + M * w * L, 0.0);
+  if (Yv) std::fill(X, X + M * L, 0.0);
+  for (std::size_t i = 0; i < N; ++i) {
+    const Vec4 wt = load4(Wt + i * L);
+    if (no_rows(wt)) continue;
+    const Vec4 wy = Yv ? wt * load4(Yv + i * L) : Vec4{};
+    for (std::size_t e = start[i]; e < start[i + 1]; ++e) {
+      const std::size_t p = col[e];
+      if (Yv) store4(X + p * L, load4(X + p * L) + wy * val[e]);
+      const Vec4 wa = wt * val[e];
+      for (std::size_t g = start[i]; g <= e; ++g) {  // col[g] <= p
+        double* sp = S + (p * w + (p - col[g])) * L;
+        store4(sp, load4(sp) + wa * val[g]);
+      }
+    }
+  }
+}
 
 /// The components of the dates that lane l's rows link (weight Wt[i·4 + l]
 /// not 0), for a network design (see DesignFactors::link_from): comp[d] = -1
@@ -24,6 +56,9 @@ std::size_t free_components(const DesignFactors& f, const double* Wt, std::size_
 /// batched_cholesky_band takes it) become the identity's, scaled to the
 /// lane's largest diagonal entry, and X there 0.
 void tie_down(const int* comp, std::size_t M, std::size_t b, std::size_t l, double* S, double* X);
+/// index[d] (M + 1 entries): the number of the free component whose first
+/// date is d, for each such d (see free_components).
+void component_numbers(const int* comp, std::size_t M, std::size_t* index);
 /// Unknown j's terms in the null vectors of the free components (index[d]:
 /// the number of the free component whose first date is d): of date j + 1's
 /// component and of date j's, one term where both dates are in one

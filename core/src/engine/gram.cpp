@@ -12,35 +12,6 @@ namespace cubesolve::detail {
 
 using namespace lanes;
 
-/// Whether a row has no weight in any lane.
-CUBESOLVE_KERNEL bool no_rows(Vec4 wt) { return wt[0] == 0 && wt[1] == 0 && wt[2] == 0 && wt[3] == 0; }
-
-/// The band systems A_V^T W A_V (S, lanes as in batched_cholesky_band) and
-/// right-hand sides A_V^T W y (X) of kLanes pixels, from each row's weights
-/// Wt[i * kLanes + l] and values Yv[i * kLanes + l], summed over A's nonzeros.
-CUBESOLVE_KERNEL void band_normal_equations(const DesignFactors& f, const double* Wt, const double* Yv, double* S, double* X) {
-  const std::size_t N = f.n, M = f.m, w = f.band + 1;
-  const std::size_t* start = f.row_start.data();
-  const std::size_t* col = f.nz_col.data();
-  const double* val = f.nz_val.data();
-  std::fill(S, S + M * w * L, 0.0);
-  std::fill(X, X + M * L, 0.0);
-  for (std::size_t i = 0; i < N; ++i) {
-    const Vec4 wt = load4(Wt + i * L);
-    if (no_rows(wt)) continue;
-    const Vec4 wy = wt * load4(Yv + i * L);
-    for (std::size_t e = start[i]; e < start[i + 1]; ++e) {
-      const std::size_t p = col[e];
-      store4(X + p * L, load4(X + p * L) + wy * val[e]);
-      const Vec4 wa = wt * val[e];
-      for (std::size_t g = start[i]; g <= e; ++g) {  // col[g] <= p
-        double* sp = S + (p * w + (p - col[g])) * L;
-        store4(sp, load4(sp) + wa * val[g]);
-      }
-    }
-  }
-}
-
 /// With a custom rcond, whether a Gram pixel's system S (M x M, ridge on
 /// its diagonal) shows that [W^1/2 A_V; sqrt(ridge) I] keeps every singular
 /// value above 2 rcond of its largest: S less Planner::gram_shift times its
@@ -151,6 +122,12 @@ void tie_down(const int* comp, std::size_t M, std::size_t b, std::size_t l, doub
   }
 }
 
+// Declared in band.hpp.
+void component_numbers(const int* comp, std::size_t M, std::size_t* index) {
+  for (std::size_t date = 1, next = 0; date <= M; ++date)
+    if (comp[date] == static_cast<int>(date)) index[date] = next++;
+}
+
 // Declared in band.hpp. Added before they enter a product: squared apart, a
 // velocity's two terms (1/t_j each) would bury a small entry in their rounding.
 std::size_t null_entries(const DesignFactors& f, const int* comp, const std::size_t* index, std::size_t j, std::size_t* c,
@@ -173,9 +150,8 @@ std::size_t null_entries(const DesignFactors& f, const int* comp, const std::siz
 bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double* x) {
   const std::size_t M = f.m;
   std::vector<double> G(k * k, 0.0), r(k), d(k);
-  std::vector<std::size_t> index(M + 1);  // a free component's number, by its first date
-  for (std::size_t date = 1, next = 0; date <= M; ++date)
-    if (comp[date] == static_cast<int>(date)) index[date] = next++;
+  std::vector<std::size_t> index(M + 1);
+  component_numbers(comp, M, index.data());
   auto entries = [&](std::size_t j, std::size_t* c, double* v) { return null_entries(f, comp, index.data(), j, c, v); };
   std::size_t c[2];
   double v[2];

@@ -51,7 +51,6 @@ struct Shared {
   bool banded = false;                   // the band form may serve
   std::vector<double> ginv_diag, ginv_plain;  // diag(T (A^T A)^-1 T^T) and diag((A^T A)^-1) where it does
   std::vector<double> column_norm2;           // (A^T A)_jj
-  std::vector<double> full_band;              // A^T A in band form (see add_outer), where the band form serves
   bool packed = false;                        // the whole covariance, its upper triangle row by row
 };
 
@@ -98,20 +97,14 @@ CUBESOLVE_SIMD_CLONES bool deletion_sums(const DesignFactors& f, const Design& d
   return true;
 }
 
-/// Adds scale·a_r a_r^T (row r of a banded design, over its nonzeros) to a
-/// lower band (bandwidth f.band) whose entry (i, j), 0 <= i - j <= band, is at
-/// g[(i (band + 1) + i - j) stride]: the layout batched_cholesky_band takes.
-void add_outer(const DesignFactors& f, std::size_t r, double scale, double* g, std::size_t stride) {
-  const std::size_t ld = f.band + 1;
-  for (std::size_t p = f.row_start[r]; p < f.row_start[r + 1]; ++p)
-    for (std::size_t q = p; q < f.row_start[r + 1]; ++q) {
-      const std::size_t i = std::max(f.nz_col[p], f.nz_col[q]), j = std::min(f.nz_col[p], f.nz_col[q]);
-      g[(i * ld + i - j) * stride] += scale * f.nz_val[p] * f.nz_val[q] * (p == q || i != j ? 1.0 : 2.0);
-    }
+/// The four lanes' band Gram matrices A_V^T W A_V from their row weights
+/// (see band_normal_equations), in this target's vectors.
+CUBESOLVE_SIMD_CLONES void band_gram(const DesignFactors& f, const double* Wt, double* g) {
+  band_normal_equations(f, Wt, nullptr, g, nullptr);
 }
 
 /// The diagonals of four band matrices' inverses at once, one in each lane
-/// (g as add_outer fills it, four lanes a entry): g's band Cholesky L L^T,
+/// (g as band_gram fills it): g's band Cholesky L L^T,
 /// then the band of the inverse Z by Takahashi's recurrence, from the last
 /// row up: Z_ji = (δ_ij / L_ii - Σ_k L_ki Z_kj) / L_ii, k in (i, i + band]
 /// (M band² in all). diag[j·4 + l] becomes Z_jj of lane l; ok[l] is false
@@ -200,21 +193,10 @@ public:
   /// Queues the pixel last gathered (the k-th loaded, nv valid rows) for the
   /// band form, four at a time; true when four are queued.
   bool queue_band(const Shared& s, std::size_t k, std::size_t nv, int rank) {
-    Lane& q = lanes_[queued_++];
-    const std::size_t N = s.cube.dim(0);
-    q.k = k;
-    q.nv = nv;
-    q.rank = static_cast<std::size_t>(rank);
-    if (q.rank < s.f.m) q.valid.assign(valid_.begin(), valid_.end());
-    q.deleted = !s.weights && N - nv < nv;  // A^T A less the missing rows' outer products
-    q.rows.clear();
-    q.weight.clear();
-    for (std::size_t i = 0; q.deleted && i < N; ++i)
-      if (!valid_[i]) q.rows.push_back(i);
-    for (std::size_t a = 0; !q.deleted && a < nv; ++a) {
-      q.rows.push_back(static_cast<std::size_t>(rows_[a]));
-      q.weight.push_back(sw_[a] * sw_[a]);
-    }
+    const std::size_t N = s.cube.dim(0), l = queued_++;
+    lanes_[l] = {k, nv, static_cast<std::size_t>(rank)};
+    wt_.resize(N * kLanes);  // the lane's row weights, 0 where a row is not valid
+    for (std::size_t i = 0; i < N; ++i) wt_[i * kLanes + l] = !valid_[i] ? 0.0 : s.weights ? w_[k * N + i] : 1.0;
     return queued_ == kLanes;
   }
 
@@ -225,20 +207,11 @@ public:
   void flush_band(const Shared& s, Done&& done) {
     if (queued_ == 0) return;
     const DesignFactors& f = s.f;
-    const std::size_t M = f.m, ld = f.band + 1, entries = M * ld;
-    g_.assign(entries * kLanes, 0.0);
-    for (std::size_t l = 0; l < kLanes; ++l) {
-      double* g = g_.data() + l;
-      const Lane& q = lanes_[l];
-      if (l >= queued_)  // an idle lane: the identity
-        for (std::size_t j = 0; j < M; ++j) g[j * ld * kLanes] = 1.0;
-      else if (q.deleted) {
-        for (std::size_t e = 0; e < entries; ++e) g[e * kLanes] = s.full_band[e];
-        for (const std::size_t r : q.rows) add_outer(f, r, -1.0, g, kLanes);
-      } else {
-        for (std::size_t a = 0; a < q.rows.size(); ++a) add_outer(f, q.rows[a], q.weight[a], g, kLanes);
-      }
-    }
+    const std::size_t M = f.m, entries = M * (f.band + 1);
+    for (std::size_t i = 0; i < f.n; ++i)  // an idle lane has no rows (its pivots fail, unused)
+      for (std::size_t l = queued_; l < kLanes; ++l) wt_[i * kLanes + l] = 0.0;
+    g_.resize(entries * kLanes);
+    band_gram(f, wt_.data(), g_.data());
     std::size_t free[kLanes] = {};
     tie_split(s, free);
     z_.resize(entries * kLanes);
@@ -269,13 +242,11 @@ public:
   /// them; free[l] their number.
   void tie_split(const Shared& s, std::size_t* free) {
     const DesignFactors& f = s.f;
-    const std::size_t N = f.n, M = f.m;
+    const std::size_t M = f.m;
     comp_.resize((M + 1) * kLanes);
     for (std::size_t l = 0; l < queued_; ++l) {
       const Lane& q = lanes_[l];
       if (q.rank >= M) continue;
-      wt_.resize(N * kLanes);
-      for (std::size_t i = 0; i < N; ++i) wt_[i * kLanes + l] = q.valid[i];
       free[l] = free_components(f, wt_.data(), l, comp_.data() + l * (M + 1));
       y_null_.resize(M * kLanes);  // tie_down's right-hand side: not used
       tie_down(comp_.data() + l * (M + 1), M, f.band, l, g_.data(), y_null_.data());
@@ -293,7 +264,7 @@ public:
     for (std::size_t l = 0; l < queued_; ++l) {
       if (free[l] == 0) continue;
       const int* comp = comp_.data() + l * (M + 1);
-      numbers(comp, M);
+      component_numbers(comp, M, index_.data());
       std::size_t c[2];
       double v[2];
       for (std::size_t j = 0; j < M; ++j)
@@ -319,7 +290,7 @@ public:
     const DesignFactors& f = s.f;
     const std::size_t M = f.m;
     const int* comp = comp_.data() + l * (M + 1);
-    numbers(comp, M);
+    component_numbers(comp, M, index_.data());
     std::vector<double> vv(k * k, 0.0), h(k * k, 0.0), u(k);
     std::size_t c[2];
     double v[2];
@@ -348,12 +319,6 @@ public:
       d[j] = std::max(g, 0.0);
     }
     return true;
-  }
-
-  /// index_[d]: the number of the free component whose first date is d.
-  void numbers(const int* comp, std::size_t M) {
-    for (std::size_t date = 1, next = 0; date <= M; ++date)
-      if (comp[date] == static_cast<int>(date)) index_[date] = next++;
   }
 
 private:
@@ -434,12 +399,8 @@ private:
   std::vector<double> b_, a_, sv_, u_, vt_, plain_, gram_, g_, z_, d4_, wt_, y_null_;
   std::vector<int> comp_;
   std::vector<std::size_t> index_;
-  struct Lane {  // a pixel queued for the band form: its rows (valid, weighted; or missing)
+  struct Lane {  // a pixel queued for the band form (its row weights in wt_)
     std::size_t k = 0, nv = 0, rank = 0;
-    bool deleted = false;
-    std::vector<char> valid;  // where its network splits (rank < M)
-    std::vector<std::size_t> rows;
-    std::vector<double> weight;
   };
   std::array<Lane, kLanes> lanes_;
   std::size_t queued_ = 0;
@@ -482,7 +443,7 @@ void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int th
           // Without a ridge the solve's rank decides (with one it counts the
           // ridge's rows: the SVD's count of the pixel's own rows does).
           const bool dof = solved && std::isfinite(rss[p]) && (s.ridge > 0 || nv > static_cast<std::size_t>(std::max(rank[p], 0)));
-          if (dof && s.banded && s.ridge == 0 && (rank[p] == static_cast<int>(M) || (s.f.network() && rank[p] > 0))) {
+          if (dof && s.banded && (rank[p] == static_cast<int>(M) || (s.f.network() && rank[p] > 0))) {
             if (w.queue_band(s, p - b, nv, rank[p])) w.flush_band(s, banded);
             continue;
           }
@@ -511,15 +472,11 @@ Array uncertainty(const Array& cube, const Design& design, const Array* weights,
   if (!intervals.empty() && intervals.size() != M)
     throw InputError(std::string(packed ? "covariance" : "standard errors") + " of a series: expected " +
                      std::to_string(M) + " intervals, found " + std::to_string(intervals.size()));
-  Shared s{cube, weights, design, design.factors(), options.ridge, intervals, false, false, {}, {}, {}, {}, packed};
+  Shared s{cube, weights, design, design.factors(), options.ridge, intervals, false, false, {}, {}, {}, packed};
   const DesignFactors& f = s.f;
   s.deletion = !packed && !weights && options.ridge == 0 && f.full_column_rank() && !f.pinv.empty() &&
                f.sigma.front() <= kMaxFastCondition * f.sigma[f.m - 1];
-  s.banded = !packed && f.banded_gram && intervals.empty() && !f.row_start.empty();
-  if (s.banded) {
-    s.full_band.assign(M * (f.band + 1), 0.0);
-    for (std::size_t i = 0; i < f.n; ++i) add_outer(f, i, 1.0, s.full_band.data(), 1);
-  }
+  s.banded = !packed && options.ridge == 0 && f.banded_gram && intervals.empty() && !f.row_start.empty();
   if (s.deletion) {
     s.ginv_diag.assign(M, 0.0);
     s.ginv_plain.assign(M, 0.0);

@@ -140,7 +140,7 @@ private slots:
     // 3 neighbours a date: a band of 3; gaps split some pixels' networks.
     QTest::newRow("SBAS network (band form)") << 0 << 40 << 0.15 << false << 0.0 << "sbas" << false;
     QTest::newRow("SBAS network, weights") << 0 << 40 << 0.3 << true << 0.0 << "sbas" << false;
-    // more rows missing than valid: the band summed over the valid rows, not A^T A less the missing
+    // more rows missing than valid: most networks split
     QTest::newRow("SBAS network, most rows missing") << 0 << 40 << 0.52 << false << 0.0 << "sbas" << false;
     // MintPy's velocity formulation: a pair's row holds the intervals it spans
     QTest::newRow("SBAS network, velocities") << 0 << 40 << 0.3 << true << 0.0 << "velocity" << false;
