@@ -467,7 +467,8 @@ def test_l1_on_a_network_is_the_linear_programs_optimum(weighted, velocity):
     """The same on an SBAS network in either formulation (its reweighted
     systems in band form, its vertices spanning trees of the pixel's links,
     solved along the tree), with unwrapping jumps and gaps that leave some
-    pixels' networks split (rank-deficient)."""
+    pixels' networks split (rank-deficient: solved on a forest rooted at
+    each component's first date, then taken to minimum norm)."""
     linprog = pytest.importorskip("scipy.optimize", reason="SciPy is not installed").linprog
     rng = np.random.default_rng(15)
     A = _network(30)
@@ -490,6 +491,9 @@ def test_l1_on_a_network_is_the_linear_programs_optimum(weighted, velocity):
         lp = linprog(np.r_[np.zeros(M), np.ones(2 * n)], A_eq=np.c_[B, np.eye(n), -np.eye(n)], b_eq=c,
                      bounds=[(None, None)] * M + [(0, None)] * (2 * n), method="highs")
         assert abs(r.objective[p] - lp.fun) <= 1e-6 * lp.fun, p
+        if r.status[p] == 1:  # a split network's minimiser in its rows' row space: no part in their null space
+            null = np.linalg.svd(B)[2][np.linalg.matrix_rank(B):]
+            assert np.abs(null @ r.x[:, p]).max() <= 1e-9 * np.abs(r.x[:, p]).max(), p
 
 
 @pytest.mark.parametrize("delta", [0.3, None])

@@ -56,6 +56,10 @@ std::size_t free_components(const DesignFactors& f, const double* Wt, std::size_
 /// batched_cholesky_band takes it) become the identity's, scaled to the
 /// lane's largest diagonal entry, and X there 0.
 void tie_down(const int* comp, std::size_t M, std::size_t b, std::size_t l, double* S, double* X);
+/// x less its projection on the null vectors of the k free components (see
+/// free_components): the minimum-norm solution of a split network. False
+/// where the vectors are nearly dependent or the projection does not settle.
+bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double* x);
 /// index[d] (M + 1 entries): the number of the free component whose first
 /// date is d, for each such d (see free_components).
 void component_numbers(const int* comp, std::size_t M, std::size_t* index);

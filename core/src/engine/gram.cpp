@@ -142,11 +142,10 @@ std::size_t null_entries(const DesignFactors& f, const int* comp, const std::siz
   return n;
 }
 
-/// x less its projection on the null vectors of the k free components (see
-/// DesignFactors::null_to): the minimum-norm solution. Their k x k Gram
-/// matrix is diagonal for the phase formulation (divided), else factored.
-/// Returns false where the vectors are nearly dependent or the projection
-/// does not settle in two passes: the pixel then goes to gelsd.
+// Declared in band.hpp. The null vectors' k x k Gram matrix is diagonal for
+// the phase formulation (divided), else factored. False where the vectors are
+// nearly dependent or the projection does not settle in two passes: the
+// pixel then goes to gelsd.
 bool minimum_norm(const DesignFactors& f, const int* comp, std::size_t k, double* x) {
   const std::size_t M = f.m;
   std::vector<double> G(k * k, 0.0), r(k), d(k);

@@ -15,6 +15,15 @@
 //   residual, to the weighted median of the breakpoints where another row
 //   enters. Where no certified vertex comes within 4r + 20 steps, the
 //   reweighting goes on until a duality gap is within the tolerance.
+// - L1 on a network design (SBAS, either formulation) works in the dates'
+//   phases, where each row is a weighted difference of two dates: the
+//   first reweightings run four pixels at a time in the vector lanes (their
+//   band systems side by side, as the least-squares solve forms them), a
+//   vertex is a spanning tree of the pixel's links, and each simplex step
+//   costs O(M) plus the rows across the cut it moves (network_steps). A
+//   split network (rank below M) is solved the same way on a forest rooted
+//   at date 0 and at each free component's first date, then taken to
+//   minimum norm, without the SVD.
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
 
@@ -27,6 +36,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -62,7 +72,7 @@ namespace detail {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int kNetworkReweightings = 3;  // L1's reweightings before the vertex on a network
+constexpr int kNetworkReweightings = 12;  // L1's reweightings before the vertex on a network
 
 /// One pixel's robust problem in full-rank coordinates, and its solver.
 class RobustPixel {
@@ -70,8 +80,10 @@ public:
   RobustPixel(const SolveOptions& o) : o_(o) {}
 
   /// Sets up B (n, r) and c from the pixel's weighted rows; r its rank.
-  /// Returns false where the SVD fails.
-  bool setup(const Design& design, const int* rows, const double* sw, const double* y, std::size_t n, int rank) {
+  /// Returns false where the SVD fails. L1 on a split network (rank below
+  /// M) is solved on its dates' forest unless `forest` is false.
+  bool setup(const Design& design, const int* rows, const double* sw, const double* y, std::size_t n, int rank,
+             bool forest = true) {
     const std::size_t M = design.cols();
     n_ = n;
     m_ = M;
@@ -81,14 +93,28 @@ public:
     // A banded design (an SBAS network): each reweighted system in band
     // form; a network's vertices as spanning trees, B never formed densely.
     const DesignFactors& f = design.factors();
-    band_f_ = r_ == M && f.banded_gram && !f.row_start.empty() ? &f : nullptr;
+    const bool banded = f.banded_gram && !f.row_start.empty();
+    band_f_ = r_ == M && banded ? &f : nullptr;
     tree_ = band_f_ && f.network();
+    roots_.assign(1, 0);
+    if (!tree_ && forest && banded && f.network() && o_.loss == Loss::L1 && r_ > 0) tree_ = find_forest(f, rows, n);
+    if (tree_) band_f_ = &f;
     if (band_f_) {
       rows_.assign(rows, rows + n);
       sw_.assign(sw, sw + n);
     }
     q_.clear();
-    if (tree_) return true;
+    if (tree_) {  // each row as k_i (φ_to - φ_from) in the dates' phases (see factor_tree)
+      link_.resize(n);
+      link_band_ = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto row = static_cast<std::size_t>(rows[i]);
+        const int to = f.link_to[row], from = f.link_from[row];
+        link_[i] = to < 0 ? Link{0, 0, 0.0} : Link{from, to, sw[i] * f.nz_val[f.row_start[row + 1] - 1] * f.null_to[to - 1]};
+        if (to >= 0 && from > 0) link_band_ = std::max(link_band_, static_cast<std::size_t>(to - from));
+      }
+      return true;
+    }
     a_.resize(n * M);  // column-major (n, M)
     for (std::size_t j = 0; j < M; ++j)
       for (std::size_t i = 0; i < n; ++i) a_[i + j * n] = design(static_cast<std::size_t>(rows[i]), j) * sw[i];
@@ -109,10 +135,28 @@ public:
     return true;
   }
 
-  /// Starts from x0 (M, the least-squares solution): z = Q^T x0.
-  void start(const double* x0) {
-    z_.assign(r_, 0.0);
-    if (q_.empty()) std::copy(x0, x0 + r_, z_.begin());
+  /// Whether a split network's free components (see free_components) number
+  /// M - r; their first dates then root its forest beside date 0, their
+  /// phases held at 0, and the solution is taken to minimum norm.
+  bool find_forest(const DesignFactors& f, const int* rows, std::size_t n) {
+    std::vector<double> wt(f.n * kLanes, 0.0);
+    for (std::size_t i = 0; i < n; ++i) wt[static_cast<std::size_t>(rows[i]) * kLanes] = 1;
+    comp_.resize(f.m + 1);
+    if (free_components(f, wt.data(), 0, comp_.data()) != f.m - r_) return false;
+    for (std::size_t d = 1; d <= f.m; ++d)
+      if (comp_[d] == static_cast<int>(d)) roots_.push_back(d);
+    return true;
+  }
+
+  /// Whether the pixel is a split network solved on its forest.
+  bool split() const { return roots_.size() > 1; }
+
+  /// Starts from x0 (M, the least-squares solution): z = Q^T x0; or, where
+  /// warmed >= 0, from L1's first reweightings, that many done.
+  void start(const double* x0, int warmed = -1) {
+    warmed_ = warmed;
+    z_.assign(q_.empty() ? m_ : r_, 0.0);
+    if (q_.empty()) std::copy(x0, x0 + m_, z_.begin());
     else
       for (std::size_t c = 0; c < r_; ++c)
         for (std::size_t j = 0; j < m_; ++j) z_[c] += q_[j + c * m_] * x0[j];
@@ -214,6 +258,49 @@ private:
     return true;
   }
 
+  /// reweighted on a network, in the dates' phases: Σ g_i k_i² (e_to -
+  /// e_from)(e_to - e_from)^T φ = Σ g_i k_i c_i (e_to - e_from) over dates
+  /// 1..M (φ_0 = 0) in band form from the rows' links, then z = K φ and the
+  /// residuals k_i (φ_to - φ_from) - c_i.
+  bool network_reweighted(const std::vector<double>& g) {
+    const DesignFactors& f = *band_f_;
+    const std::size_t M = f.m;
+    band_.m = M;
+    band_.w = link_band_;
+    band_.b.assign((link_band_ + 1) * M, 0.0);
+    rhs_.assign(M + 1, 0.0);
+    for (std::size_t i = 0; i < n_; ++i) {
+      const Link& l = link_[i];
+      if (l.k == 0) continue;
+      const double w = g[i] * l.k * l.k, v = g[i] * l.k * c_[i];
+      const auto to = static_cast<std::size_t>(l.to - 1);
+      band_.at(to, to) += w;
+      rhs_[l.to] += v;
+      if (l.from == 0) continue;
+      const auto from = static_cast<std::size_t>(l.from - 1);
+      band_.at(from, from) += w;
+      band_.at(from, to) -= w;
+      rhs_[l.from] -= v;
+    }
+    for (std::size_t q = 1; q < roots_.size(); ++q) {  // a free component's first date held at 0
+      const std::size_t d = roots_[q] - 1;
+      for (std::size_t e = 1; e <= link_band_; ++e) {
+        if (e <= d) band_.at(d - e, d) = 0;
+        if (d + e < M) band_.at(d, d + e) = 0;
+      }
+      band_.at(d, d) = 1;
+      rhs_[d + 1] = 0;
+    }
+    if (!band_.factor()) return false;
+    band_.solve(rhs_.data() + 1);
+    phi_.swap(rhs_);
+    phi_[0] = 0;
+    z_from_phases();
+    f_.resize(n_);
+    for (std::size_t i = 0; i < n_; ++i) f_[i] = link_[i].k * (phi_[link_[i].to] - phi_[link_[i].from]) - c_[i];
+    return true;
+  }
+
   int huber() {
     double obj = objective().first;
     std::vector<double> g(n_);
@@ -241,14 +328,14 @@ private:
     const double eps = 1e-9 * std::max(scale, 1e-300);
     zero_ = 1e-12 * std::max(scale, 1e-300);
     std::vector<double> g(n_);
-    int it = 0;
+    int it = std::max(warmed_, 0);
     // Near the optimum; on a network, whose simplex steps walk its tree in
     // O(M), fewer reweightings and more steps cost less.
-    const int warm = tree_ ? kNetworkReweightings : 20;
+    const int warm = warmed_ >= 0 ? 0 : tree_ ? kNetworkReweightings : 20;
     for (; it < std::min(o_.max_iterations, warm); ++it) {
       for (std::size_t i = 0; i < n_; ++i) g[i] = 1.0 / std::max(std::fabs(f_[i]), eps);
-      if (!reweighted(g)) break;
-      residuals();
+      if (!(tree_ ? network_reweighted(g) : reweighted(g))) break;
+      if (!tree_) residuals();  // (network_reweighted leaves them)
     }
     if (!vertex()) return -1;
     // Values fitted exactly make vertices degenerate (more rows at 0 than
@@ -266,14 +353,17 @@ private:
     const std::vector<double> z_start = z_;
     int step = -1;
     const int budget = std::min(o_.max_iterations, it + 4 * static_cast<int>(r_) + 20);
-    for (; it < budget && (step = simplex_step()) > 0; ++it) {
-    }
+    if (tree_) step = network_steps(it, budget);
+    else
+      for (; it < budget && (step = simplex_step()) > 0; ++it) {
+      }
     c_ = c;
     zero_ = 1e-12 * std::max(scale, 1e-300);
     if (step != 0) {  // no certified vertex within the steps: reweighting to a duality gap
       z_ = z_start;
       return l1_gap(it, eps);
     }
+    if (tree_) return tree_solution() ? it + 1 : -1;
     std::vector<double> zs(r_);
     for (std::size_t a = 0; a < r_; ++a) zs[a] = c_[s_[a]];
     if (!factor_s()) return -1;
@@ -318,9 +408,8 @@ private:
 
   /// S: r independent rows of smallest |f| (Gram-Schmidt on the rows).
   bool vertex() {
-    std::vector<std::size_t> order(n_);
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return std::fabs(f_[a]) < std::fabs(f_[b]); });
+    std::vector<std::size_t> order;
+    by_residual(order);
     s_.clear();
     if (tree_) return spanning_vertex(order);
     std::vector<double> basis;  // orthonormal, r-vectors
@@ -347,6 +436,34 @@ private:
     return s_.size() == r_;
   }
 
+  /// The rows in order of |f| to a relative 2^-20 (the order only chooses
+  /// the first vertex), ties by row: a radix sort of |f|'s upper 32 bits.
+  void by_residual(std::vector<std::size_t>& order) const {
+    std::vector<std::uint32_t> key(n_), next_key(n_);
+    std::vector<std::size_t> next(n_);
+    order.resize(n_);
+    for (std::size_t i = 0; i < n_; ++i) {
+      std::uint64_t bits;
+      const double a = std::fabs(f_[i]);
+      std::memcpy(&bits, &a, sizeof bits);
+      key[i] = static_cast<std::uint32_t>(bits >> 32);
+      order[i] = i;
+    }
+    for (int shift = 0; shift < 32; shift += 8) {
+      std::size_t count[257] = {};
+      for (std::uint32_t k : key) ++count[((k >> shift) & 255) + 1];
+      if (count[((key[0] >> shift) & 255) + 1] == n_) continue;  // one digit throughout
+      for (std::size_t d = 0; d < 256; ++d) count[d + 1] += count[d];
+      for (std::size_t x = 0; x < n_; ++x) {
+        const std::size_t to = count[(key[x] >> shift) & 255]++;
+        next[to] = order[x];
+        next_key[to] = key[x];
+      }
+      order.swap(next);
+      key.swap(next_key);
+    }
+  }
+
   /// A network's rows are independent where their date pairs make no cycle
   /// (with date 0, whose column is the reference): the greedy choice above
   /// is Kruskal's spanning tree over the pixel's rows by |f|, kept by
@@ -360,9 +477,9 @@ private:
       return a;
     };
     for (std::size_t k = 0; k < n_ && s_.size() < r_; ++k) {
-      const std::size_t i = order[k], row = static_cast<std::size_t>(rows_[i]);
-      if (f.link_to[row] < 0) continue;  // a row of zeros
-      const std::size_t a = find(static_cast<std::size_t>(f.link_from[row])), b = find(static_cast<std::size_t>(f.link_to[row]));
+      const std::size_t i = order[k];
+      if (link_[i].k == 0) continue;  // a row of zeros
+      const std::size_t a = find(static_cast<std::size_t>(link_[i].from)), b = find(static_cast<std::size_t>(link_[i].to));
       if (a == b) continue;
       root_[a] = b;
       s_.push_back(i);
@@ -391,11 +508,9 @@ private:
     for (std::size_t c = 0; c < r_; ++c) v[c] += alpha * b_[i + c * n_];
   }
 
-  /// Factors B_S (LU); false where it is singular. A network's S is a
-  /// spanning tree of dates 0..M: kept as its edges in breadth-first order
-  /// from date 0 instead, for solves in O(M).
+  /// Factors B_S (LU); false where it is singular. (A network's S is a
+  /// tree: see factor_tree.)
   bool factor_s() {
-    if (tree_) return factor_tree();
     lu_.assign(r_ * r_, 0.0);
     for (std::size_t a = 0; a < r_; ++a)
       for (std::size_t c = 0; c < r_; ++c) lu_[a + c * r_] = b_[s_[a] + c * n_];
@@ -406,33 +521,36 @@ private:
     return info == 0;
   }
   /// In the dates' phases φ (φ_0 = 0; z_j = null_to_j φ_j+1 - null_from_j φ_j),
-  /// row i of a network is a_i (φ_to - φ_from), a_i its weight times its
-  /// nonzero at to - 1 over null_to there: B_S = E K^-1 with E the tree's
-  /// scaled incidence.
+  /// row i of a network is k_i (φ_to - φ_from), k_i its weight times its
+  /// nonzero at to - 1 times null_to there: B_S = E K^-1 with E the tree's
+  /// scaled incidence. S's edges, in breadth-first order from the roots
+  /// (date 0; a split network's free components' first dates, whose phases
+  /// are held at 0), for solves in O(M); false where S is not a spanning
+  /// forest of them.
   bool factor_tree() {
     const DesignFactors& f = *band_f_;
     const std::size_t nodes = f.m + 1;
     edge_.resize(r_);
     for (std::size_t a = 0; a < r_; ++a) {
-      const std::size_t i = s_[a], row = static_cast<std::size_t>(rows_[i]);
-      if (f.link_to[row] < 0) return false;
-      const auto to = static_cast<std::size_t>(f.link_to[row]);
-      edge_[a] = {static_cast<std::size_t>(f.link_from[row]), to, sw_[i] * f.nz_val[f.row_start[row + 1] - 1] * f.null_to[to - 1]};
+      const Link& l = link_[s_[a]];
+      if (l.k == 0) return false;
+      edge_[a] = {static_cast<std::size_t>(l.from), static_cast<std::size_t>(l.to), l.k};
     }
-    // Breadth-first from date 0 over the edges (adjacency by counting sort).
+    // Breadth-first from the roots over the edges (adjacency by counting sort).
     start_.assign(nodes + 1, 0);
     for (const Edge& e : edge_) ++start_[e.from + 1], ++start_[e.to + 1];
     for (std::size_t k = 0; k < nodes; ++k) start_[k + 1] += start_[k];
     adjacent_.resize(2 * r_);
     fill_.assign(start_.begin(), start_.end() - 1);
     for (std::size_t a = 0; a < r_; ++a) adjacent_[fill_[edge_[a].from]++] = adjacent_[fill_[edge_[a].to]++] = a;
-    order_.assign(1, 0);
-    parent_.assign(nodes, r_);  // the edge to each date's parent; r_: none yet
+    order_ = roots_;
+    parent_.assign(nodes, r_);  // the edge to each date's parent; r_: none yet, r_ + 1: a root
+    for (const std::size_t d : roots_) parent_[d] = r_ + 1;
     for (std::size_t q = 0; q < order_.size(); ++q) {
       const std::size_t k = order_[q];
       for (std::size_t x = start_[k]; x < start_[k + 1]; ++x) {
         const std::size_t a = adjacent_[x], other = edge_[a].from == k ? edge_[a].to : edge_[a].from;
-        if (other == 0 || parent_[other] != r_ || !(edge_[a].coef != 0)) continue;
+        if (parent_[other] != r_ || !(edge_[a].coef != 0)) continue;
         parent_[other] = a;
         order_.push_back(other);
       }
@@ -440,34 +558,45 @@ private:
     return order_.size() == nodes;
   }
 
-  void solve_tree(std::vector<double>& rhs, bool transposed) {
-    const DesignFactors& f = *band_f_;
-    const std::size_t M = f.m;
+  /// phi_: the dates' phases where S's rows take the values rhs (by edge),
+  /// E φ = rhs from date 0 out.
+  void tree_phases(const std::vector<double>& rhs) {
+    const std::size_t M = band_f_->m;
     phi_.assign(M + 1, 0.0);
-    if (!transposed) {  // E φ = rhs from date 0 out, then z = K φ
-      for (std::size_t q = 1; q <= M; ++q) {
-        const std::size_t k = order_[q], a = parent_[k];
-        const Edge& e = edge_[a];
-        phi_[k] = k == e.to ? phi_[e.from] + rhs[a] / e.coef : phi_[e.to] - rhs[a] / e.coef;
-      }
-      for (std::size_t j = 0; j < M; ++j) rhs[j] = f.null_to[j] * phi_[j + 1] - f.null_from[j] * phi_[j];
-      return;
-    }
-    // E^T u = K^T rhs, from the leaves in: each date's balance gives its parent edge.
-    for (std::size_t k = 1; k <= M; ++k) phi_[k] = f.null_to[k - 1] * rhs[k - 1] - (k < M ? f.null_from[k] * rhs[k] : 0.0);
-    for (std::size_t q = M; q >= 1; --q) {
+    for (std::size_t q = roots_.size(); q <= M; ++q) {
       const std::size_t k = order_[q], a = parent_[k];
       const Edge& e = edge_[a];
-      const double u = phi_[k] / (k == e.to ? e.coef : -e.coef);
+      phi_[k] = k == e.to ? phi_[e.from] + rhs[a] / e.coef : phi_[e.to] - rhs[a] / e.coef;
+    }
+  }
+  /// z = K φ (M), from phi_.
+  void z_from_phases() {
+    const DesignFactors& f = *band_f_;
+    z_.resize(f.m);
+    for (std::size_t j = 0; j < f.m; ++j) z_[j] = f.null_to[j] * phi_[j + 1] - f.null_from[j] * phi_[j];
+  }
+  /// z at the vertex S from c; a split network's of minimum norm (false
+  /// where that projection does not settle).
+  bool tree_solution() {
+    std::vector<double> u(r_);
+    if (!tree_vertex(u)) return false;
+    z_from_phases();
+    return roots_.size() == 1 || minimum_norm(*band_f_, comp_.data(), roots_.size() - 1, z_.data());
+  }
+  /// E^T u = b, b the dates' balances (1..M; consumed), from the leaves in:
+  /// each date's balance gives its parent edge.
+  void tree_sweep(std::vector<double>& b, std::vector<double>& u) const {
+    for (std::size_t q = band_f_->m; q >= roots_.size(); --q) {
+      const std::size_t k = order_[q], a = parent_[k];
+      const Edge& e = edge_[a];
+      u[a] = b[k] / (k == e.to ? e.coef : -e.coef);
       const std::size_t p = k == e.to ? e.from : e.to;
-      phi_[p] -= (p == e.to ? e.coef : -e.coef) * u;
-      rhs[a] = u;
+      b[p] -= (p == e.to ? e.coef : -e.coef) * u[a];
     }
   }
 
   /// Solves B_S^T u = rhs (transposed) or B_S z = rhs in place, B_S factored.
   void solve_s(std::vector<double>& rhs, bool transposed) {
-    if (tree_) return solve_tree(rhs, transposed);
     int info = 0;
     const int n = static_cast<int>(r_), one = 1;
     dgetrs_(transposed ? "T" : "N", &n, &one, lu_.data(), &n, piv_.data(), rhs.data(), &n, &info, 1);
@@ -490,53 +619,163 @@ private:
     for (std::size_t i = 0; i < n_; ++i)
       if (!in_s_[i] && f_[i] != 0) row_axpy(i, f_[i] > 0 ? -1.0 : 1.0, u);
     solve_s(u, true);
-    // Bland's rule against cycling on degenerate vertices: the row of S of
-    // least index whose multiplier exceeds 1 leaves.
-    std::size_t k = r_;
-    for (std::size_t a = 0; a < r_; ++a)
-      if (std::fabs(u[a]) > 1 + 1e-10 && (k == r_ || s_[a] < s_[k])) k = a;
+    const std::size_t k = leaving(u);
     if (k == r_) return 0;  // the dual certificate: optimal
     // d frees row s_k's residual (b_sk d = sign(u_k)), keeps the others of S at 0.
     std::vector<double> d(r_, 0.0);
     d[k] = u[k] > 0 ? 1.0 : -1.0;
     solve_s(d, false);
-    // φ(t) = t + Σ_{i not in S} |f_i + t c_i|, c_i = b_i d, is convex piecewise
-    // linear: from its slope at 0 (rows at 0 counted as turning there) to the
-    // breakpoint where the slope turns, whose row enters S (at t = 0: a
-    // degenerate step; ties by least row index).
-    struct Break {
-      double t, weight;
-      std::size_t row;
-    };
-    std::vector<Break> breaks;
+    breaks_.clear();
     double slope = 1;
-    for (std::size_t i = 0; i < n_; ++i) {
-      if (in_s_[i]) continue;
-      const double ci = row_dot(i, d);
-      if (std::fabs(ci) <= 1e-14 * (1 + std::fabs(u[k]))) continue;
-      if (f_[i] == 0) {
-        slope -= std::fabs(ci);
-        breaks.push_back({0.0, 2 * std::fabs(ci), i});
-        continue;
-      }
-      slope += (f_[i] > 0 ? 1.0 : -1.0) * ci;
-      if (const double t = -f_[i] / ci; t > 0) breaks.push_back({t, 2 * std::fabs(ci), i});
+    for (std::size_t i = 0; i < n_; ++i)
+      if (!in_s_[i]) add_break(i, row_dot(i, d), u[k], slope);
+    const std::size_t row = entering(slope);
+    if (row == n_) return -1;  // unbounded: cannot happen for a norm
+    s_[k] = row;
+    return 1;
+  }
+
+  /// Bland's rule against cycling on degenerate vertices: the row of S of
+  /// least index whose multiplier exceeds 1 leaves; r_ where none does.
+  std::size_t leaving(const std::vector<double>& u) const {
+    std::size_t k = r_;
+    for (std::size_t a = 0; a < r_; ++a)
+      if (std::fabs(u[a]) > 1 + 1e-10 && (k == r_ || s_[a] < s_[k])) k = a;
+    return k;
+  }
+
+  /// Along the direction d that frees the leaving row's residual, φ(t) = t +
+  /// Σ_{i not in S} |f_i + t c_i| (c_i = b_i d) is convex piecewise linear:
+  /// row i's part of its slope at 0 (a row at 0 counted as turning there)
+  /// and its breakpoint; uk the leaving row's multiplier.
+  void add_break(std::size_t i, double ci, double uk, double& slope) {
+    if (std::fabs(ci) <= 1e-14 * (1 + std::fabs(uk))) return;
+    if (f_[i] == 0) {
+      slope -= std::fabs(ci);
+      breaks_.push_back({0.0, 2 * std::fabs(ci), i});
+      return;
     }
-    std::sort(breaks.begin(), breaks.end(),
+    slope += (f_[i] > 0 ? 1.0 : -1.0) * ci;
+    if (const double t = -f_[i] / ci; t > 0) breaks_.push_back({t, 2 * std::fabs(ci), i});
+  }
+
+  /// The row whose breakpoint turns the slope (it enters S; at t = 0 a
+  /// degenerate step; ties by least row index); n_ where none does.
+  std::size_t entering(double slope) {
+    std::sort(breaks_.begin(), breaks_.end(),
               [](const Break& a, const Break& b) { return a.t < b.t || (a.t == b.t && a.row < b.row); });
-    for (const Break& br : breaks) {
+    for (const Break& br : breaks_) {
       slope += br.weight;
-      if (slope >= 0) {
-        s_[k] = br.row;
-        return 1;
+      if (slope >= 0) return br.row;
+    }
+    return n_;
+  }
+
+  /// The steps of simplex_step on a network, each in O(M) and the rows at
+  /// the dates it moves: at a spanning tree S the dates' phases follow from
+  /// c_S along the tree, row i's residual is k_i (φ_to - φ_from) - c_i, and
+  /// B_S^T u = -g is E^T u = the dates' balances of -sign(f_i) k_i over the
+  /// rows outside S. The direction that frees edge k's residual moves the
+  /// dates beyond it (away from date 0) by one constant: only the rows
+  /// across that cut turn, and only theirs change at the next vertex, found
+  /// from the smaller side's rows. Counts the steps in it up to budget;
+  /// returns as simplex_step.
+  int network_steps(int& it, int budget) {
+    const std::size_t nodes = band_f_->m + 1;
+    std::vector<double> u(r_), balance(nodes, 0.0), b(nodes);
+    std::vector<char> beyond(nodes);
+    rows_by_date();
+    in_s_.assign(n_, 0);
+    for (std::size_t a = 0; a < r_; ++a) in_s_[s_[a]] = 1;
+    if (!tree_vertex(u)) return -1;
+    cross_.resize(n_);
+    std::iota(cross_.begin(), cross_.end(), std::size_t{0});
+    f_.resize(n_);
+    update_rows(balance);
+    int step = -1;
+    for (; it < budget; ++it, step = 1) {
+      b = balance;
+      tree_sweep(b, u);
+      const std::size_t k = leaving(u);
+      if (k == r_) return 0;
+      const Edge& e = edge_[k];
+      const std::size_t child = parent_[e.to] == k ? e.to : e.from;
+      std::fill(beyond.begin(), beyond.end(), 0);
+      beyond[child] = 1;
+      std::size_t count = 0;
+      for (std::size_t q = roots_.size(); q < nodes; ++q) {  // breadth-first: each date after its parent
+        const Edge& up = edge_[parent_[order_[q]]];
+        count += beyond[order_[q]] |= beyond[up.from == order_[q] ? up.to : up.from];
+      }
+      crossing(beyond, 2 * count <= nodes);
+      const double sign = u[k] > 0 ? 1.0 : -1.0, delta = (child == e.to ? sign : -sign) / e.coef;
+      breaks_.clear();
+      double slope = 1;
+      for (const std::size_t i : cross_)
+        if (!in_s_[i]) add_break(i, link_[i].k * delta * (beyond[link_[i].to] - beyond[link_[i].from]), u[k], slope);
+      const std::size_t row = entering(slope);
+      if (row == n_) return -1;
+      for (const std::size_t i : cross_) flow(i, -1.0, balance);
+      in_s_[s_[k]] = 0;
+      in_s_[row] = 1;
+      s_[k] = row;
+      if (!tree_vertex(u)) return -1;
+      update_rows(balance);
+    }
+    return step;
+  }
+
+  /// The tree of S and its phases (u: scratch).
+  bool tree_vertex(std::vector<double>& u) {
+    if (!factor_tree()) return false;
+    for (std::size_t a = 0; a < r_; ++a) u[a] = c_[s_[a]];
+    tree_phases(u);
+    return true;
+  }
+  /// The residuals of the rows cross_ at phi_ (0 in S), their flows added.
+  void update_rows(std::vector<double>& balance) {
+    for (const std::size_t i : cross_) {
+      const Link& l = link_[i];
+      f_[i] = in_s_[i] ? 0.0 : l.k * (phi_[l.to] - phi_[l.from]) - c_[i];
+      flow(i, 1.0, balance);
+    }
+  }
+  /// Adds row i's -sign(f_i) k_i (e_to - e_from) to the balances, times s.
+  void flow(std::size_t i, double s, std::vector<double>& balance) const {
+    const Link& l = link_[i];
+    const double v = f_[i] > 0 ? -s * l.k : f_[i] < 0 ? s * l.k : 0.0;
+    balance[l.to] += v;
+    balance[l.from] -= v;
+  }
+  /// The rows of each date (CSR), for crossing.
+  void rows_by_date() {
+    const std::size_t nodes = band_f_->m + 1;
+    date_start_.assign(nodes + 1, 0);
+    for (const Link& l : link_)
+      if (l.k != 0) ++date_start_[static_cast<std::size_t>(l.from) + 1], ++date_start_[static_cast<std::size_t>(l.to) + 1];
+    for (std::size_t d = 0; d < nodes; ++d) date_start_[d + 1] += date_start_[d];
+    date_rows_.resize(date_start_[nodes]);
+    fill_.assign(date_start_.begin(), date_start_.end() - 1);
+    for (std::size_t i = 0; i < n_; ++i)
+      if (link_[i].k != 0) date_rows_[fill_[link_[i].from]++] = date_rows_[fill_[link_[i].to]++] = i;
+  }
+  /// cross_: the rows with one date beyond the cut, from the dates beyond it
+  /// (from_beyond) or the others.
+  void crossing(const std::vector<char>& beyond, bool from_beyond) {
+    cross_.clear();
+    for (std::size_t d = 0; d < beyond.size(); ++d) {
+      if ((beyond[d] != 0) != from_beyond) continue;
+      for (std::size_t x = date_start_[d]; x < date_start_[d + 1]; ++x) {
+        const Link& l = link_[date_rows_[x]];
+        if (beyond[l.to] != beyond[l.from]) cross_.push_back(date_rows_[x]);
       }
     }
-    return -1;  // unbounded: cannot happen for a norm
   }
 
   const SolveOptions& o_;
   std::size_t n_ = 0, m_ = 0, r_ = 0;
   double delta_ = 0, zero_ = 0;
+  int warmed_ = -1;
   std::vector<double> a_, b_, c_, q_, z_, f_, gram_, rhs_, lu_, scaled_;
   std::vector<int> piv_;
   const DesignFactors* band_f_ = nullptr;  // a banded design's, where the pixel has full rank
@@ -548,13 +787,107 @@ private:
     double coef;
   };
   std::vector<Edge> edge_;                                   // S's rows as tree edges
+  struct Link {
+    int from, to;
+    double k;
+  };
+  std::vector<Link> link_;     // every row of a network in the dates' phases
+  std::size_t link_band_ = 0;  // the largest to - from of a link between two unknown dates
+  struct Break {
+    double t, weight;
+    std::size_t row;
+  };
+  std::vector<Break> breaks_;
   std::vector<std::size_t> start_, fill_, adjacent_, order_, parent_;  // the tree by dates, breadth-first
   std::vector<double> phi_;
   std::vector<double> sw_, weight_;
+  std::vector<std::size_t> roots_;  // the forest's: date 0, and each free component's first date
+  std::vector<int> comp_;           // a split network's components (see free_components)
   BandGram band_;
   std::vector<std::size_t> s_;
   std::vector<char> in_s_;
+  std::vector<std::size_t> date_start_, date_rows_, cross_;  // a network's rows by date; the rows across a cut
 };
+
+/// L1's first reweightings on a network, kLanes pixels side by side (their
+/// band systems in the vector lanes, as the least-squares solve forms
+/// them): z <- argmin Σ g_i w_i (a_i z - y_i)², g_i = 1 / max(|f_i|, eps)
+/// from the residuals f = w^1/2 (A z - y) at the previous z. Y, W and SW =
+/// W^1/2: (N, lanes), 0 on a missing row; Z: (M, lanes), the least-squares
+/// solutions in, the last z out; done[l]: the reweightings lane l took (a
+/// lane stops at a singular system).
+CUBESOLVE_SIMD_CLONES void network_reweightings(const DesignFactors& f, const double* Y, const double* W, const double* SW,
+                                                const double* eps, int count, double* Z, int* done) {
+  constexpr std::size_t L = kLanes;
+  const std::size_t N = f.n, M = f.m;
+  std::vector<double> wt(N * L), S(M * (f.band + 1) * L), X(M * L);
+  const Vec4 floor = load4(eps);
+  bool live[L];
+  for (std::size_t l = 0; l < L; ++l) live[l] = true, done[l] = 0;
+  for (int it = 0; it < count; ++it) {
+    for (std::size_t i = 0; i < N; ++i) {
+      Vec4 r = -load4(Y + i * L);
+      for (std::size_t e = f.row_start[i]; e < f.row_start[i + 1]; ++e) r += f.nz_val[e] * load4(Z + f.nz_col[e] * L);
+      Vec4 a = load4(SW + i * L) * r;
+      a = a < 0 ? -a : a;
+      store4(wt.data() + i * L, load4(W + i * L) / (a > floor ? a : floor));
+    }
+    band_normal_equations(f, wt.data(), Y, S.data(), X.data());
+    bool ok[L];
+    batched_cholesky_band(S.data(), M, f.band, 0.0, ok);
+    batched_cholesky_band_solve(S.data(), M, f.band, X.data());
+    for (std::size_t l = 0; l < L; ++l) {
+      live[l] = live[l] && ok[l];
+      if (!live[l]) continue;
+      for (std::size_t j = 0; j < M; ++j) Z[j * L + l] = X[j * L + l];
+      ++done[l];
+    }
+  }
+}
+
+/// L1 on a network: the first reweightings of the pixels [b, e) that have
+/// full rank and more valid rows than unknowns, kLanes at a time. x (M,
+/// e - b): their z; warmed: the reweightings done, -1 for the other pixels.
+void warm_network(const Array& cube, const DesignFactors& f, const Array* weights, int count, const SolveResult& r,
+                  std::size_t b, std::size_t e, std::vector<double>& x, std::vector<int>& warmed) {
+  constexpr std::size_t L = kLanes;
+  const std::size_t N = f.n, M = f.m, P = cube.dim(1) * cube.dim(2);
+  x.assign(M * (e - b), 0.0);
+  warmed.assign(e - b, -1);
+  std::vector<double> Y(N * L), W(N * L), SW(N * L), Z(M * L), eps(L);
+  std::size_t lane[L], used = 0;
+  auto run = [&] {
+    int done[L];
+    network_reweightings(f, Y.data(), W.data(), SW.data(), eps.data(), count, Z.data(), done);
+    for (std::size_t l = 0; l < used; ++l) {
+      warmed[lane[l]] = done[l];
+      for (std::size_t j = 0; j < M; ++j) x[j * (e - b) + lane[l]] = Z[j * L + l];
+    }
+    std::fill(W.begin(), W.end(), 0.0);
+    used = 0;
+  };
+  for (std::size_t p = b; p < e; ++p) {
+    if (r.status.data<std::uint8_t>()[p] != static_cast<std::uint8_t>(PixelStatus::Ok) || r.rank.data<std::int32_t>()[p] != static_cast<int>(M))
+      continue;
+    std::size_t nv = 0;
+    double scale = 0;
+    for (std::size_t i = 0; i < N; ++i) {
+      const double v = cube.value(i * P + p), w = weights ? weights->value(i * P + p) : 1.0;
+      const bool ok = std::isfinite(v) && std::isfinite(w) && w > 0;
+      nv += ok;
+      Y[i * L + used] = ok ? v : 0.0;
+      W[i * L + used] = ok ? w : 0.0;
+      SW[i * L + used] = ok ? std::sqrt(w) : 0.0;
+      if (ok) scale = std::max(scale, std::fabs(v) * SW[i * L + used]);
+    }
+    if (nv <= M) continue;
+    eps[used] = 1e-9 * std::max(scale, 1e-300);
+    for (std::size_t j = 0; j < M; ++j) Z[j * L + used] = r.x.value(j * P + p);
+    lane[used++] = p - b;
+    if (used == L) run();
+  }
+  if (used > 0) run();
+}
 
 }  // namespace
 
@@ -566,12 +899,15 @@ void robust_pass(const Array& cube, const Design& design, const Array* weights, 
   auto* st = r.status.data<std::uint8_t>();
   const auto* rank = r.rank.data<std::int32_t>();
   lapack::SingleThreadedBlas single;  // small systems on every thread
+  const DesignFactors& f = design.factors();
+  const bool lanes = options.loss == Loss::L1 && f.network() && f.banded_gram && !f.row_start.empty();
   parallel_for(
       P, 64, r.threads,
       [&](int, std::size_t b, std::size_t e) {
         RobustPixel px(options);
-        std::vector<int> rows(N);
-        std::vector<double> y(N), sw(N), x0(M), x(M);
+        std::vector<int> rows(N), warmed;
+        std::vector<double> y(N), sw(N), x0(M), x(M), warm;
+        if (lanes) warm_network(cube, f, weights, std::min(options.max_iterations, kNetworkReweightings), r, b, e, warm, warmed);
         for (std::size_t p = b; p < e; ++p) {
           const auto s = static_cast<PixelStatus>(st[p]);
           if (s != PixelStatus::Ok && s != PixelStatus::MinNorm) {
@@ -586,13 +922,16 @@ void robust_pass(const Array& cube, const Design& design, const Array* weights, 
             y[nv] = v;
             sw[nv++] = std::sqrt(w);
           }
-          for (std::size_t j = 0; j < M; ++j) x0[j] = r.x.value(j * P + p);
+          const int done = lanes ? warmed[p - b] : -1;
+          for (std::size_t j = 0; j < M; ++j) x0[j] = done >= 0 ? warm[j * (e - b) + p - b] : r.x.value(j * P + p);
           int it = -1;
-          if (px.setup(design, rows.data(), sw.data(), y.data(), nv, rank[p])) {
-            px.start(x0.data());
+          for (const bool forest : {true, false}) {  // a split network's forest, else its SVD coordinates
+            if (!px.setup(design, rows.data(), sw.data(), y.data(), nv, rank[p], forest)) break;
+            px.start(x0.data(), done);
             const double delta = options.huber_delta > 0 ? options.huber_delta : options.loss == Loss::Huber ? px.default_delta() : 0.0;
             it = px.run(delta);
             px.result(x.data());
+            if (it >= 0 || !px.split()) break;
           }
           const auto [obj, ss] = it >= 0 ? px.objective() : std::pair{kNaN, kNaN};
           if (it < 0 || !std::isfinite(obj)) {
