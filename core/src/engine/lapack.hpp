@@ -53,11 +53,11 @@ inline void syrk_upper(int n, int k, double alpha, const double* a, int lda, dou
   dsyrk_("U", "N", &n, &k, &alpha, a, &lda, &beta, c, &ldc, 1, 1);
 }
 
-/// y = A x, A column-major (m, n).
-inline void gemv(int m, int n, const double* a, int lda, const double* x, double* y) {
+/// y = A x, or A^T x (trans 'T'), A column-major (m, n).
+inline void gemv(int m, int n, const double* a, int lda, const double* x, double* y, char trans = 'N') {
   const double one = 1.0, zero = 0.0;
   const int inc = 1;
-  dgemv_("N", &m, &n, &one, a, &lda, x, &inc, &zero, y, &inc, 1);
+  dgemv_(&trans, &m, &n, &one, a, &lda, x, &inc, &zero, y, &inc, 1);
 }
 
 /// B = U B in place, U upper triangular (m, m), B (m, n), column-major.

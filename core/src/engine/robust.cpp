@@ -72,7 +72,8 @@ namespace detail {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int kNetworkReweightings = 12;  // L1's reweightings before the vertex on a network
+constexpr int kNetworkReweightings = 12;
+constexpr int kAdmmIterations = 30;       // L1's ADMM iterations before the vertex on a dense design  // L1's reweightings before the vertex on a network
 
 /// One pixel's robust problem in full-rank coordinates, and its solver.
 class RobustPixel {
@@ -328,14 +329,13 @@ private:
     const double eps = 1e-9 * std::max(scale, 1e-300);
     zero_ = 1e-12 * std::max(scale, 1e-300);
     std::vector<double> g(n_);
+    // Near the optimum: on a network reweightings (unless done in lanes),
+    // on a dense design ADMM iterations, which reuse one factorization.
     int it = std::max(warmed_, 0);
-    // Near the optimum; on a network, whose simplex steps walk its tree in
-    // O(M), fewer reweightings and more steps cost less.
-    const int warm = warmed_ >= 0 ? 0 : tree_ ? kNetworkReweightings : 20;
-    for (; it < std::min(o_.max_iterations, warm); ++it) {
+    if (warmed_ < 0 && !tree_) it = admm(std::min(o_.max_iterations, kAdmmIterations));
+    for (; warmed_ < 0 && tree_ && it < std::min(o_.max_iterations, kNetworkReweightings); ++it) {
       for (std::size_t i = 0; i < n_; ++i) g[i] = 1.0 / std::max(std::fabs(f_[i]), eps);
-      if (!(tree_ ? network_reweighted(g) : reweighted(g))) break;
-      if (!tree_) residuals();  // (network_reweighted leaves them)
+      if (!network_reweighted(g)) break;
     }
     if (!vertex()) return -1;
     // Values fitted exactly make vertices degenerate (more rows at 0 than
@@ -351,12 +351,8 @@ private:
     }
     zero_ = 0;  // (no value sits on 0 now but by the steps')
     const std::vector<double> z_start = z_;
-    int step = -1;
-    const int budget = std::min(o_.max_iterations, it + 4 * static_cast<int>(r_) + 20);
-    if (tree_) step = network_steps(it, budget);
-    else
-      for (; it < budget && (step = simplex_step()) > 0; ++it) {
-      }
+    const int budget = std::min(o_.max_iterations, it + 8 * static_cast<int>(r_) + 40);
+    const int step = tree_ ? network_steps(it, budget) : dense_steps(it, budget);
     c_ = c;
     zero_ = 1e-12 * std::max(scale, 1e-300);
     if (step != 0) {  // no certified vertex within the steps: reweighting to a duality gap
@@ -367,7 +363,7 @@ private:
     std::vector<double> zs(r_);
     for (std::size_t a = 0; a < r_; ++a) zs[a] = c_[s_[a]];
     if (!factor_s()) return -1;
-    solve_s(zs, false);
+    solve_s(zs);
     z_ = zs;
     return it + 1;
   }
@@ -416,15 +412,16 @@ private:
     double largest = 0;
     for (std::size_t i = 0; i < n_; ++i)
       for (std::size_t c = 0; c < r_; ++c) largest = std::max(largest, std::fabs(b_[i + c * n_]));
+    std::vector<double> v(r_), d(r_), back(r_);
     for (std::size_t k = 0; k < n_ && s_.size() < r_; ++k) {
       const std::size_t i = order[k];
-      std::vector<double> v(r_);
       double norm0 = 0;
       for (std::size_t c = 0; c < r_; ++c) norm0 += (v[c] = b_[i + c * n_]) * v[c];
-      for (std::size_t q = 0; q < s_.size(); ++q) {
-        double d = 0;
-        for (std::size_t c = 0; c < r_; ++c) d += basis[q * r_ + c] * v[c];
-        for (std::size_t c = 0; c < r_; ++c) v[c] -= d * basis[q * r_ + c];
+      const int r = static_cast<int>(r_), q = static_cast<int>(s_.size());
+      for (int pass = 0; pass < 2 && q > 0; ++pass) {  // classical Gram-Schmidt, twice (as stable as modified)
+        lapack::gemv(r, q, basis.data(), r, v.data(), d.data(), 'T');
+        lapack::gemv(r, q, basis.data(), r, d.data(), back.data());
+        for (std::size_t c = 0; c < r_; ++c) v[c] -= back[c];
       }
       double norm = 0;
       for (double e : v) norm += e * e;
@@ -434,6 +431,36 @@ private:
       s_.push_back(i);
     }
     return s_.size() == r_;
+  }
+
+  /// ADMM on min Σ|e| subject to e = B z - c: z <- (B^T B)^-1 B^T (c + e -
+  /// v) with B^T B's Cholesky factored once, e <- soft(B z - c + v, 1/ρ),
+  /// v <- v + B z - c - e; 1/ρ the least-squares residuals' mean size.
+  /// Returns the iterations done (none where the residuals are 0).
+  int admm(int iterations) {
+    std::vector<double> ones(n_, 1.0), e = f_, v(n_, 0.0), t(n_), rhs(r_);
+    double kappa = 0;  // 1/ρ
+    for (double x : f_) kappa += std::fabs(x) / static_cast<double>(n_);
+    const std::vector<double> z0 = z_;
+    if (iterations <= 0 || !(kappa > 0) || !reweighted(ones)) {
+      z_ = z0;
+      residuals();
+      return 0;
+    }
+    const std::vector<double> factor = gram_;
+    for (int k = 0; k < iterations; ++k) {
+      for (std::size_t i = 0; i < n_; ++i) t[i] = c_[i] + e[i] - v[i];
+      bmul(t.data(), rhs.data(), true);
+      lapack::cholesky_upper_solve(static_cast<int>(r_), factor.data(), static_cast<int>(r_), rhs.data());
+      z_ = rhs;
+      residuals();
+      for (std::size_t i = 0; i < n_; ++i) {
+        t[i] = f_[i] + v[i];
+        e[i] = t[i] > kappa ? t[i] - kappa : t[i] < -kappa ? t[i] + kappa : 0.0;
+        v[i] = t[i] - e[i];
+      }
+    }
+    return iterations;
   }
 
   /// The rows in order of |f| to a relative 2^-20 (the order only chooses
@@ -595,44 +622,96 @@ private:
     }
   }
 
-  /// Solves B_S^T u = rhs (transposed) or B_S z = rhs in place, B_S factored.
-  void solve_s(std::vector<double>& rhs, bool transposed) {
+  /// Solves B_S z = rhs in place, B_S factored.
+  void solve_s(std::vector<double>& rhs) {
     int info = 0;
     const int n = static_cast<int>(r_), one = 1;
-    dgetrs_(transposed ? "T" : "N", &n, &one, lu_.data(), &n, piv_.data(), rhs.data(), &n, &info, 1);
+    dgetrs_("N", &n, &one, lu_.data(), &n, piv_.data(), rhs.data(), &n, &info, 1);
   }
 
-  /// One simplex step from the vertex S: 0 when it is optimal, 1 after a
-  /// step, -1 where the system is singular.
-  int simplex_step() {
-    std::vector<double> zs(r_);
-    for (std::size_t a = 0; a < r_; ++a) zs[a] = c_[s_[a]];
-    if (!factor_s()) return -1;
-    solve_s(zs, false);
-    z_ = zs;
-    residuals();
-    for (double& v : f_)  // rounding of a value fitted exactly is a zero residual
-      if (std::fabs(v) <= zero_) v = 0;
-    in_s_.assign(n_, 0);
-    for (std::size_t a = 0; a < r_; ++a) in_s_[s_[a]] = 1;
-    std::vector<double> u(r_, 0.0);  // -g
-    for (std::size_t i = 0; i < n_; ++i)
-      if (!in_s_[i] && f_[i] != 0) row_axpy(i, f_[i] > 0 ? -1.0 : 1.0, u);
-    solve_s(u, true);
-    const std::size_t k = leaving(u);
-    if (k == r_) return 0;  // the dual certificate: optimal
-    // d frees row s_k's residual (b_sk d = sign(u_k)), keeps the others of S at 0.
-    std::vector<double> d(r_, 0.0);
-    d[k] = u[k] > 0 ? 1.0 : -1.0;
-    solve_s(d, false);
-    breaks_.clear();
-    double slope = 1;
-    for (std::size_t i = 0; i < n_; ++i)
-      if (!in_s_[i]) add_break(i, row_dot(i, d), u[k], slope);
-    const std::size_t row = entering(slope);
-    if (row == n_) return -1;  // unbounded: cannot happen for a norm
-    s_[k] = row;
-    return 1;
+  /// The simplex steps on a dense B, with B_S^-1 kept (binv_, column-major)
+  /// and updated for each row that enters (Sherman and Morrison: r² where a
+  /// factorization costs r³), formed afresh every kRefresh steps and before
+  /// a vertex is taken as optimal. Counts the steps in it up to budget;
+  /// returns 0 at an optimal vertex, -1 where B_S is singular, 1 when the
+  /// budget ran out.
+  int dense_steps(int& it, int budget) {
+    constexpr int kRefresh = 32;
+    std::vector<double> zs(r_), u(r_), d(r_), w(r_), cd(n_);
+    if (!invert_s()) return -1;
+    int fresh = 0, step = -1;
+    while (it < budget) {
+      for (std::size_t a = 0; a < r_; ++a) zs[a] = c_[s_[a]];
+      multiply(binv_.data(), zs.data(), z_.data(), false);
+      residuals();
+      in_s_.assign(n_, 0);
+      for (std::size_t a = 0; a < r_; ++a) in_s_[s_[a]] = 1;
+      for (std::size_t i = 0; i < n_; ++i) cd[i] = in_s_[i] ? 0.0 : (f_[i] > 0) - (f_[i] < 0);
+      bmul(cd.data(), w.data(), true);  // g = Σ sign(f_i) b_i outside S
+      multiply(binv_.data(), w.data(), u.data(), true);
+      for (double& v : u) v = -v;
+      const std::size_t k = leaving(u);
+      if (k == r_ && fresh == 0) return 0;  // the dual certificate, from a fresh inverse: optimal
+      if (k == r_ || fresh == kRefresh) {
+        if (!invert_s()) return -1;
+        fresh = 0;
+        continue;
+      }
+      const double sign = u[k] > 0 ? 1.0 : -1.0;  // d frees row s_k's residual, keeps S's others at 0
+      for (std::size_t c = 0; c < r_; ++c) d[c] = sign * binv_[c + k * r_];
+      bmul(d.data(), cd.data(), false);
+      breaks_.clear();
+      double slope = 1;
+      for (std::size_t i = 0; i < n_; ++i)
+        if (!in_s_[i]) add_break(i, cd[i], u[k], slope);
+      const std::size_t row = entering(slope);
+      if (row == n_) return -1;  // unbounded: cannot happen for a norm
+      s_[k] = row;
+      ++it, ++fresh, step = 1;
+      if (enter(row, k)) continue;
+      if (!invert_s()) return -1;
+      fresh = 0;
+    }
+    return step;
+  }
+
+  /// y = B_S^-1 x, or B_S^-T x (transposed).
+  void multiply(const double* inv, const double* x, double* y, bool transposed) const {
+    lapack::gemv(static_cast<int>(r_), static_cast<int>(r_), inv, static_cast<int>(r_), x, y, transposed ? 'T' : 'N');
+  }
+  /// y = B x (r to n), or B^T x (transposed: n to r), B dense.
+  void bmul(const double* x, double* y, bool transposed) const {
+    const int n = static_cast<int>(n_), r = static_cast<int>(r_);
+    lapack::gemv(n, r, b_.data(), n, x, y, transposed ? 'T' : 'N');
+  }
+  /// B_S^-1 afresh (LU); false where B_S is singular.
+  bool invert_s() {
+    if (!factor_s()) return false;
+    binv_.assign(r_ * r_, 0.0);
+    for (std::size_t a = 0; a < r_; ++a) binv_[a + a * r_] = 1;
+    int info = 0;
+    const int n = static_cast<int>(r_);
+    dgetrs_("N", &n, &n, lu_.data(), &n, piv_.data(), binv_.data(), &n, &info, 1);
+    return info == 0;
+  }
+  /// B_S^-1 after row `row` took S's place k: with w = b_row^T B_S^-1,
+  /// column j less column k times w_j / w_k, column k over w_k. False where
+  /// w_k is too small for the update to be trusted.
+  bool enter(std::size_t row, std::size_t k) {
+    std::vector<double> b(r_), w(r_, 0.0);
+    for (std::size_t c = 0; c < r_; ++c) b[c] = b_[row + c * n_];
+    multiply(binv_.data(), b.data(), w.data(), true);
+    double largest = 0;
+    for (double v : w) largest = std::max(largest, std::fabs(v));
+    if (!(std::fabs(w[k]) > 1e-8 * largest)) return false;
+    const double* ck = binv_.data() + k * r_;
+    for (std::size_t j = 0; j < r_; ++j) {
+      if (j == k) continue;
+      const double t = w[j] / w[k];
+      for (std::size_t c = 0; c < r_; ++c) binv_[c + j * r_] -= ck[c] * t;
+    }
+    for (std::size_t c = 0; c < r_; ++c) binv_[c + k * r_] /= w[k];
+    return true;
   }
 
   /// Bland's rule against cycling on degenerate vertices: the row of S of
@@ -671,7 +750,7 @@ private:
     return n_;
   }
 
-  /// The steps of simplex_step on a network, each in O(M) and the rows at
+  /// The steps of dense_steps on a network, each in O(M) and the rows at
   /// the dates it moves: at a spanning tree S the dates' phases follow from
   /// c_S along the tree, row i's residual is k_i (φ_to - φ_from) - c_i, and
   /// B_S^T u = -g is E^T u = the dates' balances of -sign(f_i) k_i over the
@@ -679,7 +758,7 @@ private:
   /// dates beyond it (away from date 0) by one constant: only the rows
   /// across that cut turn, and only theirs change at the next vertex, found
   /// from the smaller side's rows. Counts the steps in it up to budget;
-  /// returns as simplex_step.
+  /// returns as dense_steps.
   int network_steps(int& it, int budget) {
     const std::size_t nodes = band_f_->m + 1;
     std::vector<double> u(r_), balance(nodes, 0.0), b(nodes);
@@ -776,7 +855,7 @@ private:
   std::size_t n_ = 0, m_ = 0, r_ = 0;
   double delta_ = 0, zero_ = 0;
   int warmed_ = -1;
-  std::vector<double> a_, b_, c_, q_, z_, f_, gram_, rhs_, lu_, scaled_;
+  std::vector<double> a_, b_, c_, q_, z_, f_, gram_, rhs_, lu_, binv_, scaled_;
   std::vector<int> piv_;
   const DesignFactors* band_f_ = nullptr;  // a banded design's, where the pixel has full rank
   bool tree_ = false;                      // ... and a network's: vertices are spanning trees
