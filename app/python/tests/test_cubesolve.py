@@ -461,15 +461,10 @@ def _network(D):
     return A
 
 
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("velocity", [False, True])
-def test_l1_on_a_network_is_the_linear_programs_optimum(weighted, velocity):
-    """The same on an SBAS network in either formulation (its reweighted
-    systems in band form, its vertices spanning trees of the pixel's links,
-    solved along the tree), with unwrapping jumps and gaps that leave some
-    pixels' networks split (rank-deficient: solved on a forest rooted at
-    each component's first date, then taken to minimum norm)."""
-    linprog = pytest.importorskip("scipy.optimize", reason="SciPy is not installed").linprog
+def _network_stack(weighted, velocity):
+    """An SBAS network of 30 dates in either formulation, with unwrapping
+    jumps and gaps that leave some pixels' networks split (rank-deficient);
+    the first 10 pixels lose every link of date 15."""
     rng = np.random.default_rng(15)
     A = _network(30)
     if velocity:  # MintPy's B: each pair spans the intervals between its dates
@@ -480,20 +475,57 @@ def test_l1_on_a_network_is_the_linear_programs_optimum(weighted, velocity):
     Y[jump] += 2 * np.pi * rng.choice([-1, 1], jump.sum())
     Y[rng.random(Y.shape) < 0.15] = np.nan
     Y[:, :10][np.isin(np.arange(A.shape[0]), np.flatnonzero(A[:, 14] != 0))] = np.nan  # date 15 cut off
-    W = rng.uniform(0.5, 2.0, Y.shape) if weighted else None
+    return A, Y, rng.uniform(0.5, 2.0, Y.shape) if weighted else None
+
+
+def _pixel_rows(A, Y, W, p):
+    ok = np.isfinite(Y[:, p])
+    sw = np.sqrt(W[ok, p]) if W is not None else np.ones(ok.sum())
+    return A[ok] * sw[:, None], Y[ok, p] * sw
+
+
+def _in_row_space(B, x):
+    """No part of x in the null space of B's rows."""
+    null = np.linalg.svd(B)[2][np.linalg.matrix_rank(B):]
+    return np.abs(null @ x).max(initial=0) <= 1e-9 * np.abs(x).max()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("velocity", [False, True])
+def test_l1_on_a_network_is_the_linear_programs_optimum(weighted, velocity):
+    """The same on an SBAS network in either formulation (its reweighted
+    systems in band form, its vertices spanning trees of the pixel's links,
+    solved along the tree), split networks included (solved on a forest
+    rooted at each component's first date, then taken to minimum norm)."""
+    linprog = pytest.importorskip("scipy.optimize", reason="SciPy is not installed").linprog
+    A, Y, W = _network_stack(weighted, velocity)
     r = cubesolve.solve(Y, A, W, loss="l1", dtype="float64")
     assert (r.status[:10] == 1).all() and (r.status[10:] <= 1).all()
-    for p in range(P):
-        ok = np.isfinite(Y[:, p])
-        sw = np.sqrt(W[ok, p]) if weighted else np.ones(ok.sum())
-        B, c = A[ok] * sw[:, None], Y[ok, p] * sw
+    for p in range(Y.shape[1]):
+        B, c = _pixel_rows(A, Y, W, p)
         n, M = B.shape
         lp = linprog(np.r_[np.zeros(M), np.ones(2 * n)], A_eq=np.c_[B, np.eye(n), -np.eye(n)], b_eq=c,
                      bounds=[(None, None)] * M + [(0, None)] * (2 * n), method="highs")
         assert abs(r.objective[p] - lp.fun) <= 1e-9 * lp.fun, p
-        if r.status[p] == 1:  # a split network's minimiser in its rows' row space: no part in their null space
-            null = np.linalg.svd(B)[2][np.linalg.matrix_rank(B):]
-            assert np.abs(null @ r.x[:, p]).max() <= 1e-9 * np.abs(r.x[:, p]).max(), p
+        assert r.status[p] == 0 or _in_row_space(B, r.x[:, p]), p
+
+
+@pytest.mark.parametrize("velocity", [False, True])
+def test_huber_on_a_network_equals_scipy_least_squares(velocity):
+    """Huber's loss on the same networks (each reweighting in the dates'
+    phases; split networks on their forest, then minimum norm): the
+    objective equals SciPy's least_squares(loss="huber") to 1e-6. (One
+    pixel here takes some 4500 reweightings: max_iter lets it finish.)"""
+    least_squares = pytest.importorskip("scipy.optimize", reason="SciPy is not installed").least_squares
+    A, Y, W = _network_stack(True, velocity)
+    r = cubesolve.solve(Y, A, W, loss="huber:0.5", dtype="float64", max_iter=10000)
+    assert (r.status[:10] == 1).all() and (r.status[10:] <= 1).all()
+    for p in range(Y.shape[1]):
+        B, c = _pixel_rows(A, Y, W, p)
+        x0 = np.linalg.lstsq(B, c, rcond=None)[0]
+        ls = least_squares(lambda x: B @ x - c, x0, loss="huber", f_scale=0.5, xtol=1e-15, ftol=1e-15, gtol=1e-15)
+        assert abs(r.objective[p] - ls.cost) <= 1e-6 * ls.cost, p
+        assert r.status[p] == 0 or _in_row_space(B, r.x[:, p]), p
 
 
 @pytest.mark.parametrize("delta", [0.3, None])

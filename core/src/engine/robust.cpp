@@ -81,8 +81,8 @@ public:
   RobustPixel(const SolveOptions& o) : o_(o) {}
 
   /// Sets up B (n, r) and c from the pixel's weighted rows; r its rank.
-  /// Returns false where the SVD fails. L1 on a split network (rank below
-  /// M) is solved on its dates' forest unless `forest` is false.
+  /// Returns false where the SVD fails. A split network (rank below M) is
+  /// solved on its dates' forest unless `forest` is false.
   bool setup(const Design& design, const int* rows, const double* sw, const double* y, std::size_t n, int rank,
              bool forest = true) {
     const std::size_t M = design.cols();
@@ -98,7 +98,7 @@ public:
     band_f_ = r_ == M && banded ? &f : nullptr;
     tree_ = band_f_ && f.network();
     roots_.assign(1, 0);
-    if (!tree_ && forest && banded && f.network() && o_.loss == Loss::L1 && r_ > 0) tree_ = find_forest(f, rows, n);
+    if (!tree_ && forest && banded && f.network() && r_ > 0) tree_ = find_forest(f, rows, n);
     if (tree_) band_f_ = &f;
     if (band_f_) {
       rows_.assign(rows, rows + n);
@@ -308,16 +308,16 @@ private:
     for (int it = 1; it <= o_.max_iterations; ++it) {
       for (std::size_t i = 0; i < n_; ++i) g[i] = std::fabs(f_[i]) <= delta_ ? 1.0 : delta_ / std::fabs(f_[i]);
       const std::vector<double> before = z_;
-      if (!reweighted(g)) return -1;
+      if (!(tree_ ? network_reweighted(g) : reweighted(g))) return -1;
       const double next = objective().first;
-      if (next > obj) {  // rounding: keep the better
-        z_ = before;
+      const bool worse = next > obj;  // rounding: keep the better
+      if (worse) z_ = before;
+      if (worse || obj - next <= 1e-3 * o_.tolerance * next) {
+        if (split() && !minimum_norm(*band_f_, comp_.data(), roots_.size() - 1, z_.data())) return -1;
         objective();
         return it;
       }
-      const bool done = obj - next <= 1e-3 * o_.tolerance * next;
       obj = next;
-      if (done) return it;
     }
     return -1;
   }
