@@ -75,6 +75,24 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kNetworkReweightings = 12;
 constexpr int kAdmmIterations = 30;       // L1's ADMM iterations before the vertex on a dense design  // L1's reweightings before the vertex on a network
 
+/// Huber's δ by default: 1.345 × 1.4826 × the MAD of the residuals f (or,
+/// where that is 0, 1.345 × 1.2533 × their mean size).
+double huber_delta(std::vector<double> f) {
+  auto median = [](std::vector<double>& v) {
+    const std::size_t h = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
+    double m = v[h];
+    if (v.size() % 2 == 0) m = 0.5 * (m + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h)));
+    return m;
+  };
+  double mean = 0;
+  for (double v : f) mean += std::fabs(v) / static_cast<double>(f.size());
+  const double med = median(f);
+  for (double& v : f) v = std::fabs(v - med);
+  const double mad = median(f);
+  return mad > 0 ? 1.345 * 1.4826 * mad : 1.345 * 1.2533 * mean;
+}
+
 /// One pixel's robust problem in full-rank coordinates, and its solver.
 class RobustPixel {
 public:
@@ -163,6 +181,8 @@ public:
         for (std::size_t j = 0; j < m_; ++j) z_[c] += q_[j + c * m_] * x0[j];
   }
 
+  void set_delta(double delta) { delta_ = delta; }
+
   /// Minimises the loss from the start; the iterations taken, -1 where the
   /// cap was reached or a system was singular.
   int run(double delta) {
@@ -196,21 +216,7 @@ public:
   /// The weighted least-squares residuals' robust scale: δ by default.
   double default_delta() {
     residuals();
-    std::vector<double> f = f_;
-    auto median = [](std::vector<double>& v) {
-      const std::size_t h = v.size() / 2;
-      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
-      double m = v[h];
-      if (v.size() % 2 == 0) m = 0.5 * (m + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h)));
-      return m;
-    };
-    const double med = median(f);
-    for (double& v : f) v = std::fabs(v - med);
-    const double mad = median(f);
-    if (mad > 0) return 1.345 * 1.4826 * mad;
-    double mean = 0;
-    for (double v : f_) mean += std::fabs(v);
-    return 1.345 * 1.2533 * mean / static_cast<double>(f_.size());
+    return huber_delta(f_);
   }
 
 private:
@@ -888,84 +894,132 @@ private:
   std::vector<std::size_t> date_start_, date_rows_, cross_;  // a network's rows by date; the rows across a cut
 };
 
-/// L1's first reweightings on a network, kLanes pixels side by side (their
-/// band systems in the vector lanes, as the least-squares solve forms
-/// them): z <- argmin Σ g_i w_i (a_i z - y_i)², g_i = 1 / max(|f_i|, eps)
-/// from the residuals f = w^1/2 (A z - y) at the previous z. Y, W and SW =
-/// W^1/2: (N, lanes), 0 on a missing row; Z: (M, lanes), the least-squares
-/// solutions in, the last z out; done[l]: the reweightings lane l took (a
-/// lane stops at a singular system).
+/// Reweightings on a network, kLanes pixels side by side (their band
+/// systems in the vector lanes, as the least-squares solve forms them): z
+/// <- argmin Σ g_i w_i (a_i z - y_i)², g from the residuals f = w^1/2 (A z -
+/// y) at the previous z. L1: g_i = 1 / max(|f_i|, p), `count` times (the
+/// first of L1's iterations). Huber: g_i = min(1, p / |f_i|), until a step
+/// lowers Σρ(f) by no more than tol × 1e-3 of it (a step that raises it
+/// is undone), as RobustPixel::huber. Y, W and SW = W^1/2: (N, lanes), 0 on
+/// a missing row; p: (lanes) ε or δ; Z: (M, lanes), the least-squares
+/// solutions in, the last z out; done[l]: the reweightings lane l took (an
+/// L1 lane stops at a singular system; a Huber lane that did not converge
+/// within count, or met a singular system: -1).
 CUBESOLVE_SIMD_CLONES void network_reweightings(const DesignFactors& f, const double* Y, const double* W, const double* SW,
-                                                const double* eps, int count, double* Z, int* done) {
+                                                const double* p, Loss loss, int count, double tol, double* Z, int* done) {
   constexpr std::size_t L = kLanes;
   const std::size_t N = f.n, M = f.m;
-  std::vector<double> wt(N * L), S(M * (f.band + 1) * L), X(M * L);
-  const Vec4 floor = load4(eps);
+  const bool huber = loss == Loss::Huber;
+  std::vector<double> wt(N * L), S(M * (f.band + 1) * L), X(M * L), before(M * L);
+  const Vec4 param = load4(p), one = Vec4{} + 1;
+  double last[L];
   bool live[L];
-  for (std::size_t l = 0; l < L; ++l) live[l] = true, done[l] = 0;
-  for (int it = 0; it < count; ++it) {
+  for (std::size_t l = 0; l < L; ++l) live[l] = true, done[l] = 0, last[l] = std::numeric_limits<double>::infinity();
+  for (int it = 0; it <= count; ++it) {
+    Vec4 obj = {};
     for (std::size_t i = 0; i < N; ++i) {
       Vec4 r = -load4(Y + i * L);
       for (std::size_t e = f.row_start[i]; e < f.row_start[i + 1]; ++e) r += f.nz_val[e] * load4(Z + f.nz_col[e] * L);
       Vec4 a = load4(SW + i * L) * r;
       a = a < 0 ? -a : a;
-      store4(wt.data() + i * L, load4(W + i * L) / (a > floor ? a : floor));
+      obj += a <= param ? 0.5 * a * a : param * a - 0.5 * param * param;
+      const Vec4 g = huber ? (a <= param ? one : param / a) : 1 / (a > param ? a : param);
+      store4(wt.data() + i * L, load4(W + i * L) * g);
     }
+    for (std::size_t l = 0; l < L && huber; ++l) {  // the step to Z, judged
+      if (!live[l] || it == 0) continue;
+      const bool worse = obj[l] > last[l];
+      if (worse)
+        for (std::size_t j = 0; j < M; ++j) Z[j * L + l] = before[j * L + l];
+      if (worse || last[l] - obj[l] <= 1e-3 * tol * obj[l]) live[l] = false;
+      last[l] = obj[l];
+    }
+    for (std::size_t l = 0; l < L && huber && it == 0; ++l) last[l] = obj[l];
+    if (it == count || std::none_of(live, live + L, [](bool v) { return v; })) break;
     band_normal_equations(f, wt.data(), Y, S.data(), X.data());
     bool ok[L];
     batched_cholesky_band(S.data(), M, f.band, 0.0, ok);
     batched_cholesky_band_solve(S.data(), M, f.band, X.data());
+    before.assign(Z, Z + M * L);
     for (std::size_t l = 0; l < L; ++l) {
+      if (live[l] && !ok[l] && huber) done[l] = -1;
       live[l] = live[l] && ok[l];
       if (!live[l]) continue;
       for (std::size_t j = 0; j < M; ++j) Z[j * L + l] = X[j * L + l];
       ++done[l];
     }
   }
+  for (std::size_t l = 0; l < L && huber; ++l)
+    if (live[l]) done[l] = -1;  // still going at the cap
 }
 
-/// L1 on a network: the first reweightings of the pixels [b, e) that have
-/// full rank and more valid rows than unknowns, kLanes at a time. x (M,
-/// e - b): their z; warmed: the reweightings done, -1 for the other pixels.
-void warm_network(const Array& cube, const DesignFactors& f, const Array* weights, int count, const SolveResult& r,
-                  std::size_t b, std::size_t e, std::vector<double>& x, std::vector<int>& warmed) {
+/// Robust losses on a network: the reweightings (L1's first ones, all of
+/// Huber's) of the pixels [b, e) that have full rank and more valid rows
+/// than unknowns, kLanes at a time. x (M, e - b): their z; warmed: the
+/// reweightings done (-1 for the other pixels, and for a Huber pixel that
+/// did not converge); delta: each one's δ (Huber).
+void warm_network(const Array& cube, const DesignFactors& f, const Array* weights, const SolveOptions& o, const SolveResult& r,
+                  std::size_t b, std::size_t e, std::vector<double>& x, std::vector<int>& warmed, std::vector<double>& delta) {
   constexpr std::size_t L = kLanes;
   const std::size_t N = f.n, M = f.m, P = cube.dim(1) * cube.dim(2);
+  const int count = o.loss == Loss::L1 ? std::min(o.max_iterations, kNetworkReweightings) : o.max_iterations;
   x.assign(M * (e - b), 0.0);
   warmed.assign(e - b, -1);
-  std::vector<double> Y(N * L), W(N * L), SW(N * L), Z(M * L), eps(L);
+  delta.assign(e - b, 0.0);
+  std::vector<double> Y(N * L), W(N * L), SW(N * L), Z(M * L), param(L, 1.0), res;
   std::size_t lane[L], used = 0;
   auto run = [&] {
     int done[L];
-    network_reweightings(f, Y.data(), W.data(), SW.data(), eps.data(), count, Z.data(), done);
+    network_reweightings(f, Y.data(), W.data(), SW.data(), param.data(), o.loss, count, o.tolerance, Z.data(), done);
     for (std::size_t l = 0; l < used; ++l) {
       warmed[lane[l]] = done[l];
+      delta[lane[l]] = param[l];
       for (std::size_t j = 0; j < M; ++j) x[j * (e - b) + lane[l]] = Z[j * L + l];
     }
     std::fill(W.begin(), W.end(), 0.0);
+    std::fill(param.begin(), param.end(), 1.0);
     used = 0;
   };
   for (std::size_t p = b; p < e; ++p) {
     if (r.status.data<std::uint8_t>()[p] != static_cast<std::uint8_t>(PixelStatus::Ok) || r.rank.data<std::int32_t>()[p] != static_cast<int>(M))
       continue;
-    std::size_t nv = 0;
     double scale = 0;
+    res.clear();  // the least-squares residuals, for δ
+    for (std::size_t j = 0; j < M; ++j) Z[j * L + used] = r.x.value(j * P + p);
     for (std::size_t i = 0; i < N; ++i) {
       const double v = cube.value(i * P + p), w = weights ? weights->value(i * P + p) : 1.0;
       const bool ok = std::isfinite(v) && std::isfinite(w) && w > 0;
-      nv += ok;
       Y[i * L + used] = ok ? v : 0.0;
       W[i * L + used] = ok ? w : 0.0;
       SW[i * L + used] = ok ? std::sqrt(w) : 0.0;
-      if (ok) scale = std::max(scale, std::fabs(v) * SW[i * L + used]);
+      if (!ok) continue;
+      scale = std::max(scale, std::fabs(v) * SW[i * L + used]);
+      double fit = -v;
+      for (std::size_t q = f.row_start[i]; q < f.row_start[i + 1]; ++q) fit += f.nz_val[q] * Z[f.nz_col[q] * L + used];
+      res.push_back(SW[i * L + used] * fit);
     }
-    if (nv <= M) continue;
-    eps[used] = 1e-9 * std::max(scale, 1e-300);
-    for (std::size_t j = 0; j < M; ++j) Z[j * L + used] = r.x.value(j * P + p);
+    if (res.size() <= M) {
+      for (std::size_t i = 0; i < N; ++i) W[i * L + used] = 0;
+      continue;
+    }
+    param[used] = o.loss == Loss::L1 ? 1e-9 * std::max(scale, 1e-300) : o.huber_delta > 0 ? o.huber_delta : huber_delta(res);
     lane[used++] = p - b;
     if (used == L) run();
   }
   if (used > 0) run();
+}
+
+/// Pixel p's solution x into r, with its iterations `it`, its objective
+/// and rss; NaN and NotConverged where it < 0 or the objective is not finite.
+void store(RobustPixel& px, int it, const std::vector<double>& x, int max_iterations, std::size_t p, SolveResult& r) {
+  const std::size_t M = x.size(), P = r.status.size();
+  const auto [obj, ss] = it >= 0 ? px.objective() : std::pair{kNaN, kNaN};
+  const bool failed = it < 0 || !std::isfinite(obj);
+  if (failed) r.status.data<std::uint8_t>()[p] = static_cast<std::uint8_t>(PixelStatus::NotConverged);
+  for (std::size_t j = 0; j < M; ++j) r.x.set(j * P + p, failed ? kNaN : x[j]);
+  r.objective.set(p, failed ? kNaN : obj);
+  r.iterations.set(p, failed ? max_iterations : it);
+  if (!failed) r.rss.set(p, ss);
 }
 
 }  // namespace
@@ -979,14 +1033,14 @@ void robust_pass(const Array& cube, const Design& design, const Array* weights, 
   const auto* rank = r.rank.data<std::int32_t>();
   lapack::SingleThreadedBlas single;  // small systems on every thread
   const DesignFactors& f = design.factors();
-  const bool lanes = options.loss == Loss::L1 && f.network() && f.banded_gram && !f.row_start.empty();
+  const bool lanes = f.network() && f.banded_gram && !f.row_start.empty();
   parallel_for(
       P, 64, r.threads,
       [&](int, std::size_t b, std::size_t e) {
         RobustPixel px(options);
         std::vector<int> rows(N), warmed;
-        std::vector<double> y(N), sw(N), x0(M), x(M), warm;
-        if (lanes) warm_network(cube, f, weights, std::min(options.max_iterations, kNetworkReweightings), r, b, e, warm, warmed);
+        std::vector<double> y(N), sw(N), x0(M), x(M), warm, deltas;
+        if (lanes) warm_network(cube, f, weights, options, r, b, e, warm, warmed, deltas);
         for (std::size_t p = b; p < e; ++p) {
           const auto s = static_cast<PixelStatus>(st[p]);
           if (s != PixelStatus::Ok && s != PixelStatus::MinNorm) {
@@ -1002,28 +1056,21 @@ void robust_pass(const Array& cube, const Design& design, const Array* weights, 
             sw[nv++] = std::sqrt(w);
           }
           const int done = lanes ? warmed[p - b] : -1;
+          const bool in_lanes = lanes && (done >= 0 || deltas[p - b] > 0);  // (a Huber lane that did not converge: -1)
           for (std::size_t j = 0; j < M; ++j) x0[j] = done >= 0 ? warm[j * (e - b) + p - b] : r.x.value(j * P + p);
           int it = -1;
           for (const bool forest : {true, false}) {  // a split network's forest, else its SVD coordinates
             if (!px.setup(design, rows.data(), sw.data(), y.data(), nv, rank[p], forest)) break;
             px.start(x0.data(), done);
-            const double delta = options.huber_delta > 0 ? options.huber_delta : options.loss == Loss::Huber ? px.default_delta() : 0.0;
-            it = px.run(delta);
+            const double delta = options.huber_delta > 0 ? options.huber_delta
+                                 : options.loss != Loss::Huber ? 0.0
+                                 : in_lanes ? deltas[p - b] : px.default_delta();
+            it = in_lanes && options.loss == Loss::Huber ? done : px.run(delta);
+            if (in_lanes && options.loss == Loss::Huber) px.set_delta(delta);
             px.result(x.data());
             if (it >= 0 || !px.split()) break;
           }
-          const auto [obj, ss] = it >= 0 ? px.objective() : std::pair{kNaN, kNaN};
-          if (it < 0 || !std::isfinite(obj)) {
-            st[p] = static_cast<std::uint8_t>(PixelStatus::NotConverged);
-            for (std::size_t j = 0; j < M; ++j) r.x.set(j * P + p, kNaN);
-            r.objective.set(p, kNaN);
-            r.iterations.set(p, options.max_iterations);
-            continue;
-          }
-          for (std::size_t j = 0; j < M; ++j) r.x.set(j * P + p, x[j]);
-          r.objective.set(p, obj);
-          r.iterations.set(p, it);
-          r.rss.set(p, ss);
+          store(px, it, x, options.max_iterations, p, r);
         }
       },
       progress);
