@@ -135,7 +135,7 @@ struct SolveOptions {
   /// residuals (1.345 × 1.2533 × their mean absolute value where the MAD is 0).
   double huber_delta = 0;
   /// Robust losses: the relative objective tolerance and the iteration cap
-  /// (reweightings plus simplex steps).
+  /// (reweightings or ADMM iterations, plus simplex steps).
   double tolerance = 1e-6;
   int max_iterations = 500;
   /// Compute each coefficient's standard error on the pixel's own valid rows
