@@ -14,6 +14,38 @@ using namespace cubesolve;
 using namespace testing;
 
 
+/// L1's optimality condition at x for B (n, m; row-major) and c: some u
+/// with |u_i| <= 1, u_i = sign(f_i) where the residual f_i is not 0, has
+/// B^T u = 0. Solves B_Z^T u_Z = -B_N^T sign(f_N) (Z the rows fitted
+/// exactly, N the others) by gelsd; returns max |u_Z|, or +inf where that
+/// system has no solution.
+double l1_multipliers(const std::vector<double>& b, const std::vector<double>& c, std::size_t m, const std::vector<double>& x) {
+  const std::size_t n = c.size();
+  double scale = 0;
+  for (double v : c) scale = std::max(scale, std::fabs(v));
+  std::vector<double> bz, g(m, 0.0);  // B_Z^T (m, |Z|) row-major, and -B_N^T sign(f_N)
+  std::vector<std::size_t> zero;
+  for (std::size_t i = 0; i < n; ++i) {
+    double f = -c[i];
+    for (std::size_t j = 0; j < m; ++j) f += b[i * m + j] * x[j];
+    if (std::fabs(f) <= 1e-9 * scale) zero.push_back(i);
+    else
+      for (std::size_t j = 0; j < m; ++j) g[j] -= (f > 0 ? 1 : -1) * b[i * m + j];
+  }
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t i : zero) bz.push_back(b[i * m + j]);
+  const Reference u = lstsq(bz, m, zero.size(), g.data(), nullptr);
+  double most = 0, off = 0, size = 0;
+  for (double v : u.x) most = std::max(most, std::fabs(v));
+  for (std::size_t j = 0; j < m; ++j) {
+    double s = -g[j];
+    for (std::size_t k = 0; k < zero.size(); ++k) s += bz[j * zero.size() + k] * u.x[k];
+    off = std::max(off, std::fabs(s));
+    size = std::max(size, std::fabs(g[j]));
+  }
+  return off <= 1e-8 * (1 + size) ? most : HUGE_VAL;
+}
+
 class TestEngine : public QObject {
   Q_OBJECT
 private slots:
@@ -192,6 +224,65 @@ private slots:
         if (std::isfinite(c.y[i * P + p])) QVERIFY(std::fabs(res.value(i * P + p) - (c.y[i * P + p] - f)) < 1e-12);
         else QVERIFY(std::isnan(res.value(i * P + p)));
       }
+  }
+
+  void l1OnNetworksIsOptimal_data() {
+    QTest::addColumn<bool>("velocity");
+    QTest::addColumn<bool>("weighted");
+    QTest::newRow("phases") << false << false;
+    QTest::newRow("phases, weighted") << false << true;
+    QTest::newRow("velocities, weighted") << true << true;
+  }
+  void l1OnNetworksIsOptimal() {
+    // An SBAS network of 14 dates (pairs up to 2 apart: 25 rows, 13
+    // unknowns, solved on its tree of dates) whose gaps split many pixels'
+    // networks, with unwrapping jumps: each pixel's L1 solution meets the
+    // optimality condition on its valid rows (l1_multipliers), its
+    // objective is Σ|f| there, and a split pixel's solution lies in its
+    // rows' row space (gelsd of B x returns x).
+    QFETCH(bool, velocity);
+    QFETCH(bool, weighted);
+    std::vector<std::pair<std::size_t, std::size_t>> pairs;
+    Case c = sbas_case(14, 2, 12, pairs);
+    const std::size_t N = c.n, M = c.m, P = c.h * c.w;
+    Rng rng(5);
+    for (double& v : c.y) v = rng.uniform() < 0.25 ? kNaN : rng.normal() + (rng.uniform() < 0.1 ? 2 * M_PI : 0.0);
+    if (velocity)  // each pair spans the intervals between its dates
+      for (std::size_t k = 0; k < N; ++k)
+        for (std::size_t j = 0; j < M; ++j) c.a[k * M + j] = j >= pairs[k].first && j < pairs[k].second ? 0.1 + 0.01 * j : 0.0;
+    if (weighted) {
+      c.wt.resize(c.y.size());
+      for (double& v : c.wt) v = 0.5 + 1.5 * rng.uniform();
+    }
+    SolveOptions o;
+    o.loss = Loss::L1;
+    const SolveResult r = run(c, o);
+    std::size_t split = 0;
+    for (std::size_t p = 0; p < P; ++p) {
+      const auto status = static_cast<PixelStatus>(r.status.data<std::uint8_t>()[p]);
+      if (status != PixelStatus::Ok && status != PixelStatus::MinNorm) continue;
+      std::vector<double> b, cv, x(M);  // the weighted valid rows, row-major
+      for (std::size_t i = 0; i < N; ++i) {
+        if (std::isnan(c.y[i * P + p])) continue;
+        const double sw = weighted ? std::sqrt(c.wt[i * P + p]) : 1.0;
+        for (std::size_t j = 0; j < M; ++j) b.push_back(sw * c.a[i * M + j]);
+        cv.push_back(sw * c.y[i * P + p]);
+      }
+      for (std::size_t j = 0; j < M; ++j) x[j] = r.x.value(j * P + p);
+      const double u = l1_multipliers(b, cv, M, x);
+      QVERIFY2(u <= 1 + 1e-7, qPrintable(QString("pixel %1: multipliers up to %2").arg(p).arg(u)));
+      std::vector<double> fit(cv.size(), 0.0);
+      double sum = 0;
+      for (std::size_t i = 0; i < cv.size(); ++i) {
+        for (std::size_t j = 0; j < M; ++j) fit[i] += b[i * M + j] * x[j];
+        sum += std::fabs(fit[i] - cv[i]);
+      }
+      QVERIFY(std::fabs(r.objective.data<double>()[p] - sum) <= 1e-12 * (1 + sum));
+      if (status == PixelStatus::Ok) continue;
+      ++split;
+      QVERIFY2(rel_error(x, lstsq(b, cv.size(), M, fit.data(), nullptr).x) <= 1e-9, qPrintable(QString("pixel %1").arg(p)));
+    }
+    QVERIFY2(split >= 10, qPrintable(QString("%1 split networks").arg(split)));
   }
 
   void designSummary() {
