@@ -188,7 +188,7 @@ const LayerEntry kLayers[] = {
        return LayerMap{plane(in.result.objective), {{}, {}, false, ResultPage::tr("%1 — objective of the robust fit").arg(in.file), {}}, {}};
      }},
     {Layer::Iterations, QT_TRANSLATE_NOOP("ResultPage", "Iterations"),
-     QT_TRANSLATE_NOOP("ResultPage", "The iterations each pixel's robust fit took (reweightings and simplex steps; robust losses)"), false,
+     QT_TRANSLATE_NOOP("ResultPage", "The iterations each pixel's robust fit took (reweightings or ADMM iterations, and simplex steps; robust losses)"), false,
      nullptr, [](const Document& d) { return d.result() && !d.result()->iterations.empty(); }, one,
      [](const LayerInput& in, std::size_t) {
        return LayerMap{plane(in.result.iterations),
