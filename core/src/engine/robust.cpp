@@ -6,24 +6,25 @@
 // I for full rank) and c = W_V^1/2 y_V, minimising Σρ(B z - c); x = Q z.
 // - Huber: iteratively reweighted least squares (weights min(1, δ/|f|)),
 //   a majorise-minimise scheme whose every step lowers the objective.
-// - L1: a few reweightings (1/max(|f|, ε)) bring z near the optimum; the r
+// - L1: ADMM iterations on one factor of B^T B bring z near the optimum; the r
 //   rows of smallest |f| (independent) define a vertex B_S z = c_S; the
 //   simplex steps of Barrodale and Roberts follow: u_S = -B_S^-T g, g the
 //   sum of sign(f_i) b_i outside S; |u_S| <= 1 proves the vertex optimal
 //   (u is then a dual feasible point of equal objective), else a row k with
 //   |u_k| > 1 (Bland's rule) leaves S along the direction that frees its
 //   residual, to the weighted median of the breakpoints where another row
-//   enters. Where no certified vertex comes within 4r + 20 steps, the
-//   reweighting goes on until a duality gap is within the tolerance.
-// - L1 on a network design (SBAS, either formulation) works in the dates'
-//   phases, where each row is a weighted difference of two dates: the
-//   first reweightings run four pixels at a time in the vector lanes (their
-//   band systems side by side, as the least-squares solve forms them), a
-//   vertex is a spanning tree of the pixel's links, and each simplex step
-//   costs O(M) plus the rows across the cut it moves (network_steps). A
-//   split network (rank below M) is solved the same way on a forest rooted
-//   at date 0 and at each free component's first date, then taken to
-//   minimum norm, without the SVD.
+//   enters; B_S^-1 is kept and updated row by row (dense_steps). Where no
+//   certified vertex comes within 8r + 40 steps, reweighting goes on until
+//   a duality gap is within the tolerance.
+// - A network design (SBAS, either formulation) works in the dates' phases,
+//   where each row is a weighted difference of two dates: the reweightings
+//   (L1's first ones, all of Huber's) run four pixels at a time in the
+//   vector lanes (their band systems side by side, as the least-squares
+//   solve forms them), an L1 vertex is a spanning tree of the pixel's
+//   links, and each simplex step costs O(M) plus the rows across the cut it
+//   moves (network_steps). A split network (rank below M) is solved the
+//   same way on a forest rooted at date 0 and at each free component's
+//   first date, then taken to minimum norm, without the SVD.
 #include <cubesolve/engine/engine.hpp>
 #include <cubesolve/error.hpp>
 
@@ -72,8 +73,8 @@ namespace detail {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr int kNetworkReweightings = 12;
-constexpr int kAdmmIterations = 30;       // L1's ADMM iterations before the vertex on a dense design  // L1's reweightings before the vertex on a network
+constexpr int kNetworkReweightings = 12;  // L1's reweightings before the vertex on a network
+constexpr int kAdmmIterations = 30;       // L1's ADMM iterations before the vertex on a dense design
 
 /// Huber's δ by default: 1.345 × 1.4826 × the MAD of the residuals f (or,
 /// where that is 0, 1.345 × 1.2533 × their mean size).
@@ -181,14 +182,14 @@ public:
         for (std::size_t j = 0; j < m_; ++j) z_[c] += q_[j + c * m_] * x0[j];
   }
 
-  void set_delta(double delta) { delta_ = delta; }
-
   /// Minimises the loss from the start; the iterations taken, -1 where the
-  /// cap was reached or a system was singular.
+  /// cap was reached or a system was singular. (A Huber start from the
+  /// reweightings, warmed >= 0, is the minimiser.)
   int run(double delta) {
     delta_ = delta;
     if (n_ <= r_) return 0;  // the rows are fitted exactly
-    return o_.loss == Loss::Huber ? huber() : l1();
+    if (o_.loss == Loss::Huber) return warmed_ >= 0 ? warmed_ : huber();
+    return l1();
   }
 
   /// x = Q z (M).
@@ -983,8 +984,10 @@ void warm_network(const Array& cube, const DesignFactors& f, const Array* weight
   for (std::size_t p = b; p < e; ++p) {
     if (r.status.data<std::uint8_t>()[p] != static_cast<std::uint8_t>(PixelStatus::Ok) || r.rank.data<std::int32_t>()[p] != static_cast<int>(M))
       continue;
+    const bool mad = o.loss == Loss::Huber && !(o.huber_delta > 0);  // δ from the least-squares residuals
     double scale = 0;
-    res.clear();  // the least-squares residuals, for δ
+    std::size_t nv = 0;
+    res.clear();
     for (std::size_t j = 0; j < M; ++j) Z[j * L + used] = r.x.value(j * P + p);
     for (std::size_t i = 0; i < N; ++i) {
       const double v = cube.value(i * P + p), w = weights ? weights->value(i * P + p) : 1.0;
@@ -993,16 +996,18 @@ void warm_network(const Array& cube, const DesignFactors& f, const Array* weight
       W[i * L + used] = ok ? w : 0.0;
       SW[i * L + used] = ok ? std::sqrt(w) : 0.0;
       if (!ok) continue;
+      ++nv;
       scale = std::max(scale, std::fabs(v) * SW[i * L + used]);
+      if (!mad) continue;
       double fit = -v;
       for (std::size_t q = f.row_start[i]; q < f.row_start[i + 1]; ++q) fit += f.nz_val[q] * Z[f.nz_col[q] * L + used];
       res.push_back(SW[i * L + used] * fit);
     }
-    if (res.size() <= M) {
+    if (nv <= M) {
       for (std::size_t i = 0; i < N; ++i) W[i * L + used] = 0;
       continue;
     }
-    param[used] = o.loss == Loss::L1 ? 1e-9 * std::max(scale, 1e-300) : o.huber_delta > 0 ? o.huber_delta : huber_delta(res);
+    param[used] = o.loss == Loss::L1 ? 1e-9 * std::max(scale, 1e-300) : mad ? huber_delta(res) : o.huber_delta;
     lane[used++] = p - b;
     if (used == L) run();
   }
@@ -1065,8 +1070,7 @@ void robust_pass(const Array& cube, const Design& design, const Array* weights, 
             const double delta = options.huber_delta > 0 ? options.huber_delta
                                  : options.loss != Loss::Huber ? 0.0
                                  : in_lanes ? deltas[p - b] : px.default_delta();
-            it = in_lanes && options.loss == Loss::Huber ? done : px.run(delta);
-            if (in_lanes && options.loss == Loss::Huber) px.set_delta(delta);
+            it = in_lanes && done < 0 ? -1 : px.run(delta);
             px.result(x.data());
             if (it >= 0 || !px.split()) break;
           }
