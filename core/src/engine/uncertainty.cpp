@@ -7,7 +7,8 @@
 //   G^-1 = (A^T A)^-1 = P P^T (P = A^+), Woodbury gives
 //       C_V = G^-1 + P_D S^-1 P_D^T,  S = I - H_DD  (H = A A^+),
 //   so diag(C_V) = diag(G^-1) + the column norms² of R^-T P_D^T, R^T R = S:
-//   a d×d Cholesky and a triangular solve for d missing rows.
+//   a d×d Cholesky and a triangular solve for d missing rows. Four pixels
+//   at a time, one in each vector lane, pixels of like d together.
 // - SVD of the pixel's weighted rows, W_V^1/2 A_V = U Σ V^T: diag(C_V)_j =
 //   Σ_k<rank V_jk² / σ_k² (with a ridge λ: Σ_k V_jk² σ_k² / (σ_k² + λ)²).
 // Unweighted pixels that share a mask share the diagonal (kept per thread).
@@ -19,6 +20,7 @@
 #include "engine/exact.hpp"
 #include "engine/factors.hpp"
 #include "engine/kernels.hpp"
+#include "engine/lanes.hpp"
 #include "engine/lapack.hpp"
 #include "engine/parallel.hpp"
 #include "engine/planner.hpp"
@@ -51,6 +53,7 @@ struct Shared {
   bool banded = false;                   // the band form may serve
   std::vector<double> ginv_diag, ginv_plain;  // diag(T (A^T A)^-1 T^T) and diag((A^T A)^-1) where it does
   std::vector<double> column_norm2;           // (A^T A)_jj
+  std::vector<double> zeros;                  // M of them (the deletion lanes' padding)
   bool packed = false;                        // the whole covariance, its upper triangle row by row
 };
 
@@ -75,10 +78,10 @@ struct Diagonal {
 /// The deletion form's sums for one pixel: with U^T U = S = I - H_DD (H's
 /// entries, or A_D P_D^T's where H is not kept) and Z = U^-T P_D^T, worked in
 /// `w` (d rows [U | Z] `ld` apart, ld at least d + M and a multiple of four),
-/// adds Z's column norms² to `plain` and takes A_D's from `gram`. False where
+/// adds Z's column norms² to `plain`. False where
 /// S is not positive definite.
 CUBESOLVE_SIMD_CLONES bool deletion_sums(const DesignFactors& f, const Design& design, const std::size_t* del, std::size_t d,
-                                         double* w, std::size_t ld, double* plain, double* gram) {
+                                         double* w, std::size_t ld, double* plain) {
   const std::size_t N = f.n, M = f.m;
   const double *P = f.pinv.data(), *A = design.values().data(), *H = f.hat.empty() ? nullptr : f.hat.data();
   for (std::size_t a = 0; a < d; ++a) {
@@ -91,8 +94,8 @@ CUBESOLVE_SIMD_CLONES bool deletion_sums(const DesignFactors& f, const Design& d
   }
   if (!cholesky_rows(w, d, ld, ld)) return false;
   for (std::size_t a = 0; a < d; ++a) {
-    const double *z = w + a * ld + d, *row = A + del[a] * M;
-    for (std::size_t j = 0; j < M; ++j) plain[j] += z[j] * z[j], gram[j] -= row[j] * row[j];
+    const double* z = w + a * ld + d;
+    for (std::size_t j = 0; j < M; ++j) plain[j] += z[j] * z[j];
   }
   return true;
 }
@@ -130,21 +133,90 @@ CUBESOLVE_SIMD_CLONES void band_inverse_diagonals(double* g, std::size_t M, std:
   for (std::size_t l = 0; l < kLanes; ++l) ok[l] = ok[l] && worst[l] <= kMaxDeletionCondition2;
 }
 
-class Workspace {
-public:
-  explicit Workspace(std::size_t N, std::size_t M) : rows_(N), sw_(N), valid_(N) { (void)M; }
+/// Z <- L^-1 Z, columns [j0, j0 + W) of four lanes' right-hand sides (q
+/// rows `ld` columns apart: entry (a, j) of lane l at z[(a ld + j) 4 + l])
+/// with their factors L L^T in s (as batched_cholesky leaves them); then
+/// sums[j 4 + l] = Σ_a Z_aj² for those columns.
+template <std::size_t W>
+CUBESOLVE_KERNEL void forward_columns(const double* s, std::size_t q, std::size_t ld, std::size_t j0, double* z,
+                                      double* sums) {
+  for (std::size_t a = 0; a < q; ++a) {
+    const double* ra = s + tri(a) * kLanes;
+    double* za = z + (a * ld + j0) * kLanes;
+    Vec4 acc[W];
+    for (std::size_t t = 0; t < W; ++t) acc[t] = load4(za + t * kLanes);
+    for (std::size_t b = 0; b < a; ++b) {
+      const Vec4 u = load4(ra + b * kLanes);
+      const double* zb = z + (b * ld + j0) * kLanes;
+      for (std::size_t t = 0; t < W; ++t) acc[t] -= u * load4(zb + t * kLanes);
+    }
+    const Vec4 inv = load4(ra + a * kLanes);
+    for (std::size_t t = 0; t < W; ++t) store4(za + t * kLanes, acc[t] * inv);
+  }
+  Vec4 sq[W] = {};
+  for (std::size_t a = 0; a < q; ++a)
+    for (std::size_t t = 0; t < W; ++t) {
+      const Vec4 v = load4(z + (a * ld + j0 + t) * kLanes);
+      sq[t] += v * v;
+    }
+  for (std::size_t t = 0; t < W; ++t) store4(sums + (j0 + t) * kLanes, sq[t]);
+}
 
-  /// Pixels [b, e)'s values and weights, pixel by pixel (read row by row).
+/// The deletion form for four pixels at once, one in each lane, their
+/// missing rows D in sys (q at most): S = I - H_DD factored in s; Z = L^-T
+/// P_D^T in z (q rows `ld` columns apart, ld a multiple of four, as
+/// forward_columns); sums[j 4 + l] = Σ_a Z_aj² of lane l, and with the
+/// series' intervals t also sums[(ld + j) 4 + l] = Σ_a (Σ_k<=j t_k Z_ak)².
+/// ok[l]: lane l's pivots held.
+CUBESOLVE_SIMD_CLONES void deletion_lanes(const lanes::LaneSystem* sys, const Shared& sh, std::size_t q, double* s,
+                                          double* z, std::size_t ld, double* sums, bool* ok) {
+  const std::size_t M = sh.f.m;
+  const double *P = sh.f.pinv.data(), *zero = sh.zeros.data();
+  for (std::size_t a = 0; a < q; ++a) {  // P_D^T's rows, four lanes at once (a lane's rows after its own: 0)
+    const double* p[kLanes];
+    for (std::size_t l = 0; l < kLanes; ++l) p[l] = a < sys[l].q ? P + static_cast<std::size_t>(sys[l].I[a]) * M : zero;
+    double* za = z + a * ld * kLanes;
+    for (std::size_t j = 0; j < M; ++j) store4(za + j * kLanes, Vec4{p[0][j], p[1][j], p[2][j], p[3][j]});
+    for (std::size_t j = M; j < ld; ++j) store4(za + j * kLanes, Vec4{});
+  }
+  lanes::put_systems(sys, sh.f.n, q, s);
+  batched_cholesky(s, q, 0.0, ok);
+  std::size_t j = 0;
+  for (; j + 8 <= ld; j += 8) forward_columns<8>(s, q, ld, j, z, sums);
+  if (j < ld) forward_columns<4>(s, q, ld, j, z, sums);
+  const std::vector<double>& t = sh.intervals;
+  if (t.empty()) return;
+  std::fill(sums + ld * kLanes, sums + 2 * ld * kLanes, 0.0);
+  for (std::size_t a = 0; a < q; ++a) {
+    const double* za = z + a * ld * kLanes;
+    Vec4 sum = {};
+    for (std::size_t c = 0; c < M; ++c) {
+      sum += t[c] * load4(za + c * kLanes);
+      store4(sums + (ld + c) * kLanes, load4(sums + (ld + c) * kLanes) + sum * sum);
+    }
+  }
+}
+
+class Errors {
+public:
+  explicit Errors(std::size_t N) : rows_(N), sw_(N), valid_(N) {}
+
+  /// Pixels [b, e)'s masks (bit i: a finite value in row i; words_ words
+  /// a pixel) and weights, pixel by pixel (read row by row).
   void load(const Shared& s, std::size_t b, std::size_t e) {
     const std::size_t N = s.cube.dim(0), P = s.cube.dim(1) * s.cube.dim(2), B = e - b;
-    y_.resize(B * N);
+    words_ = (N + 63) / 64;
+    bits_.assign(B * words_, 0);
     if (s.weights) w_.resize(B * N);
-    const auto transpose = [&](const auto* from, double* to) {
-      for (std::size_t i = 0; i < N; ++i)
-        for (std::size_t k = 0; k < B; ++k) to[k * N + i] = from[i * P + b + k];
+    const auto mark = [&](const auto* from) {
+      for (std::size_t i = 0; i < N; ++i) {
+        std::uint64_t* word = bits_.data() + i / 64;
+        const auto* row = from + i * P + b;
+        for (std::size_t k = 0; k < B; ++k) word[k * words_] |= static_cast<std::uint64_t>(std::isfinite(row[k])) << (i % 64);
+      }
     };
-    if (s.cube.dtype() == DType::Float32) transpose(s.cube.data<float>(), y_.data());
-    else transpose(s.cube.data<double>(), y_.data());
+    if (s.cube.dtype() == DType::Float32) mark(s.cube.data<float>());
+    else mark(s.cube.data<double>());
     for (std::size_t i = 0; i < N && s.weights; ++i)
       for (std::size_t k = 0; k < B; ++k) w_[k * N + i] = s.weights->value(i * P + b + k);
   }
@@ -155,14 +227,20 @@ public:
     return se_;
   }
 
+  /// How many valid rows the k-th pixel loaded has (gathered where there
+  /// are weights).
+  std::size_t count(const Shared& s, std::size_t k) {
+    return s.weights ? gather(s, k) : static_cast<std::size_t>(bit_count(bits_.data() + k * words_, words_));
+  }
+
   /// The valid rows (a finite value with a positive finite weight) of the
   /// k-th pixel loaded.
   std::size_t gather(const Shared& s, std::size_t k) {
     const std::size_t N = s.cube.dim(0);
     std::size_t nv = 0;
     for (std::size_t i = 0; i < N; ++i) {
-      const double y = y_[k * N + i], w = s.weights ? w_[k * N + i] : 1.0;
-      valid_[i] = std::isfinite(y) && std::isfinite(w) && w > 0;
+      const double w = s.weights ? w_[k * N + i] : 1.0;
+      valid_[i] = ((bits_[k * words_ + i / 64] >> (i % 64)) & 1) && std::isfinite(w) && w > 0;
       if (!valid_[i]) continue;
       rows_[nv] = static_cast<int>(i);
       sw_[nv++] = std::sqrt(w);
@@ -170,30 +248,67 @@ public:
     return nv;
   }
 
-  /// The pixel's diagonal, from the cache where its mask was seen before.
-  const Diagonal& diagonal(const Shared& s, std::size_t nv, int rank) {
-    if (s.weights || unique_) return compute(s, nv, rank, scratch_);
-    std::string& key = key_;  // the mask's bits, then the rank's bytes (kept: no allocation a pixel)
-    key.assign((s.cube.dim(0) + 7) / 8, '\0');
-    for (std::size_t i = 0; i < valid_.size(); ++i)
-      if (valid_[i]) key[i / 8] = static_cast<char>(key[i / 8] | (1 << (i % 8)));
-    key.append(reinterpret_cast<const char*>(&rank), sizeof rank);
-    if (auto it = cache_.find(key); it != cache_.end()) {
+  /// The diagonal of the pixel last gathered (the k-th loaded), from the
+  /// cache where its mask was seen before; null where it is queued for the
+  /// deletion lanes instead (see flush_deletions).
+  const Diagonal* diagonal(const Shared& s, std::size_t k, std::size_t nv, int rank) {
+    const bool lane = laned(s, nv, rank);
+    if (!lane && !s.weights) gather(s, k);  // (count gathered it where there are weights)
+    if (s.weights || unique_) return lane ? queue_deletion(k, nv) : &compute(s, nv, rank, scratch_);
+    if (auto it = cache_.find(key(k, rank)); it != cache_.end()) {
       ++hits_;
-      return it->second;
+      return &it->second;
     }
     unique_ = ++misses_ > kMaxCached && hits_ < misses_ / 16;  // masks do not repeat: the cache is left
-    if (unique_) return compute(s, nv, rank, scratch_);
-    if (cache_.size() >= kMaxCached) cache_.clear();
-    Diagonal d;
-    compute(s, nv, rank, d);
-    return cache_.emplace(key, std::move(d)).first->second;
+    if (lane) return queue_deletion(k, nv);
+    if (unique_) return &compute(s, nv, rank, scratch_);
+    return &remember(k, rank, compute(s, nv, rank, scratch_));
+  }
+
+  /// The queued pixels' diagonals by the deletion form in lanes, pixels of
+  /// like size together, each handed to done(k, nv, diagonal); a pixel the
+  /// form refuses takes compute's way.
+  template <class Done>
+  void flush_deletions(const Shared& s, Done&& done) {
+    std::sort(pending_.begin(), pending_.end(), [](const Lane& a, const Lane& b) { return a.nv > b.nv; });
+    const std::size_t N = s.f.n, M = s.f.m, ld = (M + 3) / 4 * 4;
+    std::array<lanes::LaneSystem, kLanes> sys;
+    rows4_.resize(N * kLanes);
+    for (std::size_t b0 = 0; b0 < pending_.size(); b0 += kLanes) {
+      const std::size_t n = std::min(kLanes, pending_.size() - b0);
+      std::size_t q = 0;
+      for (std::size_t l = 0; l < kLanes; ++l) {
+        sys[l] = {};
+        if (l >= n) continue;
+        int* I = rows4_.data() + l * N;
+        const auto d = static_cast<std::size_t>(bit_list(bits_.data() + pending_[b0 + l].k * words_, N, false, I));
+        sys[l] = {s.f.hat_lower.empty() ? s.f.hat.data() : s.f.hat_lower.data(), I, d, true};
+        sys[l].packed = !s.f.hat_lower.empty();
+        q = std::max(q, d);
+      }
+      z4_.resize(q * ld * kLanes);
+      s4_.resize(tri(q) * kLanes);
+      d4_.resize(2 * ld * kLanes);
+      bool ok[kLanes];
+      deletion_lanes(sys.data(), s, q, s4_.data(), z4_.data(), ld, d4_.data(), ok);
+      for (std::size_t l = 0; l < n; ++l) {
+        const Lane& p = pending_[b0 + l];
+        Diagonal& out = scratch_;
+        if (!(ok[l] && lane_diagonal(s, l, out))) {
+          gather(s, p.k);
+          compute(s, p.nv, static_cast<int>(M), out);
+        }
+        done(p.k, p.nv, unique_ || s.weights ? out : remember(p.k, static_cast<int>(M), out));
+      }
+    }
+    pending_.clear();
   }
 
   /// Queues the pixel last gathered (the k-th loaded, nv valid rows) for the
   /// band form, four at a time; true when four are queued.
   bool queue_band(const Shared& s, std::size_t k, std::size_t nv, int rank) {
     const std::size_t N = s.cube.dim(0), l = queued_++;
+    gather(s, k);
     lanes_[l] = {k, nv, static_cast<std::size_t>(rank)};
     wt_.resize(N * kLanes);  // the lane's row weights, 0 where a row is not valid
     for (std::size_t i = 0; i < N; ++i) wt_[i * kLanes + l] = !valid_[i] ? 0.0 : s.weights ? w_[k * N + i] : 1.0;
@@ -322,6 +437,51 @@ public:
   }
 
 private:
+  /// Whether the pixel last gathered takes the deletion form in lanes (see
+  /// by_deletion for its conditions).
+  bool laned(const Shared& s, std::size_t nv, int rank) const {
+    const std::size_t N = s.cube.dim(0), M = s.design.cols();
+    const double d = static_cast<double>(N - nv), m = static_cast<double>(M);
+    return s.deletion && rank == static_cast<int>(M) && d > 0 && (!s.f.hat.empty() || !s.f.hat_lower.empty()) &&
+           d * d * (m + d / 3) <= 4 * static_cast<double>(nv) * m * m;
+  }
+
+  const Diagonal* queue_deletion(std::size_t k, std::size_t nv) {
+    pending_.push_back({k, nv, 0});
+    return nullptr;
+  }
+
+  /// The k-th pixel's mask (its bits) and the rank: the cache's key (kept:
+  /// no allocation a pixel).
+  const std::string& key(std::size_t k, int rank) {
+    key_.assign(reinterpret_cast<const char*>(bits_.data() + k * words_), words_ * sizeof(std::uint64_t));
+    key_.append(reinterpret_cast<const char*>(&rank), sizeof rank);
+    return key_;
+  }
+
+  const Diagonal& remember(std::size_t k, int rank, const Diagonal& d) {
+    if (cache_.size() >= kMaxCached) cache_.clear();
+    return cache_.insert_or_assign(key(k, rank), d).first->second;
+  }
+
+  /// Lane l's diagonal from deletion_lanes' sums (d4_: Σ_a Z_aj², then
+  /// the series' where there are intervals); false where C_jj (A^T A)_jj
+  /// exceeds kMaxDeletionCondition2 for some j (see by_deletion).
+  bool lane_diagonal(const Shared& s, std::size_t l, Diagonal& out) {
+    const std::size_t M = s.f.m, ld = (M + 3) / 4 * 4;
+    const double* series = d4_.data() + (s.intervals.empty() ? 0 : ld * kLanes);
+    out.d.resize(M);
+    double worst = 0;
+    for (std::size_t j = 0; j < M; ++j) {
+      worst = std::max(worst, (s.ginv_plain[j] + d4_[j * kLanes + l]) * s.column_norm2[j]);
+      out.d[j] = s.ginv_diag[j] + series[j * kLanes + l];
+    }
+    out.dof = static_cast<double>(M);
+    out.rank = M;
+    out.ok = true;
+    return worst <= kMaxDeletionCondition2;
+  }
+
   const Diagonal& compute(const Shared& s, std::size_t nv, int rank, Diagonal& out) {
     const std::size_t M = s.design.cols();
     out.d.assign(M, 0.0);
@@ -344,10 +504,9 @@ private:
       if (!valid_[i]) del_.push_back(i);
     const std::size_t ld = (d + M + 3) / 4 * 4;
     b_.resize(d * ld);
-    gram_.assign(s.column_norm2.begin(), s.column_norm2.end());  // (A_V^T A_V)_jj
-    if (!deletion_sums(s.f, s.design, del_.data(), d, b_.data(), ld, plain_.data(), gram_.data())) return false;
-    double worst = 0;  // from the diagonal of C_V itself: C_jj (A_V^T A_V)_jj
-    for (std::size_t j = 0; j < M; ++j) worst = std::max(worst, plain_[j] * gram_[j]);
+    if (!deletion_sums(s.f, s.design, del_.data(), d, b_.data(), ld, plain_.data())) return false;
+    double worst = 0;  // C_jj (A^T A)_jj, above C_jj (A_V^T A_V)_jj: a bound below cond(A_V)² it keeps in sight
+    for (std::size_t j = 0; j < M; ++j) worst = std::max(worst, plain_[j] * s.column_norm2[j]);
     if (s.intervals.empty()) std::copy(plain_.begin(), plain_.end(), out.d.begin());
     else {
       for (std::size_t a = 0; a < d; ++a) {
@@ -393,16 +552,20 @@ private:
   }
 
   std::vector<int> rows_;
-  std::vector<double> sw_, y_, w_, se_;
+  std::vector<double> sw_, w_, se_;
+  std::size_t words_ = 0;
+  std::vector<std::uint64_t> bits_;
   std::vector<char> valid_;
   std::vector<std::size_t> del_;
-  std::vector<double> b_, a_, sv_, u_, vt_, plain_, gram_, g_, z_, d4_, wt_, y_null_;
+  std::vector<double> b_, a_, sv_, u_, vt_, plain_, g_, z_, d4_, wt_, y_null_, s4_, z4_;
+  std::vector<int> rows4_;
   std::vector<int> comp_;
   std::vector<std::size_t> index_;
   struct Lane {  // a pixel queued for the band form (its row weights in wt_)
     std::size_t k = 0, nv = 0, rank = 0;
   };
   std::array<Lane, kLanes> lanes_;
+  std::vector<Lane> pending_;  // pixels for the deletion lanes
   std::size_t queued_ = 0;
   Diagonal scratch_;
   std::size_t hits_ = 0, misses_ = 0;
@@ -415,15 +578,15 @@ template <class T>
 void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int threads, const Progress& progress) {
   const std::size_t N = s.cube.dim(0), M = s.design.cols(), P = s.cube.dim(1) * s.cube.dim(2);
   const std::size_t K = s.packed ? M * (M + 1) / 2 : M;  // values per pixel
-  std::vector<Workspace> ws;
-  for (int t = 0; t < threads; ++t) ws.emplace_back(N, M);
+  std::vector<Errors> ws;
+  for (int t = 0; t < threads; ++t) ws.emplace_back(N);
   const auto* st = r.status.data<std::uint8_t>();
   const auto* rank = r.rank.data<std::int32_t>();
   const auto* rss = r.rss.data<double>();
   parallel_for(
       P, 256, threads,
       [&](int t, std::size_t b, std::size_t e) {
-        Workspace& w = ws[static_cast<std::size_t>(t)];
+        Errors& w = ws[static_cast<std::size_t>(t)];
         w.load(s, b, e);
         std::vector<double>& se = w.errors(K, e - b);  // pixel-major, written out channel by channel
         const auto finish = [&](std::size_t p, std::size_t nv, const Diagonal* d) {
@@ -439,7 +602,7 @@ void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int th
         for (std::size_t p = b; p < e; ++p) {
           const bool solved = st[p] == static_cast<std::uint8_t>(PixelStatus::Ok) ||
                               st[p] == static_cast<std::uint8_t>(PixelStatus::MinNorm);
-          const std::size_t nv = solved ? w.gather(s, p - b) : 0;
+          const std::size_t nv = solved ? w.count(s, p - b) : 0;
           // Without a ridge the solve's rank decides (with one it counts the
           // ridge's rows: the SVD's count of the pixel's own rows does).
           const bool dof = solved && std::isfinite(rss[p]) && (s.ridge > 0 || nv > static_cast<std::size_t>(std::max(rank[p], 0)));
@@ -447,9 +610,11 @@ void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int th
             if (w.queue_band(s, p - b, nv, rank[p])) w.flush_band(s, banded);
             continue;
           }
-          finish(p, nv, dof ? &w.diagonal(s, nv, rank[p]) : nullptr);
+          if (!dof) finish(p, nv, nullptr);
+          else if (const Diagonal* d = w.diagonal(s, p - b, nv, rank[p])) finish(p, nv, d);
         }
         w.flush_band(s, banded);
+        w.flush_deletions(s, banded);
         for (std::size_t j = 0; j < K; ++j)
           for (std::size_t p = b; p < e; ++p) out[j * P + p] = static_cast<T>(se[(p - b) * K + j]);
       },
@@ -472,7 +637,7 @@ Array uncertainty(const Array& cube, const Design& design, const Array* weights,
   if (!intervals.empty() && intervals.size() != M)
     throw InputError(std::string(packed ? "covariance" : "standard errors") + " of a series: expected " +
                      std::to_string(M) + " intervals, found " + std::to_string(intervals.size()));
-  Shared s{cube, weights, design, design.factors(), options.ridge, intervals, false, false, {}, {}, {}, packed};
+  Shared s{cube, weights, design, design.factors(), options.ridge, intervals, false, false, {}, {}, {}, {}, packed};
   const DesignFactors& f = s.f;
   s.deletion = !packed && !weights && options.ridge == 0 && f.full_column_rank() && !f.pinv.empty() &&
                f.sigma.front() <= kMaxFastCondition * f.sigma[f.m - 1];
@@ -481,6 +646,7 @@ Array uncertainty(const Array& cube, const Design& design, const Array* weights,
     s.ginv_diag.assign(M, 0.0);
     s.ginv_plain.assign(M, 0.0);
     s.column_norm2.assign(M, 0.0);
+    s.zeros.assign(M, 0.0);
     for (std::size_t i = 0; i < f.n; ++i)
       for (std::size_t j = 0; j < M; ++j) s.column_norm2[j] += design(i, j) * design(i, j);
     std::vector<double> column(M);

@@ -131,6 +131,9 @@ private slots:
     QTest::addColumn<QString>("design");
     QTest::addColumn<bool>("float32");
     QTest::newRow("few missing (deletion form)") << 40 << 4 << 0.1 << false << 0.0 << "gaussian" << false;
+    // four pixels at a time in vector lanes, columns eight and four at a time
+    QTest::newRow("deletion form, 11 unknowns") << 60 << 11 << 0.15 << false << 0.0 << "gaussian" << false;
+    QTest::newRow("deletion form, 17 unknowns") << 80 << 17 << 0.1 << false << 0.0 << "gaussian" << true;
     QTest::newRow("many missing (SVD)") << 30 << 5 << 0.5 << false << 0.0 << "gaussian" << false;
     QTest::newRow("weights") << 30 << 5 << 0.2 << true << 0.0 << "gaussian" << false;
     QTest::newRow("rank-deficient design (min-norm)") << 30 << 5 << 0.2 << false << 0.0 << "deficient" << false;
@@ -234,9 +237,18 @@ private slots:
 
   // The velocity formulation's x becomes a series of cumulative sums; its
   // errors are those of the series, from the full covariance.
+  void seriesOfVelocities_data() {
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("m");
+    QTest::newRow("5 unknowns") << 30 << 5;
+    QTest::newRow("13 unknowns") << 60 << 13;
+  }
   void seriesOfVelocities() {
-    Case k = random_case(30, 5, 4, 5, 0.2, 0.0, 11);
-    const std::vector<double> intervals{0.1, 0.25, 0.05, 0.3, 0.2};
+    QFETCH(int, n);
+    QFETCH(int, m);
+    Case k = random_case(static_cast<std::size_t>(n), static_cast<std::size_t>(m), 4, 5, 0.2, 0.0, 11);
+    std::vector<double> intervals;
+    for (int j = 0; j < m; ++j) intervals.push_back(0.05 + 0.3 * ((j * 7) % 11) / 11.0);
     Array a(DType::Float64, {k.n, k.m});
     for (std::size_t i = 0; i < k.a.size(); ++i) a.set(i, k.a[i]);
     const Array cube = make_cube(DType::Float64, k.n, k.h, k.w, k.y);
