@@ -53,7 +53,7 @@ struct Shared {
   bool banded = false;                   // the band form may serve
   std::vector<double> ginv_diag, ginv_plain;  // diag(T (A^T A)^-1 T^T) and diag((A^T A)^-1) where it does
   std::vector<double> column_norm2;           // (A^T A)_jj
-  std::vector<double> zeros;                  // M of them (the deletion lanes' padding)
+  std::vector<double> pinv_rows;              // P^T's rows, each padded to a multiple of four with 0
   bool packed = false;                        // the whole covariance, its upper triangle row by row
 };
 
@@ -133,66 +133,78 @@ CUBESOLVE_SIMD_CLONES void band_inverse_diagonals(double* g, std::size_t M, std:
   for (std::size_t l = 0; l < kLanes; ++l) ok[l] = ok[l] && worst[l] <= kMaxDeletionCondition2;
 }
 
-/// Z <- L^-1 Z, columns [j0, j0 + W) of four lanes' right-hand sides (q
-/// rows `ld` columns apart: entry (a, j) of lane l at z[(a ld + j) 4 + l])
-/// with their factors L L^T in s (as batched_cholesky leaves them); then
-/// sums[j 4 + l] = Σ_a Z_aj² for those columns.
+/// Z = L^-1 B for lane l's factor L L^T in s (as batched_cholesky leaves
+/// it: entry (a, b) at s[(tri(a) + b) 4 + l]), columns [j0, j0 + 4W) of Z
+/// (q rows `ld` apart) and of B (row a at rows[a]); then sums[j] = Σ_a
+/// Z_aj² for those columns.
 template <std::size_t W>
-CUBESOLVE_KERNEL void forward_columns(const double* s, std::size_t q, std::size_t ld, std::size_t j0, double* z,
-                                      double* sums) {
+CUBESOLVE_KERNEL void forward_columns(const double* s, std::size_t l, const double* const* rows, std::size_t q,
+                                      std::size_t ld, std::size_t j0, double* z, double* sums) {
   for (std::size_t a = 0; a < q; ++a) {
-    const double* ra = s + tri(a) * kLanes;
-    double* za = z + (a * ld + j0) * kLanes;
+    const double* ra = s + tri(a) * kLanes + l;
+    double* za = z + a * ld + j0;
     Vec4 acc[W];
-    for (std::size_t t = 0; t < W; ++t) acc[t] = load4(za + t * kLanes);
+    for (std::size_t t = 0; t < W; ++t) acc[t] = load4(rows[a] + j0 + 4 * t);
     for (std::size_t b = 0; b < a; ++b) {
-      const Vec4 u = load4(ra + b * kLanes);
-      const double* zb = z + (b * ld + j0) * kLanes;
-      for (std::size_t t = 0; t < W; ++t) acc[t] -= u * load4(zb + t * kLanes);
+      const double u = ra[b * kLanes];  // (a scalar: broadcast from memory)
+      const double* zb = z + b * ld + j0;
+      for (std::size_t t = 0; t < W; ++t) acc[t] -= u * load4(zb + 4 * t);
     }
-    const Vec4 inv = load4(ra + a * kLanes);
-    for (std::size_t t = 0; t < W; ++t) store4(za + t * kLanes, acc[t] * inv);
+    const double inv = ra[a * kLanes];
+    for (std::size_t t = 0; t < W; ++t) store4(za + 4 * t, inv * acc[t]);
   }
   Vec4 sq[W] = {};
   for (std::size_t a = 0; a < q; ++a)
     for (std::size_t t = 0; t < W; ++t) {
-      const Vec4 v = load4(z + (a * ld + j0 + t) * kLanes);
+      const Vec4 v = load4(z + a * ld + j0 + 4 * t);
       sq[t] += v * v;
     }
-  for (std::size_t t = 0; t < W; ++t) store4(sums + (j0 + t) * kLanes, sq[t]);
+  for (std::size_t t = 0; t < W; ++t) store4(sums + j0 + 4 * t, sq[t]);
 }
 
-/// The deletion form for four pixels at once, one in each lane, their
-/// missing rows D in sys (q at most): S = I - H_DD factored in s; Z = L^-T
-/// P_D^T in z (q rows `ld` columns apart, ld a multiple of four, as
-/// forward_columns); sums[j 4 + l] = Σ_a Z_aj² of lane l, and with the
-/// series' intervals t also sums[(ld + j) 4 + l] = Σ_a (Σ_k<=j t_k Z_ak)².
-/// ok[l]: lane l's pivots held.
-CUBESOLVE_SIMD_CLONES void deletion_lanes(const lanes::LaneSystem* sys, const Shared& sh, std::size_t q, double* s,
-                                          double* z, std::size_t ld, double* sums, bool* ok) {
-  const std::size_t M = sh.f.m;
-  const double *P = sh.f.pinv.data(), *zero = sh.zeros.data();
-  for (std::size_t a = 0; a < q; ++a) {  // P_D^T's rows, four lanes at once (a lane's rows after its own: 0)
-    const double* p[kLanes];
-    for (std::size_t l = 0; l < kLanes; ++l) p[l] = a < sys[l].q ? P + static_cast<std::size_t>(sys[l].I[a]) * M : zero;
-    double* za = z + a * ld * kLanes;
-    for (std::size_t j = 0; j < M; ++j) store4(za + j * kLanes, Vec4{p[0][j], p[1][j], p[2][j], p[3][j]});
-    for (std::size_t j = M; j < ld; ++j) store4(za + j * kLanes, Vec4{});
+/// forward_columns for columns [j0, ld), 13 vectors at most.
+CUBESOLVE_KERNEL void forward_pass(const double* s, std::size_t l, const double* const* rows, std::size_t q,
+                                   std::size_t ld, std::size_t j0, double* z, double* sums) {
+  switch ((ld - j0) / 4) {
+#define CUBESOLVE_PASS(W) \
+  case W: return forward_columns<W>(s, l, rows, q, ld, j0, z, sums);
+    CUBESOLVE_PASS(1) CUBESOLVE_PASS(2) CUBESOLVE_PASS(3) CUBESOLVE_PASS(4) CUBESOLVE_PASS(5) CUBESOLVE_PASS(6)
+    CUBESOLVE_PASS(7) CUBESOLVE_PASS(8) CUBESOLVE_PASS(9) CUBESOLVE_PASS(10) CUBESOLVE_PASS(11) CUBESOLVE_PASS(12)
+    CUBESOLVE_PASS(13)
+#undef CUBESOLVE_PASS
+    default: return;
   }
+}
+
+/// The deletion form for four pixels, their missing rows D in sys: the
+/// systems S = I - H_DD factored together in s, one in each vector lane
+/// (their sizes q at most); then for each pixel l, Z = L^-T P_D^T in z
+/// (its rows `ld` apart, from l q ld on; P's rows from Shared::pinv_rows) and in
+/// sums (2 ld from 2 l ld on) Σ_a Z_aj², then with the series' intervals t
+/// Σ_a (Σ_k<=j t_k Z_ak)². ok[l]: lane l's pivots held. rows: room for q
+/// pointers.
+CUBESOLVE_SIMD_CLONES void deletion_lanes(const lanes::LaneSystem* sys, const Shared& sh, std::size_t q, double* s,
+                                          double* z, std::size_t ld, double* sums, const double** rows, bool* ok) {
+  const std::size_t M = sh.f.m;
   lanes::put_systems(sys, sh.f.n, q, s);
   batched_cholesky(s, q, 0.0, ok);
-  std::size_t j = 0;
-  for (; j + 8 <= ld; j += 8) forward_columns<8>(s, q, ld, j, z, sums);
-  if (j < ld) forward_columns<4>(s, q, ld, j, z, sums);
   const std::vector<double>& t = sh.intervals;
-  if (t.empty()) return;
-  std::fill(sums + ld * kLanes, sums + 2 * ld * kLanes, 0.0);
-  for (std::size_t a = 0; a < q; ++a) {
-    const double* za = z + a * ld * kLanes;
-    Vec4 sum = {};
-    for (std::size_t c = 0; c < M; ++c) {
-      sum += t[c] * load4(za + c * kLanes);
-      store4(sums + (ld + c) * kLanes, load4(sums + (ld + c) * kLanes) + sum * sum);
+  for (std::size_t l = 0; l < kLanes && sys[l].K; ++l) {
+    double *zl = z + l * q * ld, *sl = sums + 2 * l * ld;
+    for (std::size_t a = 0; a < sys[l].q; ++a) rows[a] = sh.pinv_rows.data() + static_cast<std::size_t>(sys[l].I[a]) * ld;
+    // The columns in as few passes as the vector registers allow (each
+    // pass reads L and the earlier rows again), 12 or 13 vectors at most.
+    std::size_t j = 0;
+    for (; ld - j > 52; j += 48) forward_columns<12>(s, l, rows, sys[l].q, ld, j, zl, sl);
+    forward_pass(s, l, rows, sys[l].q, ld, j, zl, sl);
+    if (t.empty()) continue;
+    std::fill(sl + ld, sl + 2 * ld, 0.0);
+    for (std::size_t a = 0; a < sys[l].q; ++a) {
+      double sum = 0;
+      for (std::size_t c = 0; c < M; ++c) {
+        sum += t[c] * zl[a * ld + c];
+        sl[ld + c] += sum * sum;
+      }
     }
   }
 }
@@ -208,12 +220,17 @@ public:
     words_ = (N + 63) / 64;
     bits_.assign(B * words_, 0);
     if (s.weights) w_.resize(B * N);
-    const auto mark = [&](const auto* from) {
-      for (std::size_t i = 0; i < N; ++i) {
-        std::uint64_t* word = bits_.data() + i / 64;
-        const auto* row = from + i * P + b;
-        for (std::size_t k = 0; k < B; ++k) word[k * words_] |= static_cast<std::uint64_t>(std::isfinite(row[k])) << (i % 64);
-      }
+    const auto mark = [&](const auto* from) {  // each word over its 64 rows in a tile of 256 pixels, then stored
+      std::uint64_t acc[256];
+      for (std::size_t k0 = 0; k0 < B; k0 += 256)
+        for (std::size_t w = 0, kn = std::min<std::size_t>(256, B - k0); w < words_; ++w) {
+          std::fill_n(acc, kn, 0);
+          for (std::size_t i = w * 64; i < std::min(N, w * 64 + 64); ++i) {
+            const auto* row = from + i * P + b + k0;
+            for (std::size_t k = 0; k < kn; ++k) acc[k] |= static_cast<std::uint64_t>(row[k] - row[k] == 0) << (i % 64);
+          }
+          for (std::size_t k = 0; k < kn; ++k) bits_[(k0 + k) * words_ + w] = acc[k];
+        }
     };
     if (s.cube.dtype() == DType::Float32) mark(s.cube.data<float>());
     else mark(s.cube.data<double>());
@@ -290,7 +307,8 @@ public:
       s4_.resize(tri(q) * kLanes);
       d4_.resize(2 * ld * kLanes);
       bool ok[kLanes];
-      deletion_lanes(sys.data(), s, q, s4_.data(), z4_.data(), ld, d4_.data(), ok);
+      rowp_.resize(q);
+      deletion_lanes(sys.data(), s, q, s4_.data(), z4_.data(), ld, d4_.data(), rowp_.data(), ok);
       for (std::size_t l = 0; l < n; ++l) {
         const Lane& p = pending_[b0 + l];
         Diagonal& out = scratch_;
@@ -469,12 +487,12 @@ private:
   /// exceeds kMaxDeletionCondition2 for some j (see by_deletion).
   bool lane_diagonal(const Shared& s, std::size_t l, Diagonal& out) {
     const std::size_t M = s.f.m, ld = (M + 3) / 4 * 4;
-    const double* series = d4_.data() + (s.intervals.empty() ? 0 : ld * kLanes);
+    const double *plain = d4_.data() + 2 * l * ld, *series = plain + (s.intervals.empty() ? 0 : ld);
     out.d.resize(M);
     double worst = 0;
     for (std::size_t j = 0; j < M; ++j) {
-      worst = std::max(worst, (s.ginv_plain[j] + d4_[j * kLanes + l]) * s.column_norm2[j]);
-      out.d[j] = s.ginv_diag[j] + series[j * kLanes + l];
+      worst = std::max(worst, (s.ginv_plain[j] + plain[j]) * s.column_norm2[j]);
+      out.d[j] = s.ginv_diag[j] + series[j];
     }
     out.dof = static_cast<double>(M);
     out.rank = M;
@@ -559,6 +577,7 @@ private:
   std::vector<std::size_t> del_;
   std::vector<double> b_, a_, sv_, u_, vt_, plain_, g_, z_, d4_, wt_, y_null_, s4_, z4_;
   std::vector<int> rows4_;
+  std::vector<const double*> rowp_;
   std::vector<int> comp_;
   std::vector<std::size_t> index_;
   struct Lane {  // a pixel queued for the band form (its row weights in wt_)
@@ -596,7 +615,9 @@ void standard_errors_typed(const Shared& s, const SolveResult& r, T* out, int th
             return;
           }
           const double s2 = rss[p] / (static_cast<double>(nv) - d->dof);
-          for (std::size_t j = 0; j < K; ++j) x[j] = s.packed ? s2 * d->d[j] : std::sqrt(s2 * d->d[j]);
+          for (std::size_t j = 0; j < K; ++j) x[j] = s2 * d->d[j];
+          if (!s.packed)
+            for (std::size_t j = 0; j < K; ++j) x[j] = std::sqrt(x[j]);
         };
         const auto banded = [&](std::size_t k, std::size_t nv, const Diagonal& d) { finish(b + k, nv, &d); };
         for (std::size_t p = b; p < e; ++p) {
@@ -646,7 +667,9 @@ Array uncertainty(const Array& cube, const Design& design, const Array* weights,
     s.ginv_diag.assign(M, 0.0);
     s.ginv_plain.assign(M, 0.0);
     s.column_norm2.assign(M, 0.0);
-    s.zeros.assign(M, 0.0);
+    const std::size_t ld = (M + 3) / 4 * 4;
+    s.pinv_rows.assign(f.n * ld, 0.0);
+    for (std::size_t i = 0; i < f.n; ++i) std::copy_n(f.pinv.data() + i * M, M, s.pinv_rows.data() + i * ld);
     for (std::size_t i = 0; i < f.n; ++i)
       for (std::size_t j = 0; j < M; ++j) s.column_norm2[j] += design(i, j) * design(i, j);
     std::vector<double> column(M);
