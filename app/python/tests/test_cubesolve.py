@@ -718,3 +718,17 @@ def test_tuning_says_what_solves_use(tmp_path):
     env["CUBESOLVE_TUNING"] = "chunk_kib=lots"
     bad = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
     assert "derived from this machine" in bad and bad.endswith(" 1\n"), bad
+
+
+@pytest.mark.parametrize("network", [False, True])
+def test_huber_converges_where_the_model_fits_exactly(network):
+    """loss="huber": values the model fits exactly (objective 0 to rounding)
+    converge at once, status ok, not flagged not-converged; a pixel's own
+    duality gap is then rounding."""
+    rng = np.random.default_rng(21)
+    A = _network(12) if network else rng.standard_normal((60, 8))
+    Y = A @ rng.standard_normal((A.shape[1], 50))
+    Y[rng.random(Y.shape) < 0.1] = np.nan
+    r = cubesolve.solve(Y, A, loss="huber:0.5", dtype="float64")
+    assert (r.status == 0).all() and r.iterations.max() < 20
+    assert np.nanmax(r.objective) < 1e-20
