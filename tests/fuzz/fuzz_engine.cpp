@@ -59,6 +59,28 @@
 //  6. cond, where the path reports one (an SVD was taken), within
 //     κ (1e-9 + 1e-13 κ) of κ: the rounding of σ_r.
 //
+// Built as fuzz_robust (CUBESOLVE_FUZZ_ROBUST), the input's first choice is
+// a robust loss, L1 or Huber with a given δ, solved as `solve` plans it
+// (no ridge, the default rcond, the CPU), and every pixel keeps rule 1 and:
+//  R1. Status ok or min-norm with x finite, or not-converged (or failed)
+//      with x all NaN; the objective it reports is Σρ of x's own weighted
+//      residuals (to 1e-9, or 64 eps·κ, of their terms' magnitudes; κ: cond
+//      of B on its rank).
+//  R2. L1: with f = c - B x (B = W^1/2 A_V, c = W^1/2 y_V), x is optimal:
+//      either a dual point proves Σ|f| within 1e-6 of the optimum (u_i =
+//      f_i / max(|f_i|, ε), projected onto B^T u = 0 and scaled into
+//      [-1, 1], bounds it from below by c^T u; the best of ε = 1e-6, 1e-9
+//      (the solver's own reweighting) and 1e-12 times max |c|), or x
+//      meets the vertex condition: Z the rows where f is 0 to rounding, s_i
+//      = sign(f_i) elsewhere, B_Z^T s_Z = -Σ_i∉Z s_i b_i has a solution
+//      (gelsd's, the minimum-norm one) with |s_Z| <= 1. (Where that solution
+//      exceeds 1 but is not unique it proves nothing; not compared.)
+//  R3. Huber: no lower objective within 1e-6 of it: Newton's method with a
+//      backtracking line search from x (a gelsd step on the rows within δ)
+//      finds none.
+//  R4. Rank below M (with no singular value near the threshold): x lies in
+//      the row space of B, the minimum-norm representative of B x.
+//
 // A finding prints the pixel, the rule it broke, the problem's description
 // and the paths taken, then aborts. To study one: FUZZ_DUMP=FILE writes the
 // problem (N M H W weighted, then A, the cube's values and the weights, one
@@ -516,6 +538,195 @@ void compare(const Problem& p, const std::vector<double>& cube_values, const Sol
     fail("cond " + num(cond) + ", expected " + num(kappa));
 }
 
+// ---------------------------------------------------------------- robust losses
+
+/// Σρ(f): L1 |f|, Huber f²/2 within δ and δ|f| - δ²/2 beyond.
+double loss_sum(const std::vector<double>& f, Loss loss, double delta) {
+  double sum = 0;
+  for (double v : f) {
+    const double a = std::fabs(v);
+    sum += loss == Loss::L1 ? a : a <= delta ? 0.5 * v * v : delta * a - 0.5 * delta * delta;
+  }
+  return sum;
+}
+
+/// One pixel's weighted valid rows: B (|V|, M) row-major and c.
+struct Rows {
+  std::vector<double> b, c;
+  std::size_t n = 0;
+  /// c - B x.
+  std::vector<double> residual(const std::vector<double>& x, std::size_t m) const {
+    std::vector<double> f(c);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < m; ++j) f[i] -= b[i * m + j] * x[j];
+    return f;
+  }
+};
+
+/// Rule R2 for x: "" where it holds (or the multipliers are not unique).
+std::string l1_condition(const Rows& rows, std::size_t m, const std::vector<double>& x, double kappa) {
+  const std::vector<double> f = rows.residual(x, m);
+  std::vector<double> g(m, 0.0), zt;  // -Σ s_i b_i outside Z; B_Z^T, (m, |Z|) row-major once filled
+  std::vector<std::size_t> zero;
+  double scale = 0;
+  for (std::size_t i = 0; i < rows.n; ++i) {
+    double size = std::fabs(rows.c[i]), norm = 0;
+    for (std::size_t j = 0; j < m; ++j) size += std::fabs(rows.b[i * m + j] * x[j]), norm += std::fabs(rows.b[i * m + j]);
+    scale += norm;
+    if (std::fabs(f[i]) <= std::max(1e-9, 64 * std::numeric_limits<double>::epsilon() * kappa) * size) {
+      zero.push_back(i);
+      continue;
+    }
+    for (std::size_t j = 0; j < m; ++j) g[j] -= (f[i] > 0 ? 1.0 : -1.0) * rows.b[i * m + j];
+  }
+  if (zero.empty()) {
+    double gg = 0;
+    for (double v : g) gg = std::max(gg, std::fabs(v));
+    return gg <= 1e-9 * scale ? "" : "no residual is 0 and the signs' sum is not: not optimal";
+  }
+  const std::size_t k = zero.size();
+  zt.assign(m * k, 0.0);
+  for (std::size_t j = 0; j < m; ++j)
+    for (std::size_t a = 0; a < k; ++a) zt[j * k + a] = rows.b[zero[a] * m + j];
+  const testing::Reference u = testing::lstsq(zt, m, k, g.data(), nullptr);
+  double off = 0, most = 0;
+  for (std::size_t j = 0; j < m; ++j) {
+    double v = -g[j];
+    for (std::size_t a = 0; a < k; ++a) v += zt[j * k + a] * u.x[a];
+    off = std::max(off, std::fabs(v));
+  }
+  for (double v : u.x) most = std::max(most, std::fabs(v));
+  if (!(off <= 1e-8 * std::max(1.0, most) * scale)) return "no multipliers on the rows where f is 0: not optimal (off " + num(off) + ")";
+  if (static_cast<std::size_t>(u.rank) == k && !(most <= 1 + 1e-6))
+    return "a multiplier of " + num(most) + " (unique): not optimal";
+  return "";
+}
+
+/// R2's lower bound on the L1 optimum from the dual points of three ε.
+double l1_dual_bound(const Rows& rows, std::size_t m, const std::vector<double>& f) {
+  double scale = 0, best = -HUGE_VAL;
+  for (double v : rows.c) scale = std::max(scale, std::fabs(v));
+  for (double eps : {1e-6, 1e-9, 1e-12}) {
+    std::vector<double> u(rows.n);
+    for (std::size_t i = 0; i < rows.n; ++i) u[i] = f[i] / std::max(std::fabs(f[i]), eps * scale + 1e-300);
+    const testing::Reference t = testing::lstsq(rows.b, rows.n, m, u.data(), nullptr);  // u's part in B's range
+    double top = 1, bound = 0;
+    for (std::size_t i = 0; i < rows.n; ++i) {
+      for (std::size_t j = 0; j < m; ++j) u[i] -= rows.b[i * m + j] * t.x[j];
+      top = std::max(top, std::fabs(u[i]));
+    }
+    for (std::size_t i = 0; i < rows.n; ++i) bound += rows.c[i] * u[i] / top;
+    best = std::max(best, bound);
+  }
+  return best;
+}
+
+/// Rule R3: the lowest objective Newton's method finds from x (x itself
+/// where it finds none lower).
+double huber_descent(const Rows& rows, std::size_t m, std::vector<double> x, double delta) {
+  double best = loss_sum(rows.residual(x, m), Loss::Huber, delta);
+  for (int it = 0; it < 50; ++it) {
+    const std::vector<double> f = rows.residual(x, m);
+    std::vector<double> inside, rhs;  // the rows within δ, and the step's right-hand side
+    std::vector<double> grad(m, 0.0);  // B^T ψ(f)
+    for (std::size_t i = 0; i < rows.n; ++i) {
+      const double psi = std::max(-delta, std::min(delta, f[i]));
+      for (std::size_t j = 0; j < m; ++j) grad[j] += rows.b[i * m + j] * psi;
+      if (std::fabs(f[i]) <= delta) inside.insert(inside.end(), rows.b.begin() + static_cast<std::ptrdiff_t>(i * m),
+                                                  rows.b.begin() + static_cast<std::ptrdiff_t>((i + 1) * m));
+    }
+    // The step solves (B_E^T B_E) d = B^T ψ(f): the least-squares system [B_E; 0] d ~ its
+    // pseudo-inverse's, by gelsd on B_E^T's normal form (B_E^T B_E small: m x m).
+    const std::size_t e = inside.size() / m;
+    std::vector<double> h(m * m, 0.0);
+    for (std::size_t i = 0; i < e; ++i)
+      for (std::size_t a = 0; a < m; ++a)
+        for (std::size_t b = 0; b < m; ++b) h[a * m + b] += inside[i * m + a] * inside[i * m + b];
+    std::vector<double> d = e > 0 ? testing::lstsq(h, m, m, grad.data(), nullptr).x : grad;
+    if (e == 0)
+      for (double& v : d) v *= 1e-3;
+    bool lower = false;
+    for (double step = 1; step > 1e-6 && !lower; step /= 2) {
+      std::vector<double> next(x);
+      for (std::size_t j = 0; j < m; ++j) next[j] += step * d[j];
+      const double v = loss_sum(rows.residual(next, m), Loss::Huber, delta);
+      if (v < best) best = v, x = next, lower = true;
+    }
+    if (!lower) break;
+  }
+  return best;
+}
+
+/// Rule R4 (f = c - B x, ref: gelsd's on the pixel's rows): "" where it
+/// holds or the rank is full or not clear.
+std::string row_space(const Rows& rows, std::size_t m, const std::vector<double>& x, const std::vector<double>& f,
+                      const testing::Reference& ref, double kappa) {
+  const double t = std::numeric_limits<double>::epsilon() * static_cast<double>(std::max<std::size_t>(rows.n, m)) * ref.sigma[0];
+  bool clear = true;
+  for (double v : ref.sigma) clear = clear && !(v > t / 4 && v < 4 * t);
+  if (!clear || static_cast<std::size_t>(ref.rank) == m) return "";
+  std::vector<double> bx(rows.n, 0.0);
+  for (std::size_t i = 0; i < rows.n; ++i) bx[i] = rows.c[i] - f[i];
+  const testing::Reference own = testing::lstsq(rows.b, rows.n, m, bx.data(), nullptr);  // B x's minimum-norm preimage
+  double dx = 0, nx = 0;
+  for (std::size_t j = 0; j < m; ++j) dx += (own.x[j] - x[j]) * (own.x[j] - x[j]), nx += x[j] * x[j];
+  if (std::sqrt(dx) <= 1e-8 * std::max(1.0, kappa) * std::sqrt(nx) + 1e-300) return "";
+  return "x not in its rows' row space (off " + num(std::sqrt(dx / std::max(nx, 1e-300))) + ")";
+}
+
+/// The robust rules of the header for pixel q.
+void compare_robust(const Problem& p, const std::vector<double>& cube_values, const SolveResult& r, const SolveOptions& o,
+                    std::size_t q) {
+  const std::size_t P = p.h * p.w, n = p.n, m = p.m;
+  std::vector<double> y(n), w(n, 1.0), x(m);
+  Rows rows;
+  for (std::size_t i = 0; i < n; ++i) {
+    y[i] = cube_values[i * P + q];
+    if (!p.wt.empty()) w[i] = p.wt[i * P + q];
+    if (!std::isfinite(y[i]) || !std::isfinite(w[i]) || !(w[i] > 0)) continue;
+    const double sw = std::sqrt(w[i]);
+    for (std::size_t j = 0; j < m; ++j) rows.b.push_back(sw * p.a[i * m + j]);
+    rows.c.push_back(sw * y[i]);
+    ++rows.n;
+  }
+  for (std::size_t j = 0; j < m; ++j) x[j] = r.x.value(j * P + q);
+  const auto status = static_cast<PixelStatus>(r.status.data<std::uint8_t>()[q]);
+  auto fail = [&](const std::string& why) { finding(p, o, detail::Steering{}, r, q, std::string(loss_name(o.loss)) + ": " + why); };
+  const bool all_nan = std::all_of(x.begin(), x.end(), [](double v) { return std::isnan(v); });
+  const int nv = static_cast<int>(rows.n);
+  if (nv == 0 || nv < o.min_valid) {
+    if (status != (nv == 0 ? PixelStatus::NoData : PixelStatus::TooFew) || !all_nan) fail("expected NaN with no or too few rows");
+    return;
+  }
+  if (status == PixelStatus::NotConverged || status == PixelStatus::Failed) {
+    if (!all_nan) fail(std::string("status ") + status_name(status) + " with numbers in x");
+    return;
+  }
+  if (status != PixelStatus::Ok && status != PixelStatus::MinNorm) fail(std::string("status ") + status_name(status));
+  for (double v : x)
+    if (!std::isfinite(v)) fail("x not finite");
+  if (r.x.dtype() == DType::Float32) return;  // x rounded to float32: the rules below are float64's
+  const std::vector<double> f = rows.residual(x, m);
+  double size = 0;
+  for (std::size_t i = 0; i < rows.n; ++i) size += std::fabs(rows.c[i]) + std::fabs(rows.c[i] - f[i]);
+  const double delta = o.huber_delta, obj = loss_sum(f, o.loss, delta), reported = r.objective.value(q);
+  const double unit = o.loss == Loss::L1 ? size : delta * size;
+  const testing::Reference ref = testing::lstsq(p.a, n, m, y.data(), p.wt.empty() ? nullptr : w.data());
+  const double kappa = ref.rank > 0 ? ref.sigma[0] / ref.sigma[static_cast<std::size_t>(ref.rank) - 1] : 1.0;
+  // (x from the solver's coordinates moves the residuals by eps·κ of their terms)
+  if (!(std::fabs(reported - obj) <= std::max(1e-9, 64 * std::numeric_limits<double>::epsilon() * kappa) * unit + 1e-12 * obj))
+    fail("objective " + num(reported) + ", its residuals give " + num(obj));
+  if (kappa > 1e8) return;  // (the rules' rounding is not modelled that far)
+  if (o.loss == Loss::L1) {
+    const bool bounded = obj - l1_dual_bound(rows, m, f) <= 1e-6 * obj + 1e-9 * unit;
+    if (const std::string why = bounded ? "" : l1_condition(rows, m, x, kappa); !why.empty()) fail(why);
+  } else {
+    const double lower = huber_descent(rows, m, x, delta);
+    if (!(obj - lower <= 1e-6 * obj + 1e-9 * unit)) fail("objective " + num(obj) + ", Newton's method reaches " + num((obj - lower) / obj) + " lower");
+  }
+  if (const std::string why = row_space(rows, m, x, f, ref, kappa); !why.empty()) fail(why);
+}
+
 /// While it lives, the engine's device is the reference backend.
 struct ReferenceDevice {
   explicit ReferenceDevice(bool on) : on_(on) {
@@ -534,6 +745,13 @@ struct ReferenceDevice {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   fuzz::Bytes in(data, size);
+#ifdef CUBESOLVE_FUZZ_ROBUST
+  const Loss loss = in.in(0, 1) ? Loss::Huber : Loss::L1;
+  const double delta = pick(in, {0.01, 0.3, 3.0, 100.0});
+#else
+  const Loss loss = Loss::L2;
+  const double delta = 0;
+#endif
   Problem p;
   testing::Rng rng(in.in(0, 1u << 30));
   switch (in.in(0, 3)) {
@@ -580,6 +798,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.device = Device::Cuda;
     o.device_float64 = device == 5;
   }
+  if (loss != Loss::L2) {
+    o.loss = loss;
+    o.huber_delta = delta;
+    o.ridge = 0;
+    o.rcond = -1;  // (a larger one changes the problem the rules check to its truncation)
+    o.device = Device::Cpu;
+  }
 
   Array cube(p.cube, {p.n, p.h, p.w});
   std::vector<double> values(p.y.size());  // what the engine sees: the values in the cube's type
@@ -606,14 +831,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   SolveResult r;
   try {
     const Design design(a);
-    r = detail::solve_steered(cube, design, p.wt.empty() ? nullptr : &wt, o, steer);
+    r = o.loss == Loss::L2 ? detail::solve_steered(cube, design, p.wt.empty() ? nullptr : &wt, o, steer)
+                           : solve(cube, design, p.wt.empty() ? nullptr : &wt, o);
   } catch (const cubesolve::Error& e) {
     std::fprintf(stderr, "FINDING: solve threw: %s\n  design: %s\n", e.what(), p.what.c_str());
     std::abort();
   }
   for (std::size_t q = 0; q < p.h * p.w; ++q) {
     try {
-      compare(p, values, r, o, steer, q);
+      if (o.loss == Loss::L2) compare(p, values, r, o, steer, q);
+      else compare_robust(p, values, r, o, q);
     } catch (const GoOn&) {
     }
   }
