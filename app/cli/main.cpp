@@ -60,8 +60,8 @@ row (C00, C01, ..., C11, ...).
 --loss l1 (least absolute deviations, exact) or huber[:D] (D: Huber's delta in
 the weighted residuals' unit; default each pixel's 1.345 x 1.4826 x MAD of its
 least-squares residuals) fits each pixel robustly on its own valid rows; with
---diag, PREFIX_iterations and PREFIX_objective. Huber stops when a step lowers
-the objective by less than --tol x 1e-3 of it (default 1e-6); a pixel still
+--diag, PREFIX_iterations and PREFIX_objective. Huber stops where a duality gap
+proves the objective within --tol of its minimum (default 1e-6); a pixel still
 iterating after --max-iter steps (default 500) is NaN, status not-converged.
 info and verify take the same input options as solve. solve reads, solves and writes in row
 blocks that keep the data within --memory MB (default 256). On a CUDA device

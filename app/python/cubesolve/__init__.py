@@ -259,8 +259,9 @@ def solve(Y: ArrayLike, A: Union[ArrayLike, Design], weights: Optional[ArrayLike
         pixel on its own valid rows, from its least-squares solution; a pixel
         that does not converge gets NaN and status 6 (not-converged).
     tol, max_iter : float, int
-        Robust losses: Huber stops when a step lowers the objective by less
-        than tol·1e-3 of itself; both stop at max_iter steps (not converged).
+        Robust losses: Huber stops where a duality gap proves the objective
+        within tol of its minimum; both stop at max_iter steps (not
+        converged).
     temporal_coherence : bool
         Also MintPy's temporal coherence of the residuals, for phases in
         radians (:attr:`Result.temporal_coherence`).

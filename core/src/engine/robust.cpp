@@ -5,7 +5,10 @@
 // rank: B = W_V^1/2 A_V Q (Q: the right singular vectors of its rank r, or
 // I for full rank) and c = W_V^1/2 y_V, minimising Σρ(B z - c); x = Q z.
 // - Huber: iteratively reweighted least squares (weights min(1, δ/|f|)),
-//   a majorise-minimise scheme whose every step lowers the objective.
+//   a majorise-minimise scheme whose every step lowers the objective; when
+//   its steps stop, Newton's steps on the rows within δ, and a duality gap
+//   (u = ψ(f) projected onto the null space of B^T) must prove the
+//   objective within the tolerance, or the reweightings go on.
 // - L1: ADMM iterations on one factor of B^T B bring z near the optimum; the r
 //   rows of smallest |f| (independent) define a vertex B_S z = c_S; the
 //   simplex steps of Barrodale and Roberts follow: u_S = -B_S^-T g, g the

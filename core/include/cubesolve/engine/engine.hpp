@@ -123,8 +123,8 @@ struct SolveOptions {
   /// iteratively reweighted least squares to a vertex of the problem, then
   /// simplex steps to a vertex whose dual certificate proves it optimal
   /// (exact); Huber by iteratively reweighted least squares (each step
-  /// lowers the objective) until a step lowers it by less than
-  /// tolerance·1e-3 of itself. Underdetermined pixels (|V| <= rank) fit
+  /// lowers the objective) and Newton's steps until a duality gap proves
+  /// the objective within the tolerance. Underdetermined pixels (|V| <= rank) fit
   /// their rows exactly: the least-squares solution, objective 0. Of a
   /// rank-deficient pixel, the minimiser in the row space of its rows (the
   /// part the data do not determine 0, as the minimum norm). A pixel that
