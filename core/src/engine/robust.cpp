@@ -448,14 +448,16 @@ private:
     if (!vertex()) return -1;
     // Values fitted exactly make vertices degenerate (more rows at 0 than
     // unknowns), where the steps could cycle: they run on the values moved
-    // by a few 1e-10 of their scale (the classic perturbation), whose
-    // optimal vertex is optimal for the values themselves, then z is taken
-    // on that vertex from the values as they are.
+    // by a few 1e-10 of each row's own size (|c_i| + |b_i z|: the classic
+    // perturbation; of the largest value, it would swamp the rows that
+    // weights make small), whose optimal vertex is optimal for the values
+    // themselves, then z is taken on that vertex from the values as they are.
     const std::vector<double> c = c_;
     for (std::size_t i = 0; i < n_; ++i) {
       std::uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull;
       h ^= h >> 31;
-      c_[i] += 1e-10 * std::max(scale, 1e-300) * (static_cast<double>(h % 2001) / 1000.0 - 1.0);
+      const double own = std::max(std::fabs(c_[i]) + std::fabs(row_dot(i, z_)), 1e-300 * std::max(scale, 1e-300));
+      c_[i] += 1e-10 * own * (static_cast<double>(h % 2001) / 1000.0 - 1.0);
     }
     zero_ = 0;  // (no value sits on 0 now but by the steps')
     const std::vector<double> z_start = z_;
