@@ -110,6 +110,7 @@ public:
     const std::size_t M = design.cols();
     n_ = n;
     m_ = M;
+    plain_ = Plain::Unknown;
     c_.resize(n);
     for (std::size_t i = 0; i < n; ++i) c_[i] = y[i] * sw[i];
     r_ = static_cast<std::size_t>(std::max(rank, 0));
@@ -186,12 +187,12 @@ public:
   }
 
   /// Minimises the loss from the start; the iterations taken, -1 where the
-  /// cap was reached or a system was singular. (A Huber start from the
-  /// reweightings, warmed >= 0, is the minimiser.)
+  /// cap was reached or a system was singular. (Huber warmed >= 0: the
+  /// lanes' reweightings have stopped; settled there, or reweighted on.)
   int run(double delta) {
     delta_ = delta;
     if (n_ <= r_) return 0;  // the rows are fitted exactly
-    if (o_.loss == Loss::Huber) {  // (warmed: the lanes' reweightings have stopped)
+    if (o_.loss == Loss::Huber) {
       int it = warmed_;
       return warmed_ >= 0 && huber_settled(it) ? it : huber(std::max(it, 0));
     }
@@ -358,21 +359,12 @@ private:
   /// factor. slack: the rounding of the bound and of the objective (64 eps
   /// times their terms' magnitudes), under which a gap means nothing.
   bool huber_bound(double& lower, double& slack) {
-    const std::vector<double> z = z_, ones(n_, 1.0);
-    const bool factored = reweighted(ones);  // B^T B's factor, left in band_ or gram_
-    z_ = z;
-    residuals();
-    if (!factored) return false;
-    std::vector<double> u(n_), bu(r_, 0.0);
-    for (std::size_t i = 0; i < n_; ++i) {
-      u[i] = std::max(-delta_, std::min(delta_, f_[i]));
-      row_axpy(i, u[i], bu);
-    }
-    if (band_f_) band_.solve(bu.data());
-    else lapack::cholesky_upper_solve(static_cast<int>(r_), gram_.data(), static_cast<int>(r_), bu.data());
+    std::vector<double> u(n_);
+    for (std::size_t i = 0; i < n_; ++i) u[i] = std::max(-delta_, std::min(delta_, f_[i]));
+    if (!null_part(u)) return false;
     double top = delta_, a = 0, b = 0;  // D(s u) = -a s² - b s, s in [0, δ/top]
     for (std::size_t i = 0; i < n_; ++i) {
-      top = std::max(top, std::fabs(u[i] -= row_dot(i, bu)));
+      top = std::max(top, std::fabs(u[i]));
       a += 0.5 * u[i] * u[i];
       b += c_[i] * u[i];
     }
@@ -381,6 +373,26 @@ private:
     slack = 0;
     for (std::size_t i = 0; i < n_; ++i) slack += std::fabs(c_[i] * u[i] * s) + std::fabs(f_[i]) * (std::fabs(c_[i]) + delta_);
     slack *= 64 * std::numeric_limits<double>::epsilon();
+    return true;
+  }
+
+  /// u <- its part in the null space of B^T, u - B (B^T B)^-1 B^T u: the
+  /// duality gaps' dual points. B^T B is factored once per pixel (z and f
+  /// are left as they were). False where it does not factor.
+  bool null_part(std::vector<double>& u) {
+    if (plain_ == Plain::Unknown) {
+      const std::vector<double> z = z_, ones(n_, 1.0);
+      plain_ = reweighted(ones) ? Plain::Factored : Plain::Singular;  // the factor, left in band_ or gram_
+      plain_band_ = band_;
+      plain_gram_ = gram_;
+      z_ = z;
+    }
+    if (plain_ == Plain::Singular) return false;
+    std::vector<double> bu(r_, 0.0);
+    for (std::size_t i = 0; i < n_; ++i) row_axpy(i, u[i], bu);
+    if (band_f_) plain_band_.solve(bu.data());
+    else lapack::cholesky_upper_solve(static_cast<int>(r_), plain_gram_.data(), static_cast<int>(r_), bu.data());
+    for (std::size_t i = 0; i < n_; ++i) u[i] -= row_dot(i, bu);
     return true;
   }
 
@@ -482,28 +494,17 @@ private:
   /// tolerance: u = sign(f) projected onto the null space of B^T and scaled
   /// into [-1, 1] is dual feasible, so -u^T c bounds the optimum from below.
   int l1_gap(int it, double eps) {
-    std::vector<double> ones(n_, 1.0), g(n_);
-    const std::vector<double> from = z_;
-    if (!reweighted(ones)) return -1;  // for B^T B's factor, left in band_ or gram_
-    const BandGram band = band_;
-    const std::vector<double> factor = gram_;
-    z_ = from;
+    std::vector<double> g(n_), u(n_);
     for (; it < o_.max_iterations; ++it) {
       residuals();
       double obj = 0;
-      std::vector<double> u(n_), bu(r_, 0.0);
       for (std::size_t i = 0; i < n_; ++i) {
         obj += std::fabs(f_[i]);
         u[i] = f_[i] / std::max(std::fabs(f_[i]), eps);
       }
-      for (std::size_t i = 0; i < n_; ++i) row_axpy(i, u[i], bu);
-      if (band_f_) band.solve(bu.data());
-      else lapack::cholesky_upper_solve(static_cast<int>(r_), factor.data(), static_cast<int>(r_), bu.data());
+      if (!null_part(u)) return -1;
       double top = 1, lower = 0;
-      for (std::size_t i = 0; i < n_; ++i) {
-        u[i] -= row_dot(i, bu);
-        top = std::max(top, std::fabs(u[i]));
-      }
+      for (std::size_t i = 0; i < n_; ++i) top = std::max(top, std::fabs(u[i]));
       for (std::size_t i = 0; i < n_; ++i) lower -= u[i] / top * c_[i];
       if (obj - lower <= o_.tolerance * obj || obj <= zero_) return it + 1;
       for (std::size_t i = 0; i < n_; ++i) g[i] = 1.0 / std::max(std::fabs(f_[i]), eps);
@@ -998,6 +999,9 @@ private:
   std::vector<std::size_t> s_;
   std::vector<char> in_s_;
   std::vector<std::size_t> date_start_, date_rows_, cross_;  // a network's rows by date; the rows across a cut
+  enum class Plain { Unknown, Factored, Singular } plain_ = Plain::Unknown;  // B^T B's factor (null_part)
+  BandGram plain_band_;
+  std::vector<double> plain_gram_;
 };
 
 /// Reweightings on a network, kLanes pixels side by side (their band
