@@ -76,8 +76,8 @@
 //      (gelsd's, the minimum-norm one) with |s_Z| <= 1. (Where that solution
 //      exceeds 1 but is not unique it proves nothing; not compared.)
 //  R3. Huber: no lower objective within 1e-6 of it: Newton's method with a
-//      backtracking line search from x (a gelsd step on the rows within δ)
-//      finds none.
+//      backtracking line search from x (a gelsd step on the rows within δ,
+//      in the row space of the rank the solve used) finds none.
 //  R4. Rank below M (with no singular value near the threshold): x lies in
 //      the row space of B, the minimum-norm representative of B x.
 //
@@ -621,13 +621,29 @@ double l1_dual_bound(const Rows& rows, std::size_t m, const std::vector<double>&
   return best;
 }
 
+/// The first `rank` right singular vectors of B, (m, rank) column-major:
+/// the row space a solve at that rank works in.
+std::vector<double> row_basis(const Rows& rows, std::size_t m, std::size_t rank) {
+  const std::size_t n = rows.n, k = std::min(n, m);
+  std::vector<double> a(n * m), s(k), u(n * k), vt(k * m), v(m * rank);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < m; ++j) a[i + j * n] = rows.b[i * m + j];
+  if (lapack::svd(static_cast<int>(n), static_cast<int>(m), a.data(), s.data(), u.data(), vt.data()) != 0) return {};
+  for (std::size_t c = 0; c < rank && c < k; ++c)
+    for (std::size_t j = 0; j < m; ++j) v[j + c * m] = vt[c + j * k];
+  return v;
+}
+
 /// Rule R3: the lowest objective Newton's method finds from x (x itself
-/// where it finds none lower).
-double huber_descent(const Rows& rows, std::size_t m, std::vector<double> x, double delta) {
+/// where it finds none lower). Below full rank (`rank` < m, the solver's)
+/// its steps are projected onto the rank's row space, where the solver
+/// minimises: beyond it lie the directions the rank rule drops.
+double huber_descent(const Rows& rows, std::size_t m, std::vector<double> x, double delta, std::size_t rank) {
+  const std::vector<double> basis = rank < m ? row_basis(rows, m, rank) : std::vector<double>{};
   double best = loss_sum(rows.residual(x, m), Loss::Huber, delta);
   for (int it = 0; it < 50; ++it) {
     const std::vector<double> f = rows.residual(x, m);
-    std::vector<double> inside, rhs;  // the rows within δ, and the step's right-hand side
+    std::vector<double> inside;  // the rows within δ
     std::vector<double> grad(m, 0.0);  // B^T ψ(f)
     for (std::size_t i = 0; i < rows.n; ++i) {
       const double psi = std::max(-delta, std::min(delta, f[i]));
@@ -645,6 +661,14 @@ double huber_descent(const Rows& rows, std::size_t m, std::vector<double> x, dou
     std::vector<double> d = e > 0 ? testing::lstsq(h, m, m, grad.data(), nullptr).x : grad;
     if (e == 0)
       for (double& v : d) v *= 1e-3;
+    if (!basis.empty()) {  // d <- V V^T d
+      std::vector<double> t(rank, 0.0), p(m, 0.0);
+      for (std::size_t c = 0; c < rank; ++c)
+        for (std::size_t j = 0; j < m; ++j) t[c] += basis[j + c * m] * d[j];
+      for (std::size_t c = 0; c < rank; ++c)
+        for (std::size_t j = 0; j < m; ++j) p[j] += basis[j + c * m] * t[c];
+      d = p;
+    }
     bool lower = false;
     for (double step = 1; step > 1e-6 && !lower; step /= 2) {
       std::vector<double> next(x);
@@ -721,7 +745,8 @@ void compare_robust(const Problem& p, const std::vector<double>& cube_values, co
     const bool bounded = obj - l1_dual_bound(rows, m, f) <= 1e-6 * obj + 1e-9 * unit;
     if (const std::string why = bounded ? "" : l1_condition(rows, m, x, kappa); !why.empty()) fail(why);
   } else {
-    const double lower = huber_descent(rows, m, x, delta);
+    const auto rank = static_cast<std::size_t>(r.rank.data<std::int32_t>()[q]);
+    const double lower = huber_descent(rows, m, x, delta, rank);
     if (!(obj - lower <= 1e-6 * obj + 1e-9 * unit)) fail("objective " + num(obj) + ", Newton's method reaches " + num((obj - lower) / obj) + " lower");
   }
   if (const std::string why = row_space(rows, m, x, f, ref, kappa); !why.empty()) fail(why);
