@@ -78,6 +78,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kNetworkReweightings = 12;  // L1's reweightings before the vertex on a network
 constexpr int kAdmmIterations = 30;       // L1's ADMM iterations before the vertex on a dense design
+constexpr int kSettleSteps = 10;          // Huber's Newton steps after the reweightings
+constexpr int kNewtonSteps = 40;          // ... and from the least-squares solution (not a network)
 
 /// Huber's δ by default: 1.345 × 1.4826 × the MAD of the residuals f (or,
 /// where that is 0, 1.345 × 1.2533 × their mean size).
@@ -193,8 +195,9 @@ public:
     delta_ = delta;
     if (n_ <= r_) return 0;  // the rows are fitted exactly
     if (o_.loss == Loss::Huber) {
-      int it = warmed_;
-      return warmed_ >= 0 && huber_settled(it) ? it : huber(std::max(it, 0));
+      int it = std::max(warmed_, 0);
+      const int steps = warmed_ >= 0 ? kSettleSteps : kNewtonSteps;
+      return (warmed_ >= 0 || !tree_) && huber_settled(it, steps) ? it : huber(it);
     }
     return l1();
   }
@@ -256,21 +259,57 @@ private:
       z_ = rhs_;
       return true;
     }
-    scaled_.resize(n_ * r_);
-    rhs_.assign(r_, 0.0);
-    for (std::size_t c = 0; c < r_; ++c)
-      for (std::size_t i = 0; i < n_; ++i) {
-        scaled_[i + c * n_] = b_[i + c * n_] * std::sqrt(g[i]);
-        rhs_[c] += b_[i + c * n_] * g[i] * c_[i];
-      }
-    gram_.assign(r_ * r_, 0.0);
     const int r = static_cast<int>(r_), n = static_cast<int>(n_);
-    const double one = 1.0, zero = 0.0;
-    dsyrk_("U", "T", &r, &n, &one, scaled_.data(), &n, &zero, gram_.data(), &r, 1, 1);  // (G^1/2 B)^T (G^1/2 B)
-    if (lapack::cholesky_upper(r, gram_.data(), r) != 0) return false;
+    gc_.resize(n_);
+    rhs_.resize(r_);
+    std::size_t low = 0;  // rows weighted below 1
+    bool capped = true;
+    for (std::size_t i = 0; i < n_; ++i) {
+      gc_[i] = g[i] * c_[i];
+      low += g[i] < 1;
+      capped = capped && g[i] <= 1;
+    }
+    lapack::gemv(n, r, b_.data(), n, gc_.data(), rhs_.data(), 'T');  // B^T G c
+    if (!(capped && 2 * low <= n_ && plain() && downdated(g, low)) && !direct(g)) return false;
     lapack::cholesky_upper_solve(r, gram_.data(), r, rhs_.data());
     z_ = rhs_;
     return true;
+  }
+
+  /// gram_ <- the factor of B^T G B from its rows (r² n multiply-adds).
+  bool direct(const std::vector<double>& g) {
+    const int r = static_cast<int>(r_), n = static_cast<int>(n_);
+    scaled_.resize(n_ * r_);
+    weight_.resize(n_);
+    for (std::size_t i = 0; i < n_; ++i) weight_[i] = std::sqrt(g[i]);
+    for (std::size_t c = 0; c < r_; ++c)
+      for (std::size_t i = 0; i < n_; ++i) scaled_[i + c * n_] = b_[i + c * n_] * weight_[i];
+    gram_.assign(r_ * r_, 0.0);
+    const double one = 1.0, zero = 0.0;
+    dsyrk_("U", "T", &r, &n, &one, scaled_.data(), &n, &zero, gram_.data(), &r, 1, 1);  // (G^1/2 B)^T (G^1/2 B)
+    return lapack::cholesky_upper(r, gram_.data(), r) == 0;
+  }
+
+  /// gram_ <- the factor of B^T G B as B^T B less Σ (1 - g_i) b_i b_i^T over
+  /// the `low` rows with g_i < 1 (r² low multiply-adds; Newton's steps and
+  /// most reweightings leave most rows at 1). False where that does not
+  /// factor (B^T B's rounding, which this form keeps, can outweigh what
+  /// the rows at 1 leave): the direct form then decides.
+  bool downdated(const std::vector<double>& g, std::size_t low) {
+    const int r = static_cast<int>(r_), k = static_cast<int>(low);
+    gram_ = plain_g_;
+    if (k > 0) {
+      scaled_.resize(low * r_);
+      for (std::size_t i = 0, a = 0; i < n_; ++i) {
+        if (!(g[i] < 1)) continue;
+        const double w = std::sqrt(1 - g[i]);
+        for (std::size_t c = 0; c < r_; ++c) scaled_[a + c * low] = b_[i + c * n_] * w;
+        ++a;
+      }
+      const double minus = -1.0, one = 1.0;
+      dsyrk_("U", "T", &r, &k, &minus, scaled_.data(), &k, &one, gram_.data(), &r, 1, 1);
+    }
+    return lapack::cholesky_upper(r, gram_.data(), r) == 0;
   }
 
   /// reweighted on a network, in the dates' phases: Σ g_i k_i² (e_to -
@@ -346,8 +385,8 @@ private:
   /// the tolerance of the minimum by a duality gap (huber_bound). Without a
   /// gap at hand (a split network, B^T B not factored) the reweightings'
   /// rule alone decides.
-  bool huber_settled(int& it) {
-    it = newton(it);
+  bool huber_settled(int& it, int steps = kSettleSteps) {
+    it = newton(it, steps);
     double lower = 0, slack = 0;
     const double obj = objective().first;
     return split() || !huber_bound(lower, slack) || obj - lower <= o_.tolerance * obj + slack;
@@ -377,17 +416,9 @@ private:
   }
 
   /// u <- its part in the null space of B^T, u - B (B^T B)^-1 B^T u: the
-  /// duality gaps' dual points. B^T B is factored once per pixel (z and f
-  /// are left as they were). False where it does not factor.
+  /// duality gaps' dual points. False where B^T B does not factor.
   bool null_part(std::vector<double>& u) {
-    if (plain_ == Plain::Unknown) {
-      const std::vector<double> z = z_, ones(n_, 1.0);
-      plain_ = reweighted(ones) ? Plain::Factored : Plain::Singular;  // the factor, left in band_ or gram_
-      plain_band_ = band_;
-      plain_gram_ = gram_;
-      z_ = z;
-    }
-    if (plain_ == Plain::Singular) return false;
+    if (!plain()) return false;
     std::vector<double> bu(r_, 0.0);
     for (std::size_t i = 0; i < n_; ++i) row_axpy(i, u[i], bu);
     if (band_f_) plain_band_.solve(bu.data());
@@ -396,50 +427,106 @@ private:
     return true;
   }
 
+  /// B^T B and its factor (plain_gram_, or plain_band_ for a banded
+  /// design), formed once per pixel (z and f are left as they were).
+  /// False where it does not factor.
+  bool plain() {
+    if (plain_ != Plain::Unknown) return plain_ == Plain::Factored;
+    plain_ = Plain::Singular;
+    if (band_f_) {
+      const std::vector<double> z = z_, ones(n_, 1.0);
+      if (reweighted(ones)) plain_ = Plain::Factored;  // the factor, left in band_
+      plain_band_ = band_;
+      z_ = z;
+      return plain_ == Plain::Factored;
+    }
+    const int r = static_cast<int>(r_), n = static_cast<int>(n_);
+    const double one = 1.0, zero = 0.0;
+    plain_g_.assign(r_ * r_, 0.0);
+    dsyrk_("U", "T", &r, &n, &one, b_.data(), &n, &zero, plain_g_.data(), &r, 1, 1);
+    plain_gram_ = plain_g_;
+    if (lapack::cholesky_upper(r, plain_gram_.data(), r) == 0) plain_ = Plain::Factored;
+    return plain_ == Plain::Factored;
+  }
+
   /// Newton's steps from z (Huber), after the reweightings: the objective
   /// is quadratic on the rows within δ (E) and linear beyond, so once E is
   /// right one step lands on the minimiser, which the reweightings only
   /// approach (by 1e-5 of the objective on some pixels when their steps
   /// stop). A step solves B_E^T B_E z = B_E^T c_E - δ Σ_i∉E sign(f_i) b_i,
   /// by the reweighted solve with the rows beyond δ weighted kFar and their
-  /// values those of the linear term. Where E lacks the rank, that step's
-  /// part beyond E's row space is 1/kFar too long: while the objective
-  /// comes out higher (not equal to rounding), it is halved, 40 times at
-  /// most. Returns `it` plus the steps.
-  int newton(int it) {
-    constexpr int kSteps = 10;
+  /// values those of the linear term, and goes as far along it as lowers
+  /// the objective most (line_min). Where E lacks the rank, the step's part
+  /// beyond E's row space is 1/kFar too long, which the line search cuts.
+  /// It stops where a full step keeps E (the minimiser of that piece) or
+  /// lowers nothing; the duality gap then decides. Returns `it` plus the
+  /// steps.
+  int newton(int it, int steps) {
     constexpr double kFar = 1e-10;
     double obj = objective().first;
-    std::vector<double> g(n_);
+    std::vector<double> g(n_), f0;
     const std::vector<double> c = c_;
-    for (int k = 0; k < kSteps && it < o_.max_iterations; ++k) {
+    for (int k = 0; k < steps && it < o_.max_iterations; ++k) {
       for (std::size_t i = 0; i < n_; ++i) {
         const bool in = std::fabs(f_[i]) <= delta_;
         g[i] = in ? 1.0 : kFar;
         if (!in) c_[i] = -delta_ * (f_[i] > 0 ? 1.0 : -1.0) / kFar;
       }
       const std::vector<double> before = z_;
+      f0 = f_;
       const bool solved = tree_ ? network_reweighted(g) : reweighted(g);
       c_ = c;
       if (!solved) z_ = before;
-      std::vector<double> step(z_.size());
-      for (std::size_t j = 0; j < z_.size(); ++j) step[j] = z_[j] - before[j];
-      double next = objective().first;
-      for (int half = 0; half < 40 && !(next < obj) && next > obj * (1 + 1e-12); ++half) {
-        for (std::size_t j = 0; j < z_.size(); ++j) z_[j] = before[j] + (step[j] *= 0.5);
-        next = objective().first;
-      }
+      residuals();
+      for (std::size_t i = 0; i < n_; ++i) f_[i] -= f0[i];  // the step's change of each residual
+      const double t = line_min(f0, f_);
+      bool kept = t == 1;
+      for (std::size_t j = 0; j < z_.size(); ++j) z_[j] = before[j] + t * (z_[j] - before[j]);
+      const double next = objective().first;
       if (!(next < obj)) {  // no lower: the minimiser, to rounding
         z_ = before;
         objective();
         break;
       }
       ++it;
-      const bool settled = obj - next <= 1e-15 * next;
+      for (std::size_t i = 0; i < n_ && kept; ++i)  // E and the signs beyond it as the step took them
+        kept = g[i] == 1.0 ? std::fabs(f_[i]) <= delta_ : std::fabs(f_[i]) > delta_ && (f_[i] > 0) == (f0[i] > 0);
+      const bool settled = kept || obj - next <= 1e-15 * next;
       obj = next;
       if (settled) break;
     }
     return it;
+  }
+
+  /// The t in [0, 1] that minimises Σρ(f_i + t s_i) (Huber): where its
+  /// derivative Σψ(f_i + t s_i) s_i, piecewise linear and rising, reaches
+  /// 0, found over the rows' crossings of ±δ in order.
+  double line_min(const std::vector<double>& f, const std::vector<double>& s) const {
+    double a = 0, h = 0;  // the derivative at t: a + t h
+    struct Cross {
+      double t, side;  // where row i's value reaches side (±δ)
+      std::size_t i;
+      bool operator<(const Cross& o) const { return t < o.t; }
+    };
+    std::vector<Cross> cross;
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (std::fabs(f[i]) <= delta_) a += f[i] * s[i], h += s[i] * s[i];
+      else a += (f[i] > 0 ? delta_ : -delta_) * s[i];
+      if (s[i] == 0) continue;
+      for (const double side : {-delta_, delta_}) {
+        const double t = (side - f[i]) / s[i];
+        if (t > 0 && t < 1) cross.push_back({t, side, i});
+      }
+    }
+    std::sort(cross.begin(), cross.end());
+    for (const Cross& x : cross) {
+      if (a + x.t * h >= 0) return h > 0 ? std::max(0.0, -a / h) : 0.0;
+      const double fs = f[x.i] * s[x.i], ss = s[x.i] * s[x.i], outside = x.side * s[x.i];
+      if ((x.side > 0) == (s[x.i] < 0)) a += fs - outside, h += ss;  // row i enters E (towards 0)
+      else a -= fs - outside, h -= ss;                                // or leaves it
+    }
+    if (a + h <= 0) return 1.0;
+    return h > 0 ? std::max(0.0, std::min(1.0, -a / h)) : 0.0;
   }
 
   int l1() {
@@ -968,7 +1055,7 @@ private:
   std::size_t n_ = 0, m_ = 0, r_ = 0;
   double delta_ = 0, zero_ = 0;
   int warmed_ = -1;
-  std::vector<double> a_, b_, c_, q_, z_, f_, gram_, rhs_, lu_, binv_, scaled_;
+  std::vector<double> a_, b_, c_, q_, z_, f_, gram_, rhs_, gc_, lu_, binv_, scaled_;
   std::vector<int> piv_;
   const DesignFactors* band_f_ = nullptr;  // a banded design's, where the pixel has full rank
   bool tree_ = false;                      // ... and a network's: vertices are spanning trees
@@ -1001,7 +1088,7 @@ private:
   std::vector<std::size_t> date_start_, date_rows_, cross_;  // a network's rows by date; the rows across a cut
   enum class Plain { Unknown, Factored, Singular } plain_ = Plain::Unknown;  // B^T B's factor (null_part)
   BandGram plain_band_;
-  std::vector<double> plain_gram_;
+  std::vector<double> plain_g_, plain_gram_;  // a dense B^T B and its factor
 };
 
 /// Reweightings on a network, kLanes pixels side by side (their band

@@ -122,9 +122,11 @@ struct SolveOptions {
   /// its own valid rows and weights from its least-squares solution: L1 by
   /// iteratively reweighted least squares to a vertex of the problem, then
   /// simplex steps to a vertex whose dual certificate proves it optimal
-  /// (exact); Huber by iteratively reweighted least squares (each step
-  /// lowers the objective) and Newton's steps until a duality gap proves
-  /// the objective within the tolerance. Underdetermined pixels (|V| <= rank) fit
+  /// (exact); Huber by Newton's steps with an exact line search (a network
+  /// after iteratively reweighted least squares, in vector lanes) until a
+  /// duality gap proves the objective within the tolerance, where it does
+  /// not by reweightings that each lower the objective, then Newton's steps
+  /// again. Underdetermined pixels (|V| <= rank) fit
   /// their rows exactly: the least-squares solution, objective 0. Of a
   /// rank-deficient pixel, the minimiser in the row space of its rows (the
   /// part the data do not determine 0, as the minimum norm). A pixel that
